@@ -1,0 +1,47 @@
+"""sentinel-memory: an embedded memory for chatbots and agents.
+
+It keeps what matters, forgets the least important things first, lets
+short-lived things expire, and builds prompt context that never overflows a
+token budget. The pure functions are in :mod:`sentinel_memory.core`; most
+applications use :func:`create_memory`.
+"""
+
+from .core import make_config
+from .memory import CacheMemory, Memory, WorkingMemory, create_memory
+from .options import DEFAULTS, NUMBER_RULES
+from .stores import JsonFileStore, MemoryStore, Store
+from .tokens import estimate_tokens
+from .values import (
+    Compaction,
+    Config,
+    Context,
+    Entry,
+    Hit,
+    LoadResult,
+    MemoryState,
+    default_format,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULTS",
+    "NUMBER_RULES",
+    "CacheMemory",
+    "Compaction",
+    "Config",
+    "Context",
+    "Entry",
+    "Hit",
+    "JsonFileStore",
+    "LoadResult",
+    "Memory",
+    "MemoryState",
+    "MemoryStore",
+    "Store",
+    "WorkingMemory",
+    "create_memory",
+    "default_format",
+    "estimate_tokens",
+    "make_config",
+]

@@ -1,0 +1,528 @@
+"""The functional core: every transition and every read, as pure functions.
+
+Theory of operation
+===================
+
+A memory is one immutable value, a :class:`MemoryState`. It holds three
+memories of different lifetimes, taken from the layered memory of the agent
+this library descends from:
+
+* **entries**, the long-term memory: ``key -> Entry`` with an importance in
+  [0, 1], timestamps and an optional expiry. It is bounded by ``limit``.
+* **L0 cache**: scratch values with a short ttl, never persisted.
+* **L1 working memory**: one small dict for the task in progress, which
+  resets once nobody has set it for ``working_ttl``.
+
+Every function here takes the state and the current time ``now``
+(milliseconds since the epoch) and returns a *new* state, or a value read
+from it. Nothing in this module reads a clock, touches a file or calls back;
+the stateful :class:`~sentinel_memory.memory.Memory` does those things around
+these calls. Because of that, any sequence of operations can be replayed
+exactly: same states, same times, same results, on every machine and in
+every port.
+
+Three ideas carry the whole design:
+
+**Visibility is a function of time.** An entry with ``expires_at = T`` is
+visible at ``T - 1`` and invisible at ``T`` on every read path (EXP-2, EXP-3).
+No read ever changes the state, so expiry is not an event that has to
+happen: an expired entry simply stops being returned. It is physically
+removed later, by ``compact``, ``clear`` or a new ``remember`` of its key,
+and each of those says what it removed.
+
+**Importance first, freshness as a tiebreaker.** When ``remember`` pushes
+the stored count over ``limit``, ``compact`` runs: expired entries go, then
+the entries of lowest ``retention = importance + 0.1 * freshness`` until the
+live count fits (CMP-1). Freshness adds at most 0.1, so it only settles close
+calls. Nothing disappears unreported: every transition that drops entries
+returns them, next to the new state, as a :class:`Compaction`.
+
+**Order is explicit.** Every remember stamps a sequence number, so "newer"
+(the larger ``(updated_at, seq)``, ENT-6) is defined even within one
+millisecond, and every tie in every ranking goes to the newer entry.
+
+Illegal input raises before anything is built (a bad key, data that is not
+JSON, a bad token budget); the state passed in is never changed, so "raised"
+always means "nothing happened". A numeric *option* that is out of range is
+not illegal: it falls back to its documented default (the number rule,
+:mod:`sentinel_memory.options`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from . import document as _document
+from .expiry import deadline, is_past
+from .jsondata import copy_json
+from .lexical import relevance, score, words
+from .options import is_number, number_option, require_callable
+from .prompt import fill
+from .retention import freshness, keep_order, retention
+from .tokens import Tokenizer
+from .values import (
+    CacheItem,
+    Compaction,
+    Config,
+    Context,
+    Counters,
+    Entry,
+    Hit,
+    LoadResult,
+    MemoryState,
+    Working,
+    default_format,
+    frozen_mapping,
+)
+
+__all__ = [
+    "cache_clear",
+    "cache_delete",
+    "cache_get",
+    "cache_put",
+    "cache_size",
+    "clear",
+    "compact",
+    "context",
+    "forget",
+    "from_document",
+    "get",
+    "get_recent",
+    "has",
+    "make_config",
+    "recall",
+    "remember",
+    "remembered",
+    "size",
+    "stats",
+    "to_document",
+    "working_clear",
+    "working_get",
+    "working_set",
+]
+
+
+# ---------------------------------------------------------------------------
+# Checks shared by every function: illegal input raises, and nothing happened.
+
+
+def _check_now(now: object) -> None:
+    """TIME-2: ``now`` is a finite number of milliseconds."""
+    if not is_number(now):
+        raise TypeError(f"now must be a finite number of milliseconds, got {now!r}")
+
+
+def _check_key(key: object) -> str:
+    """ENT-1: a key is a non-empty str."""
+    if not isinstance(key, str):
+        raise TypeError(f"key must be a str, got {type(key).__name__}")
+    if not key:
+        raise ValueError("key must not be empty")
+    return copy_json(key, what="key")
+
+
+def make_config(
+    *,
+    limit: object = None,
+    recency_window: object = None,
+    working_ttl: object = None,
+    cache_ttl: object = None,
+    tokenizer: Tokenizer | None = None,
+) -> Config:
+    """A :class:`Config` from raw options: numbers through the number rule (NUM-1, NUM-3, OPT-1)."""
+    require_callable("tokenizer", tokenizer, optional=True)
+    return Config(
+        limit=number_option("limit", limit),
+        recency_window=number_option("recency_window", recency_window),
+        working_ttl=number_option("working_ttl", working_ttl),
+        cache_ttl=number_option("cache_ttl", cache_ttl),
+        tokenizer=tokenizer if tokenizer is not None else Config().tokenizer,
+    )
+
+
+def _live(state: MemoryState, now: int | float) -> list[Entry]:
+    """EXP-3: the entries every read path sees at ``now``."""
+    return [e for e in state.entries.values() if not is_past(e.expires_at, now)]
+
+
+def _live_entry(state: MemoryState, key: str, now: int | float) -> Entry | None:
+    entry = state.entries.get(key)
+    return None if entry is None or is_past(entry.expires_at, now) else entry
+
+
+def _newest_first(entry: Entry) -> tuple:
+    return entry.order
+
+
+# ---------------------------------------------------------------------------
+# Long-term entries: transitions.
+
+
+def remember(
+    state: MemoryState,
+    key: str,
+    data: Any,
+    *,
+    now: int | float,
+    importance: object = None,
+    ttl: object = None,
+) -> tuple[MemoryState, Compaction]:
+    """Store ``data`` under ``key``; compact when over ``limit`` (ENT-4, ENT-5, EXP-4, CMP-3).
+
+    An overwrite keeps ``created_at`` and the old importance unless a valid
+    new one is given. Overwriting an *expired* key is an insert: the old entry
+    is reported as expired, so it does not vanish unreported. The returned
+    :class:`Compaction` holds everything this call dropped, possibly
+    including the new entry itself (CMP-4).
+    """
+    _check_now(now)
+    key = _check_key(key)
+    data = copy_json(data)
+    old = state.entries.get(key)
+    replaced = Compaction()
+    if old is not None and is_past(old.expires_at, now):
+        replaced, old = Compaction(expired=(old.copy(),)), None
+    if old is None:
+        created_at, weight = now, number_option("importance", importance)
+    else:
+        created_at, weight = old.created_at, number_option("importance", importance, old.importance)
+    entry = Entry(
+        key=key,
+        data=data,
+        importance=weight,
+        created_at=created_at,
+        updated_at=now,
+        expires_at=deadline(now, ttl),
+        seq=state.next_seq,
+    )
+    entries = dict(state.entries)
+    entries[key] = entry
+    state = attrs.evolve(
+        state,
+        entries=frozen_mapping(entries),
+        next_seq=state.next_seq + 1,
+        counters=attrs.evolve(state.counters, expired=state.counters.expired + len(replaced.expired)),
+    )
+    if len(entries) > state.config.limit:
+        state, dropped = compact(state, now=now)
+        return state, replaced + dropped
+    return state, replaced
+
+
+def remembered(state: MemoryState, compaction: Compaction, key: str) -> Entry:
+    """A copy of the entry a ``remember`` of ``key`` just stored, kept or evicted (ENT-12)."""
+    entry = state.entries.get(key)
+    if entry is None:
+        entry = next(e for e in compaction.evicted if e.key == key)
+    return entry.copy()
+
+
+def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compaction]:
+    """Drop expired entries, then the lowest retention until ``limit`` fits (CMP-1, CMP-2, CMP-5).
+
+    Ties in retention evict the older entry. Every run is counted, also one
+    that drops nothing.
+    """
+    _check_now(now)
+    expired = sorted(
+        (e for e in state.entries.values() if is_past(e.expires_at, now)), key=_newest_first
+    )
+    live = _live(state, now)
+    excess = len(live) - state.config.limit
+    window = state.config.recency_window
+    evicted = heapq.nsmallest(excess, live, key=lambda e: keep_order(e, now, window)) if excess > 0 else []
+    entries = dict(state.entries)
+    for entry in (*expired, *evicted):
+        del entries[entry.key]
+    counters = state.counters
+    state = attrs.evolve(
+        state,
+        entries=frozen_mapping(entries),
+        counters=Counters(
+            compactions=counters.compactions + 1,
+            expired=counters.expired + len(expired),
+            evicted=counters.evicted + len(evicted),
+        ),
+    )
+    return state, Compaction(tuple(e.copy() for e in expired), tuple(e.copy() for e in evicted))
+
+
+def forget(state: MemoryState, key: str, *, now: int | float) -> tuple[MemoryState, bool]:
+    """Remove a live entry; ``True`` when one was removed (ENT-8, EXP-5).
+
+    An expired entry is already gone as far as any reader can tell, so
+    forgetting it returns False and changes nothing; compaction will report
+    it.
+    """
+    _check_now(now)
+    key = _check_key(key)
+    if _live_entry(state, key, now) is None:
+        return state, False
+    entries = dict(state.entries)
+    del entries[key]
+    return attrs.evolve(state, entries=frozen_mapping(entries)), True
+
+
+def clear(state: MemoryState) -> MemoryState:
+    """Remove every entry, expired ones too; cache and working memory stay (ENT-9)."""
+    return attrs.evolve(state, entries=frozen_mapping())
+
+
+# ---------------------------------------------------------------------------
+# Long-term entries: reads. None of them changes the state.
+
+
+def get(state: MemoryState, key: str, *, now: int | float, default: Any = None) -> Any:
+    """A copy of the live entry's data, else ``default`` (ENT-7, EXP-3)."""
+    _check_now(now)
+    entry = _live_entry(state, _check_key(key), now)
+    return default if entry is None else copy_json(entry.data)
+
+
+def has(state: MemoryState, key: str, *, now: int | float) -> bool:
+    """True when ``key`` has a live entry (ENT-7, EXP-3)."""
+    _check_now(now)
+    return _live_entry(state, _check_key(key), now) is not None
+
+
+def size(state: MemoryState, *, now: int | float) -> int:
+    """The number of live entries (ENT-11, EXP-3)."""
+    _check_now(now)
+    return len(_live(state, now))
+
+
+def get_recent(state: MemoryState, n: object = None, *, now: int | float) -> tuple[Entry, ...]:
+    """The ``n`` newest live entries, newest first, as copies (ENT-10)."""
+    _check_now(now)
+    count = number_option("recent_n", n)
+    return tuple(e.copy() for e in heapq.nlargest(count, _live(state, now), key=_newest_first))
+
+
+def stats(state: MemoryState, *, now: int | float) -> dict[str, int]:
+    """``size, stored, limit, cache, compactions, expired, evicted``, in that order (CMP-6)."""
+    _check_now(now)
+    return {
+        "size": size(state, now=now),
+        "stored": len(state.entries),
+        "limit": state.config.limit,
+        "cache": cache_size(state, now=now),
+        "compactions": state.counters.compactions,
+        "expired": state.counters.expired,
+        "evicted": state.counters.evicted,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Recall and context.
+
+
+def _query_words(query: object, *, optional: bool = False) -> frozenset[str]:
+    """REC-4: a query is a str (context also takes None); its words per REC-1."""
+    if query is None and optional:
+        return frozenset()
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str, got {type(query).__name__}")
+    return words(query)
+
+
+def _matches(state: MemoryState, query_words: frozenset[str], now: int | float) -> list[tuple[float, Entry]]:
+    """Every live entry sharing a query word, with its score, best first, ties newer (REC-2, REC-3)."""
+    window = state.config.recency_window
+    scored = []
+    for entry in _live(state, now):
+        share = relevance(query_words, entry.words)
+        if share > 0:
+            scored.append((score(share, entry.importance, freshness(entry, now, window)), entry))
+    scored.sort(key=lambda pair: (pair[0], pair[1].order), reverse=True)
+    return scored
+
+
+def recall(state: MemoryState, query: str, *, now: int | float, limit: object = None) -> tuple[Hit, ...]:
+    """Lexical search: the best ``limit`` live entries sharing a word with ``query`` (REC-1..REC-4)."""
+    _check_now(now)
+    query_words = _query_words(query)
+    count = number_option("recall_limit", limit)
+    if not query_words:
+        return ()
+    return tuple(Hit(entry.copy(), value) for value, entry in _matches(state, query_words, now)[:count])
+
+
+def _check_budget(token_budget: object) -> None:
+    """CTX-5: the budget is a finite number >= 0; guessing would be harmful."""
+    if not is_number(token_budget) or token_budget < 0:
+        raise ValueError(f"token_budget must be a finite number >= 0, got {token_budget!r}")
+
+
+def context(
+    state: MemoryState,
+    *,
+    now: int | float,
+    token_budget: int | float,
+    query: str | None = None,
+    tokenizer: Tokenizer | None = None,
+    format: Callable[[Entry], str] | None = None,
+    separator: str | None = None,
+) -> Context:
+    """Prompt text of the best live entries that fits ``token_budget`` (CTX-1 .. CTX-7).
+
+    Ranking: entries matching ``query`` by recall score, then the rest by
+    retention; the greedy fill and rendering are in :mod:`sentinel_memory.prompt`.
+    """
+    _check_now(now)
+    _check_budget(token_budget)
+    query_words = _query_words(query, optional=True)
+    require_callable("tokenizer", tokenizer, optional=True)
+    require_callable("format", format, optional=True)
+    if separator is None:
+        separator = "\n"
+    elif not isinstance(separator, str):
+        raise TypeError(f"separator must be a str, got {type(separator).__name__}")
+    tokenizer = tokenizer or state.config.tokenizer
+    render = _renderer(format or default_format)
+
+    live = _live(state, now)
+    first = [entry for _, entry in _matches(state, query_words, now)] if query_words else []
+    matched = {entry.key for entry in first}
+    window = state.config.recency_window
+    rest = sorted(
+        (e for e in live if e.key not in matched),
+        key=lambda e: (retention(e, now, window), e.order),
+        reverse=True,
+    )
+    text, chosen, tokens = fill(
+        first + rest, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator
+    )
+    return Context(text=text, entries=tuple(e.copy() for e in chosen), tokens=tokens, omitted=len(live) - len(chosen))
+
+
+def _renderer(format: Callable[[Entry], str]) -> Callable[[Entry], str]:
+    """CTX-3: ``format`` sees a copy of each entry and must return a str."""
+
+    def render(entry: Entry) -> str:
+        line = format(entry.copy())
+        if not isinstance(line, str):
+            raise TypeError(f"format must return a str, got {type(line).__name__}")
+        return line
+
+    return render
+
+
+# ---------------------------------------------------------------------------
+# L0 cache: scratch values with a ttl, never persisted.
+
+
+def cache_put(state: MemoryState, key: str, value: Any, *, now: int | float, ttl: object = None) -> MemoryState:
+    """Store a scratch value until ``now + ttl`` (default ``cache_ttl``) (L0-1, L0-3).
+
+    Items already expired are dropped on the way, so the cache does not grow
+    with dead scratch values (L0-4).
+    """
+    _check_now(now)
+    key = _check_key(key)
+    item = CacheItem(copy_json(value, what="value"), deadline(now, ttl, default=state.config.cache_ttl))
+    cache = {k: v for k, v in state.cache.items() if not is_past(v.expires_at, now)}
+    cache[key] = item
+    return attrs.evolve(state, cache=frozen_mapping(cache))
+
+
+def _live_item(state: MemoryState, key: str, now: int | float) -> CacheItem | None:
+    item = state.cache.get(key)
+    return None if item is None or is_past(item.expires_at, now) else item
+
+
+def cache_get(state: MemoryState, key: str, *, now: int | float, default: Any = None) -> Any:
+    """A copy of a live scratch value, else ``default`` (L0-1, L0-3)."""
+    _check_now(now)
+    item = _live_item(state, _check_key(key), now)
+    return default if item is None else copy_json(item.value)
+
+
+def cache_delete(state: MemoryState, key: str, *, now: int | float) -> tuple[MemoryState, bool]:
+    """Remove a scratch value; ``True`` when a live one was removed (L0-2)."""
+    _check_now(now)
+    key = _check_key(key)
+    if key not in state.cache:
+        return state, False
+    was_live = _live_item(state, key, now) is not None
+    cache = dict(state.cache)
+    del cache[key]
+    return attrs.evolve(state, cache=frozen_mapping(cache)), was_live
+
+
+def cache_clear(state: MemoryState) -> MemoryState:
+    """Empty the L0 cache (L0-2)."""
+    return attrs.evolve(state, cache=frozen_mapping())
+
+
+def cache_size(state: MemoryState, *, now: int | float) -> int:
+    """The number of live scratch values, ``stats()['cache']`` (L0-2)."""
+    _check_now(now)
+    return sum(1 for item in state.cache.values() if not is_past(item.expires_at, now))
+
+
+# ---------------------------------------------------------------------------
+# L1 working memory: one small dict that resets when idle.
+
+
+def _working_idle(state: MemoryState, now: int | float) -> bool:
+    """L1-2: idle once ``working_ttl`` has passed since the last set."""
+    updated_at = state.working.updated_at
+    return updated_at is not None and is_past(updated_at + state.config.working_ttl, now)
+
+
+def working_set(state: MemoryState, patch: Mapping[str, Any], *, now: int | float) -> MemoryState:
+    """Shallow-merge ``patch`` into the working memory, or into ``{}`` once idle (L1-1, L1-2)."""
+    _check_now(now)
+    if not isinstance(patch, dict):
+        raise TypeError(f"working memory patch must be a dict, got {type(patch).__name__}")
+    patch = copy_json(patch, what="patch")
+    base = {} if _working_idle(state, now) else state.working.data
+    return attrs.evolve(state, working=Working({**base, **patch}, now))
+
+
+def working_get(state: MemoryState, *, now: int | float) -> dict[str, Any]:
+    """A copy of the working memory, or ``{}`` once idle (L1-2)."""
+    _check_now(now)
+    return {} if _working_idle(state, now) else copy_json(dict(state.working.data))
+
+
+def working_clear(state: MemoryState) -> MemoryState:
+    """Empty the working memory and forget when it was set (L1-3)."""
+    return attrs.evolve(state, working=Working())
+
+
+# ---------------------------------------------------------------------------
+# Persistence, as values: the document a store saves and loads.
+
+
+def to_document(state: MemoryState) -> dict[str, Any]:
+    """The JSON document ``save()`` writes (PER-1, PER-12); see :mod:`sentinel_memory.document`."""
+    return _document.dump(state)
+
+
+def from_document(
+    state: MemoryState, document: object, *, now: int | float
+) -> tuple[MemoryState, LoadResult, Compaction]:
+    """Replace entries and working memory with a loaded document (PER-3 .. PER-8).
+
+    The cache, the counters and the config stay. A store that holds more
+    than ``limit`` is compacted like any automatic compaction, and what that
+    dropped comes back as the :class:`Compaction`.
+    """
+    _check_now(now)
+    entries, working, result = _document.parse(document, first_seq=state.next_seq)
+    state = attrs.evolve(
+        state,
+        entries=frozen_mapping({e.key: e for e in entries}),
+        working=working,
+        next_seq=state.next_seq + len(entries),
+    )
+    dropped = Compaction()
+    if len(entries) > state.config.limit:
+        state, dropped = compact(state, now=now)
+    return state, result, dropped
+

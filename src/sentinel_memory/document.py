@@ -1,0 +1,136 @@
+"""The saved document: what a store holds, and how a loaded one is checked (PER-1, PER-5 .. PER-7, PER-12).
+
+::
+
+    {"version": 1,
+     "entries": [{"key": ..., "data": ..., "importance": ...,
+                  "createdAt": ..., "updatedAt": ..., "expiresAt": ... | null}, ...],
+     "working": {"data": {...}, "updatedAt": ... | null}}
+
+Entries are listed oldest first and a load restores that order. Expired
+entries that are still stored are saved too; a load keeps them invisible
+until the next compaction reports them.
+
+Loading is strict about the *document* and forgiving about *entries*: a
+document that is not an object, has no list of entries or an unknown version
+raises ``ValueError``, since silently starting from zero would be amnesia
+that looks like success. A single invalid entry (importance 2, an empty key,
+``expiresAt: "soon"``) is dropped and counted, not repaired.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .jsondata import copy_json
+from .options import is_number
+from .values import Entry, LoadResult, MemoryState, Working
+
+__all__ = ["VERSION", "dump", "parse"]
+
+#: PER-1: the only document version this release reads and writes.
+VERSION = 1
+
+
+def dump(state: MemoryState) -> dict[str, Any]:
+    """The document for ``state``: entries oldest first, working memory, as fresh copies (PER-1, PER-12)."""
+    entries = sorted(state.entries.values(), key=lambda e: e.order)
+    return {
+        "version": VERSION,
+        "entries": [
+            {
+                "key": e.key,
+                "data": copy_json(e.data),
+                "importance": e.importance,
+                "createdAt": e.created_at,
+                "updatedAt": e.updated_at,
+                "expiresAt": e.expires_at,
+            }
+            for e in entries
+        ],
+        "working": {"data": copy_json(dict(state.working.data)), "updatedAt": state.working.updated_at},
+    }
+
+
+def parse(document: object, *, first_seq: int) -> tuple[list[Entry], Working, LoadResult]:
+    """Check a loaded document; return its valid entries in file order (PER-5 .. PER-7).
+
+    ``None`` (nothing stored yet) is an empty memory. Entries get sequence
+    numbers from ``first_seq`` on, in file order. A key that appears twice
+    keeps its later entry and counts the earlier one as dropped.
+    """
+    if document is None:
+        return [], Working(), LoadResult(loaded=0, dropped=0)
+    if not isinstance(document, dict):
+        raise ValueError(f"a memory document must be a JSON object, got {type(document).__name__}")
+    version = document.get("version")
+    if isinstance(version, bool) or version != VERSION:
+        raise ValueError(f"unknown memory document version {version!r}; this release reads version {VERSION}")
+    raw_entries = document.get("entries")
+    if not isinstance(raw_entries, list):
+        raise ValueError("a memory document needs a list of entries")
+
+    by_key: dict[str, Entry] = {}
+    dropped = 0
+    for position, raw in enumerate(raw_entries):
+        entry = _entry(raw, seq=first_seq + position)
+        if entry is None:
+            dropped += 1
+            continue
+        if entry.key in by_key:
+            dropped += 1  # the earlier duplicate
+            del by_key[entry.key]
+        by_key[entry.key] = entry
+    entries = list(by_key.values())
+    return entries, _working(document.get("working")), LoadResult(loaded=len(entries), dropped=dropped)
+
+
+def _entry(raw: object, *, seq: int) -> Entry | None:
+    """A valid entry, or None when any field is invalid (PER-6)."""
+    if not isinstance(raw, dict):
+        return None
+    key = raw.get("key")
+    importance = raw.get("importance")
+    created_at = raw.get("createdAt")
+    updated_at = raw.get("updatedAt")
+    expires_at = raw.get("expiresAt")
+    if not (isinstance(key, str) and key and "data" in raw):
+        return None
+    if not (is_number(importance) and 0 <= importance <= 1):
+        return None
+    if not (is_number(created_at) and is_number(updated_at)):
+        return None
+    if expires_at is not None and not is_number(expires_at):
+        return None
+    try:
+        data = copy_json(raw["data"])
+        copy_json(key, what="key")
+    except TypeError:
+        return None
+    return Entry(
+        key=key,
+        data=data,
+        importance=importance,
+        created_at=created_at,
+        updated_at=updated_at,
+        expires_at=expires_at,
+        seq=seq,
+    )
+
+
+def _working(raw: object) -> Working:
+    """The saved working memory, or an empty one when it is invalid (PER-7)."""
+    if not isinstance(raw, dict):
+        return Working()
+    data, updated_at = raw.get("data"), raw.get("updatedAt")
+    if not isinstance(data, dict):
+        return Working()
+    try:
+        data = copy_json(data)
+    except TypeError:
+        return Working()
+    # updatedAt null means never set or cleared, which only an empty dict
+    # matches; anything else inconsistent loads as the empty working memory.
+    if not is_number(updated_at):
+        return Working()
+    return Working(data, updated_at)

@@ -1,0 +1,29 @@
+"""When things stop being visible (EXP-1, EXP-2, L0-1, L1-2).
+
+One comparison serves all three memories: an entry, an L0 cache item and the
+L1 working memory are all gone from the exact millisecond their deadline is
+reached, never "probably gone". The cart note with a 15-minute ttl is there
+at minute 14 and gone at minute 15 sharp.
+"""
+
+from __future__ import annotations
+
+from .options import number_option
+
+__all__ = ["deadline", "is_past"]
+
+
+def deadline(now: int | float, ttl: object, *, option: str = "ttl", default: object = ...) -> int | float | None:
+    """``now + ttl`` for a valid ttl, else the option's default applied the same way (EXP-1).
+
+    For entries an invalid ttl means "no expiry" (``None``); for the L0 cache
+    it means the configured ``cache_ttl`` (L0-1), which the caller passes as
+    ``default``.
+    """
+    valid = number_option(option, ttl, default)
+    return None if valid is None else now + valid
+
+
+def is_past(deadline_at: int | float | None, now: int | float) -> bool:
+    """True from the exact moment ``deadline_at`` is reached; ``None`` never passes (EXP-2)."""
+    return deadline_at is not None and now >= deadline_at

@@ -1,0 +1,169 @@
+"""What an entry may hold, how it is copied and how it is written as text (ENT-2, ENT-3, TXT-1..3).
+
+Entry data is strict JSON: ``None``, ``bool``, ``int``, finite ``float``,
+``str``, ``list``/``tuple`` and ``dict`` with ``str`` keys. Python's ``json``
+module is more lenient than JSON itself (it writes ``NaN`` and ``Infinity``);
+such values are rejected on the way in with ``TypeError``, deliberately unlike
+``JSON.stringify``, which would quietly turn NaN into ``null``.
+
+When data is not a string, the context renders it as its canonical JSON text
+by RFC 8785 (JCS): no whitespace, object keys sorted by UTF-16 code units,
+numbers written the way ECMAScript writes them. JCS is a published standard,
+so every port renders the same text and counts the same tokens.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+__all__ = ["canonical_json", "copy_json", "text_of"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_text(value: str, what: str) -> str:
+    # A lone surrogate cannot be written as UTF-8, so the JSON file could
+    # not hold it; refuse it here instead of failing later at save time.
+    if _SURROGATE.search(value):
+        raise TypeError(f"{what} holds a lone surrogate, which JSON text cannot carry")
+    return value
+
+
+def copy_json(value: Any, *, what: str = "data") -> Any:
+    """Check that ``value`` is strict JSON and return a deep copy of it (ENT-2, ENT-3).
+
+    Tuples come back as lists, int and float subclasses as plain ``int`` and
+    ``float``. Anything else (a set, a date, NaN, a dict with a non-str key, a
+    circular structure) raises ``TypeError``, and the caller has changed
+    nothing yet.
+    """
+    return _copy(value, what, set())
+
+
+def _copy(value: Any, where: str, open_containers: set[int]) -> Any:
+    if value is None or value is True or value is False:
+        return value
+    if isinstance(value, str):
+        return _check_text(str(value), where)
+    if isinstance(value, bool):  # a bool subclass is still not a number
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise TypeError(f"{where} is {value!r}, which is not JSON")
+        return float(value)
+    if isinstance(value, (list, tuple, dict)):
+        marker = id(value)
+        if marker in open_containers:
+            raise TypeError(f"{where} contains itself; JSON cannot be circular")
+        open_containers.add(marker)
+        try:
+            if isinstance(value, dict):
+                copied = {}
+                for key, item in value.items():
+                    if not isinstance(key, str):
+                        raise TypeError(f"{where} has a key {key!r} that is not a str")
+                    _check_text(key, where)
+                    copied[str(key)] = _copy(item, f"{where}[{key!r}]", open_containers)
+                return copied
+            return [_copy(item, f"{where}[{i}]", open_containers) for i, item in enumerate(value)]
+        finally:
+            open_containers.discard(marker)
+    raise TypeError(f"{where} of type {type(value).__name__} is not JSON-serializable")
+
+
+def text_of(data: Any) -> str:
+    """The text an entry's data renders as: a str as is, anything else as JCS (TXT-1)."""
+    return data if isinstance(data, str) else canonical_json(data)
+
+
+def canonical_json(value: Any) -> str:
+    """RFC 8785 canonical JSON of already-checked data (TXT-1, TXT-2, TXT-3)."""
+    parts: list[str] = []
+    _write(value, parts)
+    return "".join(parts)
+
+
+def _write(value: Any, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_quote(value))
+    elif isinstance(value, int):
+        # TXT-3: ints keep their exact digits, also beyond 2**53 where a
+        # JavaScript number would have rounded; JCS only speaks of doubles.
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(ecmascript_number(value))
+    elif isinstance(value, list):
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _write(item, out)
+        out.append("]")
+    else:
+        out.append("{")
+        # JCS sorts member names by their UTF-16 code units; the big-endian
+        # encoding compares byte-wise in exactly that order.
+        for i, key in enumerate(sorted(value, key=lambda k: k.encode("utf-16-be"))):
+            if i:
+                out.append(",")
+            out.append(_quote(key))
+            out.append(":")
+            _write(value[key], out)
+        out.append("}")
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f]')
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+
+def _quote(text: str) -> str:
+    """A JSON string the way ``JSON.stringify`` writes it: non-ASCII as is."""
+    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
+
+
+def ecmascript_number(value: float) -> str:
+    """``Number.prototype.toString()`` of a finite double (TXT-2).
+
+    Python's ``repr`` already yields the shortest digits that round-trip,
+    which is what ECMAScript asks for; only the layout differs
+    (Python ``1e+16`` is ECMAScript ``10000000000000000``, ``1e-07`` is
+    ``1e-7`` and ``100.0`` is ``100``).
+    """
+    if value == 0:
+        return "0"  # also -0.0, as in JavaScript
+    if value < 0:
+        return "-" + ecmascript_number(-value)
+    mantissa, _, exponent = repr(value).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    stripped = digits.rstrip("0")
+    # value == int(digits) * 10 ** (exp - len(fraction)); with k significant
+    # digits, ECMAScript's n is the position of the decimal point.
+    k = len(stripped)
+    n = len(digits) + int(exponent or 0) - len(fraction)
+    digits = stripped
+    if k <= n <= 21:
+        return digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * (-n) + digits
+    e = n - 1
+    sign = "+" if e >= 0 else "-"
+    head = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{head}e{sign}{abs(e)}"

@@ -1,0 +1,191 @@
+"""The immutable values the core passes around.
+
+Every class here is a frozen attrs class: a transition never changes a value,
+it builds a new one with :func:`attrs.evolve`. Containers inside a
+:class:`MemoryState` are read-only mappings and tuples, so code that holds an
+old state keeps seeing exactly that state.
+
+The one thing attrs cannot freeze is an entry's JSON ``data`` (a dict stays a
+dict). The core therefore copies data on the way in and hands out copies on
+every way out (ENT-3): what a caller receives is never what the state holds.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from .jsondata import copy_json, text_of
+from .lexical import words
+from .tokens import Tokenizer, estimate_tokens
+
+__all__ = [
+    "CacheItem",
+    "Compaction",
+    "Config",
+    "Context",
+    "Counters",
+    "Entry",
+    "Hit",
+    "LoadResult",
+    "MemoryState",
+    "Working",
+    "default_format",
+    "frozen_mapping",
+]
+
+
+def frozen_mapping(items: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    """A read-only view: how states hold their tables.
+
+    A view the core already made is kept as it is (nobody else holds its
+    dict); anything else is copied first, so a caller's dict never leaks in.
+    """
+    if isinstance(items, types.MappingProxyType):
+        return items
+    return types.MappingProxyType(dict(items or {}))
+
+
+@attrs.frozen
+class Entry:
+    """One long-term memory, as the article's JSON plus its order number.
+
+    ``seq`` grows with every remember (ENT-6), so "newer" is the larger
+    ``(updated_at, seq)`` even when two writes share a millisecond.
+    ``text`` and ``words`` are derived once per entry version.
+    """
+
+    key: str
+    data: Any
+    importance: float
+    created_at: int | float
+    updated_at: int | float
+    expires_at: int | float | None
+    seq: int
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The data as the context renders it (TXT-1), computed once per entry version."""
+        return text_of(self.data)
+
+    @functools.cached_property
+    def words(self) -> frozenset[str]:
+        """The recall words of key and text together (REC-1), computed once per entry version."""
+        return words(self.key) | words(self.text)
+
+    @property
+    def order(self) -> tuple[int | float, int]:
+        """The sort key of age: larger is newer (ENT-6)."""
+        return (self.updated_at, self.seq)
+
+    def copy(self) -> Entry:
+        """The same entry with its own copy of ``data`` (ENT-3)."""
+        return attrs.evolve(self, data=copy_json(self.data))
+
+
+def default_format(entry: Entry) -> str:
+    """``key: text``, the default line of a context (CTX-3)."""
+    return f"{entry.key}: {entry.text}"
+
+
+@attrs.frozen
+class CacheItem:
+    """An L0 scratch value and the moment it expires (L0-1)."""
+
+    value: Any
+    expires_at: int | float
+
+
+@attrs.frozen
+class Working:
+    """L1 working memory: a small dict and when it was last set (L1-1..L1-3).
+
+    ``updated_at`` is None after a clear or when nothing was ever set.
+    """
+
+    data: Mapping[str, Any] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
+    updated_at: int | float | None = None
+
+
+@attrs.frozen
+class Counters:
+    """Running totals for ``stats()`` (CMP-5)."""
+
+    compactions: int = 0
+    expired: int = 0
+    evicted: int = 0
+
+
+@attrs.frozen
+class Config:
+    """The options that shape behaviour, each already through the number rule (NUM-3)."""
+
+    limit: int = 1000
+    recency_window: int | float = 86_400_000
+    working_ttl: int | float = 3_600_000
+    cache_ttl: int | float = 300_000
+    tokenizer: Tokenizer = estimate_tokens
+
+
+@attrs.frozen
+class MemoryState:
+    """Everything a memory holds at one moment. Build the first one with ``MemoryState()``."""
+
+    config: Config = attrs.field(factory=Config)
+    entries: Mapping[str, Entry] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
+    cache: Mapping[str, CacheItem] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
+    working: Working = attrs.field(factory=Working)
+    counters: Counters = attrs.field(factory=Counters)
+    next_seq: int = 0
+
+
+@attrs.frozen
+class Compaction:
+    """What a transition dropped: ``expired`` and ``evicted`` entries, as copies (CMP-2)."""
+
+    expired: tuple[Entry, ...] = ()
+    evicted: tuple[Entry, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.expired or self.evicted)
+
+    def __add__(self, other: Compaction) -> Compaction:
+        return Compaction(self.expired + other.expired, self.evicted + other.evicted)
+
+
+@attrs.frozen
+class Hit:
+    """A recall result: a copy of the entry and its score (REC-2)."""
+
+    entry: Entry
+    score: float
+
+
+@attrs.frozen
+class Context:
+    """What ``context`` returns (CTX-4, CTX-6).
+
+    ``entries`` are in render order (oldest first); ``tokens`` is the
+    tokenizer's count of ``text`` itself; ``omitted`` is how many live
+    entries did not fit.
+    """
+
+    text: str
+    entries: tuple[Entry, ...]
+    tokens: int | float
+    omitted: int
+
+
+@attrs.frozen
+class LoadResult:
+    """How many entries a load kept and how many it dropped as invalid (PER-6)."""
+
+    loaded: int
+    dropped: int
+
+
+Format = Callable[[Entry], str]
