@@ -1,0 +1,221 @@
+"""Prompt context: ranking, greedy fill, rendering, budget checks (CTX-*)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+import sentinel_memory as sm
+from sentinel_memory import core
+from sentinel_memory.lexical import words
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
+
+
+def odd_tokenizer(text: str) -> int:
+    """Deterministic but not additive: vowels count 1, a newline 3, the rest 1 per 3 characters."""
+    vowels = sum(text.count(v) for v in "aeiou")
+    return vowels + 3 * text.count("\n") + len(text) // 3
+
+
+TOKENIZERS = [sm.estimate_tokens, word_count, odd_tokenizer]
+
+
+def test_ctx_1_query_matches_come_first(mem):
+    """CTX-1: an entry sharing a query word is ranked before more important ones."""
+    mem.remember("vital", "x" * 40, importance=1.0)
+    mem.remember("order", "refund pending", importance=0.1)
+    ctx = mem.get_context(token_budget=estimate("order: refund pending"), query="refund")
+    assert [e.key for e in ctx.entries] == ["order"]
+
+
+def estimate(text):
+    return sm.estimate_tokens(text)
+
+
+def test_ctx_1_without_query_words_rank_by_retention(mem):
+    """CTX-1: with no query words, the more important entry wins the only slot."""
+    mem.remember("a", "aaaa", importance=0.2)
+    mem.remember("b", "bbbb", importance=0.9)
+    for query in (None, "", "?!"):
+        assert [e.key for e in mem.get_context(token_budget=2, query=query).entries] == ["b"]
+
+
+def test_ctx_1_retention_tie_goes_to_newer(mem):
+    """CTX-1, ENT-6: equal retention picks the newer entry."""
+    mem.remember("a", "aaaa")
+    mem.remember("b", "bbbb")
+    assert [e.key for e in mem.get_context(token_budget=2).entries] == ["b"]
+
+
+def test_ctx_2_skips_a_big_entry_and_fills_with_small(mem):
+    """CTX-2: a candidate that does not fit is skipped; smaller ones further down still fit."""
+    mem.remember("big", "x" * 400, importance=1.0)
+    mem.remember("s1", "tiny", importance=0.2)
+    mem.remember("s2", "tiny", importance=0.1)
+    ctx = mem.get_context(token_budget=10)
+    assert [e.key for e in ctx.entries] == ["s1", "s2"]
+    assert ctx.omitted == 1
+
+
+def test_ctx_3_renders_oldest_first(mem, clock):
+    """CTX-3: the text lists memories in the order they happened, whatever their rank."""
+    mem.remember("first", "1", importance=0.1)
+    clock.advance(1)
+    mem.remember("second", "2", importance=0.9)
+    clock.advance(1)
+    mem.remember("third", "3", importance=0.5)
+    ctx = mem.get_context(token_budget=100)
+    assert ctx.text == "first: 1\nsecond: 2\nthird: 3"
+
+
+def test_ctx_3_format_and_separator_count_in_the_budget(mem):
+    """CTX-3, CTX-4: a custom format and separator are part of the counted text."""
+    mem.remember("a", "1")
+    mem.remember("b", "2")
+    ctx = mem.get_context(token_budget=100, format=lambda e: f"- {e.key}={e.data}", separator=" | ")
+    assert ctx.text == "- a=1 | - b=2"
+    assert ctx.tokens == sm.estimate_tokens("- a=1 | - b=2")
+    # Both lines with the separator are 13 characters (4 tokens); one line is 2.
+    tight = mem.get_context(token_budget=3, format=lambda e: f"- {e.key}={e.data}", separator=" | ")
+    assert (tight.text, tight.tokens) == ("- b=2", 2)
+
+
+def test_ctx_3_format_gets_an_entry_and_must_return_str(mem):
+    """CTX-3: format receives an Entry copy, and a non-str result raises TypeError."""
+    mem.remember("k", {"a": 1})
+    seen = []
+
+    def spy(entry):
+        seen.append(entry)
+        entry.data["a"] = 99  # mutating the copy changes nothing
+        return "line"
+
+    mem.get_context(token_budget=10, format=spy)
+    assert isinstance(seen[0], sm.Entry) and mem.get("k") == {"a": 1}
+    with pytest.raises(TypeError):
+        mem.get_context(token_budget=10, format=lambda e: 42)
+
+
+def test_ctx_4_tokens_is_the_count_of_the_text(mem):
+    """CTX-4: tokens is the tokenizer's count of the returned text, not a sum of parts."""
+    mem.remember("a", "one two")
+    mem.remember("b", "three")
+    joined_count = lambda text: len(text.replace("\n", " ").split())  # noqa: E731
+    ctx = mem.get_context(token_budget=100, tokenizer=joined_count)
+    assert ctx.tokens == joined_count(ctx.text) == 5
+
+
+@pytest.mark.parametrize("budget", [-1, math.nan, math.inf, "30", None, True])
+def test_ctx_5_invalid_budget_is_a_value_error(mem, budget):
+    """CTX-5: a token budget that is not a finite number >= 0 raises ValueError."""
+    with pytest.raises(ValueError):
+        mem.get_context(token_budget=budget)
+
+
+@pytest.mark.parametrize("result", [math.nan, -1, "3", None, True, math.inf])
+def test_ctx_5_bad_tokenizer_result_is_a_type_error(mem, result):
+    """CTX-5: a tokenizer returning NaN, a negative, a bool or a non-number raises TypeError."""
+    mem.remember("k", "v")
+    with pytest.raises(TypeError):
+        mem.get_context(token_budget=10, tokenizer=lambda text: result)
+
+
+def test_ctx_5_zero_budget_gives_empty_context(mem):
+    """CTX-5, CTX-6: budget 0 with the estimator gives an empty text and omits everything."""
+    mem.remember("k", "v")
+    assert mem.get_context(token_budget=0) == sm.Context(text="", entries=(), tokens=0, omitted=1)
+
+
+def test_ctx_5_empty_text_over_budget_is_a_value_error(mem):
+    """CTX-5: a tokenizer that counts the empty text over the budget raises ValueError."""
+    with pytest.raises(ValueError):
+        mem.get_context(token_budget=2, tokenizer=lambda text: 3 + len(text))
+
+
+def test_ctx_6_entries_plus_omitted_is_size(mem, clock):
+    """CTX-6: entries are copies in render order and entries + omitted equals the live size."""
+    for i in range(6):
+        mem.remember(f"k{i}", "v" * (i * 7), ttl=10 if i == 0 else None)
+    clock.advance(10)
+    ctx = mem.get_context(token_budget=12)
+    assert len(ctx.entries) + ctx.omitted == mem.size() == 5
+    orders = [e.order for e in ctx.entries]
+    assert orders == sorted(orders)
+
+
+def test_ctx_7_per_call_tokenizer_wins(make):
+    """CTX-7: a per-call tokenizer overrides the one from create_memory."""
+    mem = make(tokenizer=lambda text: 1000 if text else 0)
+    mem.remember("k", "v")
+    assert mem.get_context(token_budget=10).entries == ()
+    assert len(mem.get_context(token_budget=10, tokenizer=word_count).entries) == 1
+
+
+def naive_fill(state, now, budget, query, tokenizer, separator="\n"):
+    """An independent, obviously-correct fill to compare with: rank, then try each candidate."""
+    live = [e for e in state.entries.values() if e.expires_at is None or now < e.expires_at]
+    qwords = words(query) if query else frozenset()
+    window = state.config.recency_window
+
+    def fresh(e):
+        return max(0, 1 - max(0, now - e.updated_at) / window)
+
+    def rscore(e):
+        rel = len(qwords & e.words) / len(qwords)
+        return rel * (0.5 + e.importance / 2) + 0.05 * fresh(e)
+
+    matched = [e for e in live if qwords and qwords & e.words]
+    rest = [e for e in live if e not in matched]
+    ranking = sorted(matched, key=lambda e: (rscore(e), e.order), reverse=True) + sorted(
+        rest, key=lambda e: (e.importance + 0.1 * fresh(e), e.order), reverse=True
+    )
+    chosen = []
+    for candidate in ranking:
+        trial = sorted(chosen + [candidate], key=lambda e: e.order)
+        if tokenizer(separator.join(f"{e.key}: {e.text}" for e in trial)) <= budget:
+            chosen = trial
+    return [e.key for e in chosen]
+
+
+VOCABULARY = "refund order status cart peanut allergy name weather prague czech tool result".split()
+
+
+def random_state(rng: random.Random):
+    state = sm.MemoryState(config=sm.Config(limit=rng.choice([5, 50, 1000])))
+    now = 0
+    for _ in range(rng.randint(0, 60)):
+        now += rng.choice([0, 1, 1000, 3_600_000])
+        key = f"k{rng.randint(0, 40)}"
+        data = " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(0, 12)))
+        if rng.random() < 0.2:
+            data = {"note": data, "n": rng.randint(-5, 5)}
+        state, _ = core.remember(
+            state, key, data, now=now, importance=rng.choice([None, 0, 0.1, 0.5, 0.9, 1, 1.5]),
+            ttl=rng.choice([None, None, 10, 5000])
+        )
+    return state, now + rng.choice([0, 5, 10, 100_000])
+
+
+def test_ctx_4_seeded_random_memories_respect_the_budget():
+    """CTX-2, CTX-4, CTX-6: 200 seeded random memories x 3 tokenizers: within budget, exact count, sizes add up."""
+    rng = random.Random(20261202)
+    for _ in range(200):
+        state, now = random_state(rng)
+        budget = rng.choice([0, 1, 5, 20, 60, 400])
+        query = rng.choice([None, "", "refund status", "peanut", "xyz"])
+        for tokenizer in TOKENIZERS:
+            try:
+                ctx = core.context(state, now=now, token_budget=budget, query=query, tokenizer=tokenizer)
+            except ValueError:
+                assert tokenizer("") > budget
+                continue
+            assert ctx.tokens <= budget
+            assert ctx.tokens == tokenizer(ctx.text)
+            assert len(ctx.entries) + ctx.omitted == core.size(state, now=now)
+            assert ctx.text == "\n".join(sm.default_format(e) for e in ctx.entries)
+            assert [e.key for e in ctx.entries] == naive_fill(state, now, budget, query, tokenizer)

@@ -1,0 +1,335 @@
+"""Persistence: the document, the store contract, loading rules, autosave (PER-*).
+
+``StoreContract`` is one set of tests run against every store: each store
+class below only says how to build one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import sentinel_memory as sm
+from conftest import T0
+
+
+def sample(mem, clock):
+    mem.remember("user:name", "Jakub", importance=0.9)
+    clock.advance(1)
+    mem.remember("user:allergy", {"what": "peanuts", "severity": 1.0}, importance=1, ttl=10_000)
+    clock.advance(1)
+    mem.working.set({"task": "refund", "step": 2})
+
+
+class StoreContract:
+    """The behaviour every store must have (PER-2, PER-3, PER-10, PER-12)."""
+
+    def make_store(self, tmp_path):
+        raise NotImplementedError
+
+    def test_per_2_empty_store_loads_none(self, tmp_path):
+        """PER-2: a store that was never saved loads None."""
+        assert self.make_store(tmp_path).load() is None
+
+    def test_per_3_round_trip(self, tmp_path, make, clock):
+        """PER-3, PER-12: save then load into a fresh memory gives equal entries, order and working memory."""
+        store = self.make_store(tmp_path)
+        mem = make(store=store)
+        sample(mem, clock)
+        mem.cache.put("scratch", 1)
+        mem.save()
+        again = make(store=store)
+        assert again.get_recent() == mem.get_recent()
+        assert [e.key for e in again.get_recent()] == ["user:allergy", "user:name"]
+        assert again.working.get() == {"task": "refund", "step": 2}
+        assert again.cache.get("scratch") is None
+
+    def test_per_10_saved_document_is_a_copy(self, tmp_path, make, clock):
+        """PER-10: changing a document after saving it, or after loading it, changes no store."""
+        store = self.make_store(tmp_path)
+        document = {"version": 1, "entries": [], "working": {"data": {}, "updatedAt": None}}
+        store.save(document)
+        document["entries"].append("junk")
+        loaded = store.load()
+        assert loaded["entries"] == []
+        loaded["entries"].append("junk")
+        assert store.load()["entries"] == []
+
+    def test_per_12_expired_entries_are_saved_and_stay_invisible(self, tmp_path, make, clock):
+        """PER-12: expired-but-stored entries are saved and stay invisible after load until compact."""
+        store = self.make_store(tmp_path)
+        mem = make(store=store)
+        mem.remember("cart", "2 items", ttl=5)
+        clock.advance(5)
+        mem.save()
+        again = make(store=store)
+        assert not again.has("cart") and again.stats()["stored"] == 1
+        assert [e.key for e in again.compact().expired] == ["cart"]
+
+
+class TestMemoryStore(StoreContract):
+    def make_store(self, tmp_path):
+        return sm.MemoryStore()
+
+
+class TestJsonFileStore(StoreContract):
+    def make_store(self, tmp_path):
+        return sm.JsonFileStore(tmp_path / "data" / "memory.json")
+
+    def test_per_9_atomic_write_leaves_no_temp_file(self, tmp_path, make, clock):
+        """PER-9: save creates missing folders, writes the target, and leaves no temp file."""
+        store = self.make_store(tmp_path)
+        mem = make(store=store)
+        sample(mem, clock)
+        mem.save()
+        assert os.listdir(tmp_path / "data") == ["memory.json"]
+        assert json.loads((tmp_path / "data" / "memory.json").read_text())["version"] == 1
+
+    def test_per_9_failed_save_leaves_old_file_intact(self, tmp_path, monkeypatch):
+        """PER-9: a save that fails mid-way leaves the old file byte for byte and no debris."""
+        store = self.make_store(tmp_path)
+        store.save({"version": 1, "entries": [], "working": {"data": {}, "updatedAt": None}})
+        before = store.path.read_bytes()
+
+        def broken_replace(src, dst):
+            raise OSError("disk full")
+
+        monkeypatch.setattr(os, "replace", broken_replace)
+        with pytest.raises(OSError):
+            store.save({"version": 1, "entries": [{"key": "k"}], "working": {}})
+        assert store.path.read_bytes() == before
+        assert os.listdir(store.path.parent) == ["memory.json"]
+
+    def test_per_9_unwritable_document_leaves_old_file(self, tmp_path):
+        """PER-9: a document that cannot be written as JSON fails before the file is touched."""
+        store = self.make_store(tmp_path)
+        store.save({"version": 1, "entries": []})
+        before = store.path.read_bytes()
+        with pytest.raises(ValueError):
+            store.save({"version": 1, "entries": [float("nan")]})
+        assert store.path.read_bytes() == before
+
+    def test_per_4_missing_file_is_empty_memory(self, tmp_path, make):
+        """PER-4: a missing file loads as an empty memory."""
+        mem = make(store=self.make_store(tmp_path))
+        assert mem.size() == 0 and mem.load() == sm.LoadResult(loaded=0, dropped=0)
+
+    @pytest.mark.parametrize("content", ['{"version": 1, "entries": [', "not json", '{"version": 1, "entries": [NaN]}'])
+    def test_per_4_damaged_file_raises_and_is_untouched(self, tmp_path, make, content):
+        """PER-4: a damaged file raises ValueError, stays untouched, and the memory keeps its state."""
+        store = self.make_store(tmp_path)
+        store.path.parent.mkdir(parents=True)
+        store.path.write_text(content)
+        with pytest.raises(ValueError):
+            make(store=store)
+        mem = make(store=store, load=False)
+        mem.remember("k", "v")
+        with pytest.raises(json.JSONDecodeError if "NaN" not in content else ValueError):
+            mem.load()
+        assert mem.get("k") == "v"
+        assert store.path.read_text() == content
+
+
+def document(entries, working=None):
+    return {"version": 1, "entries": entries, "working": working or {"data": {}, "updatedAt": None}}
+
+
+def raw(key="k", **fields):
+    base = {"key": key, "data": "v", "importance": 0.5, "createdAt": T0, "updatedAt": T0, "expiresAt": None}
+    base.update(fields)
+    return base
+
+
+def loaded(make, doc):
+    store = sm.MemoryStore()
+    store.save(doc)
+    mem = make(store=store, load=False)
+    return mem, mem.load()
+
+
+def test_per_1_document_shape(make, clock):
+    """PER-1: save writes version 1, the article's entry JSON, and the working memory."""
+    store = sm.MemoryStore()
+    mem = make(store=store)
+    mem.remember("user:allergy", "allergic to peanuts", importance=1)
+    mem.save()
+    assert store.load() == {
+        "version": 1,
+        "entries": [
+            {
+                "key": "user:allergy",
+                "data": "allergic to peanuts",
+                "importance": 1,
+                "createdAt": T0,
+                "updatedAt": T0,
+                "expiresAt": None,
+            }
+        ],
+        "working": {"data": {}, "updatedAt": None},
+    }
+
+
+def test_per_2_default_store_is_a_memory_store():
+    """PER-2: without a store, a memory gets its own MemoryStore."""
+    assert isinstance(sm.create_memory().store, sm.MemoryStore)
+
+
+def test_per_2_custom_store_object(make, clock):
+    """PER-2: any object with load() and save(document) is a store."""
+
+    class DictStore:
+        def __init__(self):
+            self.document = None
+
+        def load(self):
+            return self.document
+
+        def save(self, document):
+            self.document = document
+
+    store = DictStore()
+    mem = make(store=store, autosave=True)
+    mem.remember("k", "v")
+    assert store.document["entries"][0]["key"] == "k"
+
+
+def test_per_3_load_false_and_load_keeps_cache_and_counters(make, clock):
+    """PER-3: load=False skips the initial load; load() replaces entries, keeps cache and counters."""
+    store = sm.MemoryStore()
+    store.save(document([raw("stored")]))
+    mem = make(store=store, load=False, limit=1)
+    assert mem.size() == 0
+    mem.remember("a", 1)
+    mem.remember("b", 2)  # one eviction
+    mem.cache.put("c", 3)
+    assert mem.load() == sm.LoadResult(loaded=1, dropped=0)
+    assert [e.key for e in mem.get_recent()] == ["stored"]
+    assert mem.cache.get("c") == 3 and mem.stats()["evicted"] == 1
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        [],
+        "text",
+        {"entries": []},
+        {"version": 2, "entries": []},
+        {"version": True, "entries": []},
+        {"version": 1},
+        {"version": 1, "entries": {"k": {}}},
+    ],
+)
+def test_per_5_bad_document_is_a_value_error(make, doc):
+    """PER-5: a non-object, a missing or unknown version, or entries not a list raise ValueError."""
+    store = sm.MemoryStore()
+    store.save(doc)
+    mem = make(store=store, load=False)
+    mem.remember("k", "v")
+    with pytest.raises(ValueError):
+        mem.load()
+    assert mem.get("k") == "v"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        raw(importance=2),
+        raw(importance=True),
+        raw(importance="0.5"),
+        raw(key=""),
+        raw(key=7),
+        raw(expiresAt="soon"),
+        raw(createdAt=None),
+        raw(updatedAt="now"),
+        {k: v for k, v in raw().items() if k != "data"},
+        "not an entry",
+    ],
+)
+def test_per_6_invalid_entries_are_dropped_and_counted(make, bad):
+    """PER-6: an invalid entry is dropped and counted, the valid ones load."""
+    mem, result = loaded(make, document([raw("good"), bad]))
+    assert result == sm.LoadResult(loaded=1, dropped=1)
+    assert [e.key for e in mem.get_recent()] == ["good"]
+
+
+def test_per_6_duplicate_key_keeps_the_later(make):
+    """PER-6: of two entries with one key the later is kept and the earlier counted as dropped."""
+    mem, result = loaded(make, document([raw("k", data="first"), raw("other"), raw("k", data="second")]))
+    assert result == sm.LoadResult(loaded=2, dropped=1)
+    assert mem.get("k") == "second"
+
+
+def test_per_6_missing_expires_at_is_valid(make):
+    """PER-6: expiresAt may be missing."""
+    entry = raw()
+    del entry["expiresAt"]
+    _, result = loaded(make, document([entry]))
+    assert result.loaded == 1
+
+
+@pytest.mark.parametrize(
+    "working",
+    [None, "x", {"data": [1], "updatedAt": T0}, {"data": {"a": 1}, "updatedAt": "now"}, {"data": {"a": 1}, "updatedAt": None}],
+)
+def test_per_7_invalid_working_loads_empty(make, working):
+    """PER-7: an invalid working memory loads as {}."""
+    doc = document([])
+    doc["working"] = working
+    mem, _ = loaded(make, doc)
+    assert mem.working.get() == {}
+
+
+def test_per_8_over_limit_load_compacts_like_automatic(make, clock):
+    """PER-8: loading more than limit compacts, counts, calls on_evict and autosaves."""
+    store = sm.MemoryStore()
+    store.save(document([raw("a", importance=0.1), raw("b", importance=0.9), raw("c", importance=0.5)]))
+    seen = []
+    mem = make(store=store, limit=2, on_evict=seen.append, autosave=True)
+    assert [e.key for e in seen[0].evicted] == ["a"]
+    assert mem.stats()["evicted"] == 1 and mem.stats()["compactions"] == 1
+    assert [e["key"] for e in store.load()["entries"]] == ["b", "c"]
+
+
+def test_per_11_autosave_after_every_persisted_change(make, clock):
+    """PER-11: autosave after remember, forget, clear, compaction drops and working set/clear only."""
+    saves = []
+
+    class Spy(sm.MemoryStore):
+        def save(self, document):
+            saves.append(document)
+            super().save(document)
+
+    mem = make(store=Spy(), autosave=True)
+    steps = [
+        (lambda: mem.remember("a", 1, ttl=5), 1),
+        (lambda: mem.forget("nope"), 0),
+        (lambda: mem.compact(), 0),  # nothing dropped
+        (lambda: clock.advance(5), 0),
+        (lambda: mem.compact(), 1),  # dropped the expired a
+        (lambda: mem.remember("b", 2), 1),
+        (lambda: mem.forget("b"), 1),
+        (lambda: mem.clear(), 1),
+        (lambda: mem.working.set({"x": 1}), 1),
+        (lambda: mem.working.clear(), 1),
+        (lambda: mem.cache.put("c", 1), 0),
+        (lambda: mem.get_context(token_budget=10), 0),
+    ]
+    for step, expected in steps:
+        before = len(saves)
+        step()
+        assert len(saves) - before == expected
+    assert saves[-1] == sm.core.to_document(mem.state)
+
+
+def test_per_12_saved_oldest_first_and_order_restored(make, clock):
+    """PER-12: entries are saved oldest first, including an overwrite, and load restores the order."""
+    store = sm.MemoryStore()
+    mem = make(store=store)
+    for key in ("a", "b", "c"):
+        mem.remember(key, key)
+    mem.remember("a", "again")  # same millisecond, newer seq
+    mem.save()
+    assert [e["key"] for e in store.load()["entries"]] == ["b", "c", "a"]
+    assert [e.key for e in make(store=store).get_recent()] == ["a", "c", "b"]

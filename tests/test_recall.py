@@ -1,0 +1,94 @@
+"""Lexical recall: words, scores, ranking and limits (REC-*)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sentinel_memory.lexical import words
+from conftest import DAY
+
+
+@pytest.fixture
+def refund(mem):
+    mem.remember("user:name", "Jakub", importance=0.9)
+    mem.remember("user:language", "prefers answers in Czech", importance=0.8)
+    mem.remember("chat:7", "talked about the weather in Prague for a while", importance=0.1)
+    mem.remember("order:42", "refund requested for order 42, waiting for the warehouse", importance=0.7)
+    return mem
+
+
+def keys(hits):
+    return [hit.entry.key for hit in hits]
+
+
+def test_rec_1_case_and_diacritics_insensitive(mem):
+    """REC-1: česky matches CESKY, and case does not matter."""
+    mem.remember("note", "mluví česky")
+    assert keys(mem.recall("CESKY")) == ["note"]
+    assert keys(mem.recall("Mluvi")) == ["note"]
+
+
+def test_rec_1_word_split():
+    """REC-1: split on anything that is not a letter or digit; marks removed; digits kept."""
+    assert words("user:name") == {"user", "name"}
+    assert words("Order #42, ŽLUŤOUČKÝ kůň!") == {"order", "42", "zlutoucky", "kun"}
+    assert words("...!?") == frozenset()
+    assert words("日本語のテキスト") == {"日本語のテキスト"}
+
+
+def test_rec_3_article_queries(refund):
+    """REC-3: the article's queries: name via the key, refund via data, "money back" finds nothing."""
+    assert keys(refund.recall("what is my name?")) == ["user:name"]
+    assert keys(refund.recall("refund")) == ["order:42"]
+    assert refund.recall("money back") == ()
+
+
+def test_rec_3_lexical_only_no_semantic_match(refund):
+    """REC-3: "jak se jmenuju" (Czech for "what is my name") does not find user:name."""
+    assert refund.recall("jak se jmenuju") == ()
+
+
+def test_rec_2_score_formula(mem, clock):
+    """REC-2: score = relevance * (0.5 + importance / 2) + 0.05 * freshness, in that order."""
+    mem.remember("k", "alpha beta", importance=0.6)
+    clock.advance(DAY / 4)
+    (hit,) = mem.recall("alpha gamma delta")
+    relevance = 1 / 3
+    fresh = max(0, 1 - (DAY / 4) / DAY)
+    assert hit.score == relevance * (0.5 + 0.6 / 2) + 0.05 * fresh
+
+
+def test_rec_3_ranking_and_ties(mem, clock):
+    """REC-3: best score first; an exact tie goes to the newer entry."""
+    mem.remember("low", "apple", importance=0.1)
+    mem.remember("tie-old", "apple", importance=0.5)
+    mem.remember("tie-new", "apple", importance=0.5)
+    mem.remember("both", "apple pie", importance=0.1)
+    assert keys(mem.recall("apple pie")) == ["both", "tie-new", "tie-old", "low"]
+
+
+def test_rec_3_limit_and_empty_query(mem):
+    """REC-3: at most limit hits; a query with no words returns none."""
+    for i in range(5):
+        mem.remember(f"k{i}", "same words")
+    assert len(mem.recall("words", limit=2)) == 2
+    assert mem.recall("") == () and mem.recall(" ?! ") == ()
+
+
+@pytest.mark.parametrize("query", [None, 42, b"name", ["name"]])
+def test_rec_4_non_str_query_is_a_type_error(mem, query):
+    """REC-4: a query that is not a str raises TypeError."""
+    with pytest.raises(TypeError):
+        mem.recall(query)
+
+
+def test_rec_2_key_words_count(mem):
+    """REC-2: words of the key count as well as words of the data."""
+    mem.remember("user:allergy", "peanuts")
+    assert keys(mem.recall("allergy")) == ["user:allergy"]
+
+
+def test_rec_2_json_data_words(mem):
+    """REC-2, TXT-1: recall searches the canonical text of JSON data."""
+    mem.remember("order", {"status": "shipped"})
+    assert keys(mem.recall("shipped status")) == ["order"]
