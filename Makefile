@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test test-thorough venv clean
+.PHONY: demo test test-thorough mutants venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ test: $(STAMP)
 ## make test-thorough: the property tests with many more examples
 test-thorough: $(STAMP)
 	$(PY) -m pytest --hypothesis-profile=thorough
+
+## make mutants: apply deliberate one-line bugs and show the state machines catch each
+mutants: $(STAMP)
+	$(PY) tests/mutants.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis site

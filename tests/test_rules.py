@@ -20,10 +20,10 @@ PREFIXES = sorted({rule.split("-")[0] for rule in rule_ids()})
 RULE_ID = re.compile(r"\b((?:" + "|".join(PREFIXES) + r")-[0-9]+)\b")
 
 
-def cited_ids() -> set[str]:
+def cited_ids(folder: str = "tests") -> set[str]:
     """IDs named in a test's name or docstring (tests, state-machine rules, invariants)."""
     cited: set[str] = set()
-    for path in (ROOT / "tests").rglob("*.py"):
+    for path in (ROOT / folder).rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -44,6 +44,12 @@ def test_rule_ids_are_unique():
 def test_every_rule_is_cited_by_a_test():
     """Every rule ID in spec/RULES.md is named by at least one test's name or docstring."""
     missing = [rule for rule in rule_ids() if rule not in cited_ids()]
+    assert missing == []
+
+
+def test_every_rule_is_checked_by_a_property_or_state_machine():
+    """Every rule is also cited by a hypothesis property or state-machine check in tests/spec, not only by examples."""
+    missing = [rule for rule in rule_ids() if rule not in cited_ids("tests/spec")]
     assert missing == []
 
 

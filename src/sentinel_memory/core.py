@@ -471,7 +471,9 @@ def cache_size(state: MemoryState, *, now: int | float) -> int:
 def _working_idle(state: MemoryState, now: int | float) -> bool:
     """L1-2: idle once ``working_ttl`` has passed since the last set."""
     updated_at = state.working.updated_at
-    return updated_at is not None and is_past(updated_at + state.config.working_ttl, now)
+    # Written as the rule states it (not as a deadline), so fractional
+    # times round exactly as in every port.
+    return updated_at is not None and now - updated_at >= state.config.working_ttl
 
 
 def working_set(state: MemoryState, patch: Mapping[str, Any], *, now: int | float) -> MemoryState:

@@ -1,8 +1,7 @@
-"""When things stop being visible (EXP-1, EXP-2, L0-1, L1-2).
+"""When things stop being visible (EXP-1, EXP-2, L0-1).
 
-One comparison serves all three memories: an entry, an L0 cache item and the
-L1 working memory are all gone from the exact millisecond their deadline is
-reached, never "probably gone". The cart note with a 15-minute ttl is there
+One comparison serves entries and L0 cache items: both are gone from the
+exact millisecond their deadline is reached, never "probably gone". The cart note with a 15-minute ttl is there
 at minute 14 and gone at minute 15 sharp.
 """
 

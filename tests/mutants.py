@@ -1,0 +1,165 @@
+"""Mutation check: deliberate one-line bugs that the state machines must catch.
+
+Run it with ``make mutants`` (or ``python tests/mutants.py``). For each mutant
+it copies ``src/`` to a temporary folder, applies the one-line change, runs
+the state machines against that copy with a fixed seed, and reports which
+rule or invariant caught the bug. It exits non-zero if any mutant survives.
+
+``tests/test_mutants.py`` checks on every test run that each mutant still
+applies to the current source, so this list cannot silently rot.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = Path("src/sentinel_memory")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str
+    old: str
+    new: str
+
+
+MUTANTS = [
+    Mutant(
+        "expiry uses > instead of >=",
+        "expiry.py",
+        "return deadline_at is not None and now >= deadline_at",
+        "return deadline_at is not None and now > deadline_at",
+    ),
+    Mutant(
+        "freshness cap 0.1 becomes 0.2",
+        "retention.py",
+        "FRESHNESS_WEIGHT = 0.1",
+        "FRESHNESS_WEIGHT = 0.2",
+    ),
+    Mutant(
+        "eviction tie goes to the newer instead of the older",
+        "retention.py",
+        "return (retention(entry, now, recency_window), entry.updated_at, entry.seq)",
+        "return (retention(entry, now, recency_window), -entry.updated_at, -entry.seq)",
+    ),
+    Mutant(
+        "importance above 1 is clamped instead of defaulted",
+        "options.py",
+        "    if rule.maximum is not None and not value <= rule.maximum:\n        return fallback",
+        "    if rule.maximum is not None and not value <= rule.maximum:\n        return rule.maximum",
+    ),
+    Mutant(
+        "greedy fill appends instead of re-rendering in age order",
+        "prompt.py",
+        "trial_lines = lines[:at] + [line] + lines[at:]",
+        "trial_lines = lines + [line]",
+    ),
+    Mutant(
+        "get hands out the stored data instead of a copy",
+        "core.py",
+        "return default if entry is None else copy_json(entry.data)",
+        "return default if entry is None else entry.data",
+    ),
+    Mutant(
+        "save drops the working memory",
+        "document.py",
+        '"working": {"data": copy_json(dict(state.working.data)), "updatedAt": state.working.updated_at},',
+        '"working": {"data": {}, "updatedAt": None},',
+    ),
+    Mutant(
+        "budget counted per entry instead of on the rendered text",
+        "prompt.py",
+        "trial_tokens = count_tokens(tokenizer, trial)",
+        "trial_tokens = tokens + count_tokens(tokenizer, line)",
+    ),
+    Mutant(
+        "overwrite resets created_at",
+        "core.py",
+        "created_at, weight = old.created_at, number_option",
+        "created_at, weight = now, number_option",
+    ),
+    Mutant(
+        "recall ties go to the older entry",
+        "core.py",
+        "scored.sort(key=lambda pair: (pair[0], pair[1].order), reverse=True)",
+        "scored.sort(key=lambda pair: (pair[0], -pair[1].seq), reverse=True)",
+    ),
+    Mutant(
+        "working memory never goes idle",
+        "core.py",
+        "return updated_at is not None and now - updated_at >= state.config.working_ttl",
+        "return False",
+    ),
+    Mutant(
+        "the estimator rounds down",
+        "tokens.py",
+        "return -(-utf16_len(text) // 4)",
+        "return utf16_len(text) // 4",
+    ),
+]
+
+
+def apply(mutant: Mutant, root: Path) -> None:
+    path = root / PACKAGE / mutant.file
+    source = path.read_text(encoding="utf-8")
+    if source.count(mutant.old) != 1:
+        raise ValueError(f"{mutant.name}: the original text must appear exactly once in {mutant.file}")
+    path.write_text(source.replace(mutant.old, mutant.new), encoding="utf-8")
+
+
+def catcher(output: str) -> str:
+    """The machine's rule or invariant whose frame raised, from pytest's short traceback."""
+    frames = re.findall(r"tests/spec/(test_\w+)\.py:\d+: in (\w+)", output)
+    frames = [f"{module}.{func}" for module, func in frames if func not in {"runTest", "run_state_machine"}]
+    failed = re.findall(r"^FAILED (\S+)", output, flags=re.MULTILINE)
+    where = frames[-1] if frames else "?"
+    return f"{where} ({', '.join(failed) or 'no FAILED line'})"
+
+
+def run(mutant: Mutant) -> tuple[bool, str]:
+    with tempfile.TemporaryDirectory(prefix="sentinel-mutant-") as tmp:
+        shutil.copytree(ROOT / "src", Path(tmp) / "src")
+        apply(mutant, Path(tmp))
+        env = dict(os.environ, PYTHONPATH=str(Path(tmp) / "src"), HYPOTHESIS_PROFILE="mutants")
+        result = subprocess.run(
+            [
+                sys.executable, "-m", "pytest", "tests/spec/test_machine.py", "-x", "-q", "--tb=short",
+                "-p", "no:cacheprovider", "--hypothesis-seed=1", "-o", "addopts=",
+            ],
+            cwd=ROOT, env=env, capture_output=True, text=True,
+        )
+        output = result.stdout + result.stderr
+        if f"{tmp}/src/sentinel_memory" not in subprocess.run(
+            [sys.executable, "-c", "import sentinel_memory; print(sentinel_memory.__file__)"],
+            env=env, capture_output=True, text=True,
+        ).stdout:
+            raise RuntimeError("the mutated copy did not shadow the installed package")
+        return result.returncode != 0, catcher(output)
+
+
+def main() -> int:
+    survivors = 0
+    print("| mutant | caught | by |")
+    print("|---|---|---|")
+    # Two at a time: each run is one single-threaded pytest process.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(run, MUTANTS))
+    for mutant, (caught, by) in zip(MUTANTS, results):
+        survivors += not caught
+        print(f"| {mutant.name} | {'yes' if caught else 'NO'} | {by if caught else '-'} |", flush=True)
+    print(f"\n{len(MUTANTS) - survivors} of {len(MUTANTS)} mutants caught")
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""Strategies shared by the state machines and the property tests."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import strategies as st
+
+import sentinel_memory as sm
+
+#: Few keys, so overwrites and re-remembers happen constantly.
+KEY_POOL = ["user:name", "user:allergy", "chat:1", "chat:2", "order:42", "session:cart", "ž"]
+
+VOCABULARY = ["refund", "status", "cart", "peanut", "allergy", "name", "Prague", "česky", "CESKY", "42", "order"]
+
+#: Numbers the number rule must map to a default, never clamp.
+INVALID_NUMBERS = ["0.9", math.nan, math.inf, -math.inf, -1, True, False, None, [1]]
+
+words = st.sampled_from(VOCABULARY)
+sentence = st.lists(words, max_size=8).map(" ".join)
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**60), 2**60),
+    st.floats(allow_nan=False, allow_infinity=False),
+    sentence,
+    st.text(max_size=6),
+)
+json_data = st.one_of(
+    sentence,
+    st.recursive(
+        json_scalars,
+        lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+        max_leaves=6,
+    ),
+)
+
+importances = st.one_of(
+    st.none(),
+    st.floats(0, 1),
+    st.sampled_from([0, 1, 0.1, 0.5, 0.55, 0.6, 0.65, 0.9, 1.5, 2, *INVALID_NUMBERS]),
+)
+ttls = st.one_of(
+    st.none(),
+    st.sampled_from([0, -5, 1, 2, 1000, 60_000, 0.5, *INVALID_NUMBERS]),
+    st.integers(1, 10_000_000),
+)
+limits = st.one_of(st.integers(1, 6), st.sampled_from([0, -1, 2.5, 3.0, "3", *INVALID_NUMBERS]))
+windows = st.one_of(st.none(), st.sampled_from([1, 1000, 60_000, 86_400_000, 0, -1, "60000", math.nan]))
+budgets = st.one_of(
+    st.integers(0, 120),
+    st.floats(0, 120),
+    st.sampled_from([10**9, -1, math.nan, math.inf, "30", True, None]),
+)
+queries = st.one_of(sentence, st.sampled_from(["", "?!", "REFUND status", "what is my name?", "jak se jmenuju"]))
+
+
+def word_count(text: str) -> int:
+    """Counts whitespace-separated words: additive only up to the separator."""
+    return len(text.split())
+
+
+def odd_tokenizer(text: str) -> int:
+    """Deterministic but deliberately irregular: vowels, newlines and length all count."""
+    vowels = sum(text.count(v) for v in "aeiouAEIOU")
+    return vowels + 3 * text.count("\n") + len(text) // 3 + (1 if "42" in text else 0)
+
+
+TOKENIZERS = [sm.estimate_tokens, word_count, odd_tokenizer]
+FORMATS = [sm.default_format, lambda e: f"[{e.key}] {e.text}", lambda e: e.key]
+SEPARATORS = ["\n", " | ", "", "\n\n"]
+BAD_TOKEN_RESULTS = [math.nan, -1, -0.5, "3", None, True, math.inf]

@@ -1,0 +1,351 @@
+"""Property tests for the pure pieces: words, the estimator, JSON text and the number rule."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import math
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import sentinel_memory as sm
+from sentinel_memory import core
+from sentinel_memory.jsondata import canonical_json, copy_json
+from sentinel_memory.lexical import words
+from sentinel_memory.options import NUMBER_RULES, number_option
+
+from .strategies import INVALID_NUMBERS, json_data
+
+letters = st.text(st.characters(categories=["Lu", "Ll", "Nd", "Mn", "Zs", "Po"]), max_size=20)
+
+
+@given(letters)
+def test_rec_1_words_ignore_case_and_diacritics(text):
+    """REC-1: upper-casing or stripping accents from a text never changes its words."""
+    stripped = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.category(c).startswith("M"))
+    assert words(text) == words(text.lower()) == words(stripped.lower())
+
+
+@given(letters)
+def test_rec_1_words_are_letters_and_digits_only(text):
+    """REC-1: every word is a non-empty run of letters and digits with no combining marks."""
+    for word in words(text):
+        assert word and all(unicodedata.category(c)[0] in "LN" for c in word)
+
+
+@given(st.lists(st.sampled_from(["česky", "CESKY", "Česky", "cesky"]), min_size=1))
+def test_rec_1_cesky_matches_cesky(variants):
+    """REC-1: česky, CESKY and friends are one word."""
+    assert len(set().union(*(words(v) for v in variants))) == 1
+
+
+@given(st.text(max_size=40))
+def test_tok_1_estimate_is_ceil_of_utf16_units(text):
+    """TOK-1: the estimate is the UTF-16 length over 4, rounded up, exactly."""
+    units = len(text.encode("utf-16-le", "surrogatepass")) // 2
+    assert sm.estimate_tokens(text) == math.ceil(units / 4)
+    assert sm.estimate_tokens(text) * 4 - units in range(4)
+
+
+@given(json_data)
+def test_txt_1_canonical_json_is_json_of_the_same_value(data):
+    """TXT-1, TXT-2, TXT-3: canonical text parses back to an equal value, with no whitespace between tokens."""
+    text = canonical_json(copy_json(data))
+    # As doubles, the way JavaScript reads numbers: "1e+21" and 1e21 are one value.
+    as_doubles = {"parse_int": float, "parse_float": float}
+    assert json.loads(text, **as_doubles) == json.loads(json.dumps(data), **as_doubles)
+
+
+@given(st.dictionaries(st.text(max_size=3), st.integers(), max_size=5))
+def test_txt_1_key_order_does_not_matter(mapping):
+    """TXT-1: two dicts with the same items render the same canonical text."""
+    reordered = dict(reversed(list(mapping.items())))
+    assert canonical_json(mapping) == canonical_json(reordered)
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_txt_2_number_text_round_trips(value):
+    """TXT-2: every finite double's text parses back to the same double."""
+    assert float(canonical_json(value)) == value
+
+
+@given(json_data)
+def test_ent_3_copy_is_equal_and_disjoint(data):
+    """ENT-3: a copy equals the original and shares no container with it."""
+    copied = copy_json(data)
+    assert json.dumps(copied, sort_keys=True) == json.dumps(data, sort_keys=True)
+
+    def containers(value):
+        if isinstance(value, dict):
+            yield value
+            for item in value.values():
+                yield from containers(item)
+        elif isinstance(value, list):
+            yield value
+            for item in value:
+                yield from containers(item)
+
+    original_ids = {id(c) for c in containers(data)}
+    assert not original_ids & {id(c) for c in containers(copied)}
+
+
+invalid = st.sampled_from(INVALID_NUMBERS)
+anything = st.one_of(invalid, st.floats(), st.integers(-(10**6), 10**6), st.text(max_size=3))
+
+
+def valid(name, value) -> bool:
+    """The number rule restated: a finite int or float (not bool) within the option's range."""
+    rule = NUMBER_RULES[name]
+    if type(value) not in (int, float) or not math.isfinite(value):
+        return False
+    if rule.integer and not float(value).is_integer():
+        return False
+    low_ok = value > rule.minimum if rule.exclusive_minimum else value >= rule.minimum
+    return low_ok and (rule.maximum is None or value <= rule.maximum)
+
+
+def expected(name, value):
+    """The value an option takes: its own when valid, else the documented default."""
+    if not valid(name, value):
+        return NUMBER_RULES[name].default
+    return int(value) if NUMBER_RULES[name].integer else value
+
+
+@pytest.mark.parametrize("name", sorted(NUMBER_RULES))
+@given(value=anything)
+def test_num_1_number_rule_never_clamps(name, value):
+    """NUM-1, NUM-2, NUM-3: every option is its value when valid and its default otherwise, never clamped."""
+    result = number_option(name, value)
+    assert result == expected(name, value)
+    assert result is NUMBER_RULES[name].default or result == value
+
+
+@given(limit=anything, recency_window=anything, working_ttl=anything, cache_ttl=anything)
+def test_num_3_create_memory_options(limit, recency_window, working_ttl, cache_ttl):
+    """NUM-3, OPT-1: create_memory applies the number rule to each numeric option."""
+    config = sm.create_memory(
+        limit=limit, recency_window=recency_window, working_ttl=working_ttl, cache_ttl=cache_ttl
+    ).state.config
+    assert config.limit == expected("limit", limit)
+    assert config.recency_window == expected("recency_window", recency_window)
+    assert config.working_ttl == expected("working_ttl", working_ttl)
+    assert config.cache_ttl == expected("cache_ttl", cache_ttl)
+
+
+@given(importance=anything, ttl=anything)
+def test_num_4_remember_importance_and_ttl(importance, ttl):
+    """NUM-1, NUM-4, EXP-1: remember's importance and ttl follow the number rule on new and existing keys."""
+    state, _ = core.remember(sm.MemoryState(), "k", "v", now=1000, importance=importance, ttl=ttl)
+    entry = state.entries["k"]
+    assert entry.importance == expected("importance", importance)
+    ttl_ok = expected("ttl", ttl)
+    assert entry.expires_at == (None if ttl_ok is None else 1000 + ttl_ok)
+    base, _ = core.remember(sm.MemoryState(), "k", "v", now=0, importance=0.25)
+    again, _ = core.remember(base, "k", "v", now=1, importance=importance)
+    assert again.entries["k"].importance == (importance if valid("importance", importance) else 0.25)
+
+
+@given(limit=anything, n=anything)
+def test_num_2_recall_and_get_recent_counts(limit, n):
+    """NUM-2, NUM-3, ENT-10, REC-3: recall's limit and get_recent's n default to 10 when invalid."""
+    state = sm.MemoryState()
+    for i in range(14):
+        state, _ = core.remember(state, f"k{i}", "same word", now=i)
+    assert len(core.recall(state, "word", now=20, limit=limit)) == min(14, expected("recall_limit", limit))
+    assert len(core.get_recent(state, n, now=20)) == min(14, expected("recent_n", n))
+
+
+@given(ttl=anything)
+def test_l0_1_cache_ttl_number_rule(ttl):
+    """L0-1, NUM-1: cache.put's ttl is its value when > 0, else cache_ttl."""
+    state = core.cache_put(sm.MemoryState(config=sm.Config(cache_ttl=777)), "k", 1, now=0, ttl=ttl)
+    assert state.cache["k"].expires_at == (ttl if valid("ttl", ttl) else 777)
+
+
+@given(budget=st.one_of(anything, st.floats(min_value=0, max_value=100)))
+def test_ctx_5_budget_rule(budget):
+    """CTX-5: a finite budget >= 0 works; anything else raises ValueError, never defaults."""
+    state, _ = core.remember(sm.MemoryState(), "k", "v", now=0)
+    if type(budget) in (int, float) and math.isfinite(budget) and budget >= 0:
+        assert core.context(state, now=0, token_budget=budget).tokens <= budget
+    else:
+        with pytest.raises(ValueError):
+            core.context(state, now=0, token_budget=budget)
+
+
+@given(now=st.one_of(st.sampled_from([None, True, "0", math.nan, math.inf, -math.inf]), st.text(max_size=2)))
+def test_time_2_now_must_be_a_finite_number(now):
+    """TIME-2: every core function refuses a now that is not a finite number."""
+    state = sm.MemoryState()
+    with pytest.raises(TypeError):
+        core.remember(state, "k", "v", now=now)
+    with pytest.raises(TypeError):
+        core.size(state, now=now)
+
+
+@given(now=st.one_of(st.integers(-(10**15), 10**15), st.floats(-1e15, 1e15)), ttl=st.floats(0.001, 1e9))
+def test_time_2_fractional_times_expire_exactly(now, ttl):
+    """TIME-2, EXP-2: with any finite times, an entry is visible before now + ttl and gone from it on."""
+    state, _ = core.remember(sm.MemoryState(), "k", "v", now=now, ttl=ttl)
+    deadline = state.entries["k"].expires_at
+    assert deadline == now + ttl
+    assert not core.has(state, "k", now=deadline)
+    if deadline > now:
+        assert core.has(state, "k", now=now)
+
+
+@given(key=st.one_of(st.none(), st.integers(), st.binary(), st.just(""), st.lists(st.text())))
+def test_ent_1_only_non_empty_str_keys(key):
+    """ENT-1: a non-str key raises TypeError, the empty key ValueError; the state is unchanged."""
+    state = sm.MemoryState()
+    with pytest.raises(ValueError if key == "" else TypeError):
+        core.remember(state, key, "v", now=0)
+    assert state == sm.MemoryState()
+
+
+non_json = st.one_of(
+    st.sampled_from([math.nan, math.inf, -math.inf, b"x", {1, 2}, frozenset(), object(), "\udc80"]),
+    st.dictionaries(st.integers(), st.integers(), min_size=1),
+)
+
+
+@given(inner=non_json, wrap=st.sampled_from(["bare", "list", "dict", "tuple"]))
+def test_ent_2_non_json_data_is_refused_anywhere(inner, wrap):
+    """ENT-2: a non-JSON value raises TypeError however deep it sits."""
+    data = {"bare": inner, "list": [1, inner], "dict": {"a": {"b": inner}}, "tuple": ("x", inner)}[wrap]
+    with pytest.raises(TypeError):
+        core.remember(sm.MemoryState(), "k", data, now=0)
+
+
+@given(
+    high=st.floats(0.1, 1),
+    gap=st.floats(0.1, 1),
+    age_high=st.integers(0, 10 * 86_400_000),
+    age_low=st.integers(0, 10 * 86_400_000),
+)
+def test_ret_3_importance_dominates(high, gap, age_high, age_low):
+    """RET-2, RET-3: an entry more than 0.1 more important always has the higher retention, whatever the ages."""
+    from sentinel_memory.retention import freshness, retention
+
+    low = high - gap
+    if low < 0 or gap <= 0.1 + 1e-9:  # a margin for the doubles' own rounding
+        return
+    now = 20 * 86_400_000
+    a = sm.Entry("a", "", high, 0, now - age_high, None, 0)
+    b = sm.Entry("b", "", low, 0, now - age_low, None, 1)
+    assert retention(a, now, 86_400_000) > retention(b, now, 86_400_000)
+    assert 0 <= freshness(b, now, 86_400_000) <= 1
+
+
+entry_fields = st.fixed_dictionaries(
+    {},
+    optional={
+        "key": st.one_of(st.sampled_from(["a", "b", "c", ""]), st.integers()),
+        "data": st.one_of(st.text(max_size=3), st.integers(), st.none()),
+        "importance": st.one_of(st.floats(-1, 2), st.sampled_from([True, "0.5", None])),
+        "createdAt": st.one_of(st.integers(0, 10), st.sampled_from([None, "now", math.inf])),
+        "updatedAt": st.one_of(st.integers(0, 10), st.sampled_from([None, "now"])),
+        "expiresAt": st.one_of(st.none(), st.integers(0, 100), st.sampled_from(["soon", True])),
+    },
+)
+documents = st.one_of(
+    st.fixed_dictionaries(
+        {"version": st.sampled_from([1, 1, 1, 2, "1", True, None]), "entries": st.lists(st.one_of(entry_fields, st.integers()), max_size=6)},
+        optional={"working": st.one_of(st.none(), st.fixed_dictionaries({"data": st.one_of(st.dictionaries(st.text(max_size=2), st.integers(), max_size=2), st.integers()), "updatedAt": st.one_of(st.none(), st.integers(0, 9), st.text(max_size=1))}))},
+    ),
+    st.lists(st.integers(), max_size=2),
+    st.text(max_size=3),
+    st.fixed_dictionaries({"version": st.just(1), "entries": st.dictionaries(st.text(max_size=1), st.integers(), max_size=2)}),
+)
+
+
+def entry_is_valid(raw) -> bool:
+    """PER-6 restated."""
+    if not isinstance(raw, dict) or "data" not in raw:
+        return False
+    key, importance = raw.get("key"), raw.get("importance")
+    number = lambda v: type(v) in (int, float) and math.isfinite(v)  # noqa: E731
+    return (
+        isinstance(key, str) and key != ""
+        and number(importance) and 0 <= importance <= 1
+        and number(raw.get("createdAt")) and number(raw.get("updatedAt"))
+        and (raw.get("expiresAt") is None or number(raw.get("expiresAt")))
+    )
+
+
+@given(document=documents)
+def test_per_6_loading_any_document(document):
+    """PER-5, PER-6, PER-7: a bad document raises ValueError; otherwise valid entries load, the rest are counted."""
+    state = sm.MemoryState()
+    well_formed = (
+        isinstance(document, dict)
+        and type(document.get("version")) is int and document["version"] == 1
+        and isinstance(document.get("entries"), list)
+    )
+    if not well_formed:
+        with pytest.raises(ValueError):
+            core.from_document(state, document, now=0)
+        return
+    loaded, result, _ = core.from_document(state, document, now=0)
+    valid = [raw for raw in document["entries"] if entry_is_valid(raw)]
+    distinct = {raw["key"]: raw for raw in valid}
+    assert result == sm.LoadResult(loaded=len(distinct), dropped=len(document["entries"]) - len(distinct))
+    assert {k: e.data for k, e in loaded.entries.items()} == {k: raw["data"] for k, raw in distinct.items()}
+    working = document.get("working")
+    good_working = (
+        isinstance(working, dict) and isinstance(working.get("data"), dict)
+        and type(working.get("updatedAt")) in (int, float)
+    )
+    assert dict(loaded.working.data) == (working["data"] if good_working else {})
+
+
+@given(content=st.one_of(st.text(max_size=30), st.binary(max_size=30).map(lambda b: b.decode("latin-1"))))
+def test_per_4_a_damaged_file_is_never_touched(tmp_path_factory, content):
+    """PER-4: any file content either loads as a document or raises ValueError, and the file stays as it was."""
+    path = tmp_path_factory.mktemp("store") / "memory.json"
+    path.write_bytes(content.encode("utf-8"))
+    mem = sm.create_memory(store=sm.JsonFileStore(path), load=False)
+    try:
+        mem.load()
+    except ValueError:
+        assert mem.size() == 0
+    assert path.read_bytes() == content.encode("utf-8")
+
+
+@given(document=st.dictionaries(st.text(max_size=3), json_data, max_size=4))
+def test_per_10_memory_store_keeps_its_own_copy(document):
+    """PER-10: neither the saved nor the loaded document shares anything with the store's copy."""
+    store = sm.MemoryStore()
+    original = copy.deepcopy(document)
+    store.save(document)
+    document["__changed__"] = True
+    loaded = store.load()
+    assert loaded == original
+    loaded["__changed__"] = True
+    assert store.load() == original
+
+
+PACKAGE = Path(sm.__file__).parent
+STDLIB = set(sys.stdlib_module_names)
+
+
+@pytest.mark.parametrize("module", sorted(p.name for p in PACKAGE.glob("*.py")))
+def test_dep_1_modules_import_only_stdlib_and_attrs(module):
+    """DEP-1: every module of the package imports only the standard library, attrs, or the package itself."""
+    tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [] if node.level else [node.module or ""]
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            assert top in STDLIB or top == "attrs", f"{module} imports {name}"
