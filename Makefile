@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test test-thorough mutants venv clean
+.PHONY: demo test test-thorough mutants notebooks docs serve venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,5 +31,17 @@ test-thorough: $(STAMP)
 mutants: $(STAMP)
 	$(PY) tests/mutants.py
 
+## make notebooks: rewrite and re-execute the notebooks from notebooks/build.py
+notebooks: $(STAMP)
+	$(PY) notebooks/build.py
+
+## make docs: build the site into site/ (strict: any warning fails)
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
+## make serve: the docs on http://127.0.0.1:8000 while you edit
+serve: $(STAMP)
+	$(VENV)/bin/mkdocs serve
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis site
+	rm -rf $(VENV) .pytest_cache .hypothesis .cache site

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 import sentinel_memory as sm
+from support import FakeClock
 
 # The property tests run in every `make test` with the "fast" profile, which
 # keeps the whole suite well under three minutes on two cores;
@@ -28,28 +29,6 @@ settings.register_profile(
     phases=[Phase.explicit, Phase.generate],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
-
-MINUTE = 60_000
-HOUR = 60 * MINUTE
-DAY = 24 * HOUR
-
-#: A fixed starting time (2026-10-17T00:00:00Z, the article's createdAt).
-T0 = 1_792_310_400_000
-
-
-class FakeClock:
-    """An injected clock that only moves when told to, and counts its reads."""
-
-    def __init__(self, start: int = T0) -> None:
-        self.now = start
-        self.reads = 0
-
-    def __call__(self) -> int:
-        self.reads += 1
-        return self.now
-
-    def advance(self, ms: int | float) -> None:
-        self.now += ms
 
 
 @pytest.fixture

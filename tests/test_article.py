@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import DAY, MINUTE
+from support import DAY, MINUTE
 
 bpe_openai = pytest.importorskip("bpe_openai")
 

@@ -7,7 +7,7 @@ import pytest
 import sentinel_memory as sm
 from sentinel_memory import core
 from sentinel_memory.retention import freshness, retention
-from conftest import DAY, HOUR
+from support import DAY, HOUR
 
 
 def test_cmp_1_least_important_goes_not_oldest(make, clock):

@@ -8,7 +8,7 @@ import pytest
 
 import sentinel_memory as sm
 from sentinel_memory import core
-from conftest import T0, FakeClock
+from support import T0, FakeClock
 
 
 @pytest.mark.parametrize("key", [None, 1, b"k", ("k",)])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import sentinel_memory as sm
-from conftest import T0
+from support import T0
 
 
 def read_paths(mem, key):

@@ -12,7 +12,7 @@ import os
 import pytest
 
 import sentinel_memory as sm
-from conftest import T0
+from support import T0
 
 
 def sample(mem, clock):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sentinel_memory.lexical import words
-from conftest import DAY
+from support import DAY
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 import sentinel_memory as sm
 from sentinel_memory import core
-from conftest import HOUR, MINUTE
+from support import HOUR, MINUTE
 
 
 def test_l0_1_cache_ttl_and_default(make, clock):
