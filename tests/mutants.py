@@ -103,8 +103,14 @@ MUTANTS = [
     Mutant(
         "the estimator rounds down",
         "tokens.py",
-        "return -(-utf16_len(text) // 4)",
-        "return utf16_len(text) // 4",
+        "return -(-units // 4)",
+        "return units // 4",
+    ),
+    Mutant(
+        "the fast fill forgets the separators",
+        "prompt.py",
+        "trial = total + line_measure(entry) + (gap if chosen else 0)",
+        "trial = total + line_measure(entry)",
     ),
 ]
 

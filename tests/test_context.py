@@ -9,7 +9,9 @@ import pytest
 
 import sentinel_memory as sm
 from sentinel_memory import core
+from sentinel_memory import prompt
 from sentinel_memory.lexical import words
+from sentinel_memory.tokens import additive
 
 
 def word_count(text: str) -> int:
@@ -219,3 +221,60 @@ def test_ctx_4_seeded_random_memories_respect_the_budget():
             assert len(ctx.entries) + ctx.omitted == core.size(state, now=now)
             assert ctx.text == "\n".join(sm.default_format(e) for e in ctx.entries)
             assert [e.key for e in ctx.entries] == naive_fill(state, now, budget, query, tokenizer)
+
+
+def vowel_count(text: str) -> int:
+    return sum(text.count(v) for v in "aeiouAEIOU")
+
+
+# Tokenizers whose declaration holds for every text: the fast fill must agree exactly.
+FAST_TOKENIZERS = [sm.estimate_tokens, additive(vowel_count)]
+
+
+def test_ctx_8_fast_fill_equals_naive_fill():
+    """CTX-8: on 200 seeded random memories the fast fill returns exactly what the naive fill returns."""
+    rng = random.Random(8)
+    formats = [None, lambda e: f"[{e.key}] {e.text}"]
+    for _ in range(200):
+        state, now = random_state(rng)
+        budget = rng.choice([0, 3, 20, 60, 400, 10**6])
+        query = rng.choice([None, "refund status", "peanut"])
+        separator = rng.choice(["\n", "", " | "])
+        fmt = rng.choice(formats)
+        for tokenizer in FAST_TOKENIZERS:
+            args = dict(now=now, token_budget=budget, query=query, tokenizer=tokenizer, format=fmt, separator=separator)
+            fast = core.context(state, **args)
+            with patched_fill(prompt.fill_naive):
+                naive = core.context(state, **args)
+            assert fast == naive
+
+
+def test_ctx_8_false_declaration_falls_back(mem):
+    """CTX-8: an additive() tokenizer that is not additive still gets tokens == tokenizer(text) <= budget."""
+    mem.remember("a", "x")
+    mem.remember("b", "y")
+    # Counts one token per line, but three for any text with a join in it.
+    lying = additive(lambda text: 0 if not text else (3 if "\n" in text else 1))
+    ctx = mem.get_context(token_budget=2, tokenizer=lying)
+    assert ctx.tokens == lying(ctx.text) <= 2
+    assert len(ctx.entries) == 1
+
+
+def test_ctx_8_additive_rejects_non_callables():
+    """CTX-8, OPT-1: additive() of something that is not callable raises TypeError."""
+    with pytest.raises(TypeError):
+        additive("o200k")
+
+
+class patched_fill:
+    """Run core.context with another fill function, for comparing the two."""
+
+    def __init__(self, replacement):
+        self.replacement = replacement
+
+    def __enter__(self):
+        self.original = core.fill
+        core.fill = self.replacement
+
+    def __exit__(self, *exc):
+        core.fill = self.original

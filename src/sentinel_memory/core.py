@@ -61,7 +61,7 @@ from .expiry import deadline, is_past
 from .jsondata import copy_json
 from .lexical import relevance, score, words
 from .options import is_number, number_option, require_callable
-from .prompt import fill
+from .prompt import fill, render_default
 from .retention import freshness, keep_order, retention
 from .tokens import Tokenizer
 from .values import (
@@ -75,7 +75,6 @@ from .values import (
     LoadResult,
     MemoryState,
     Working,
-    default_format,
     frozen_mapping,
 )
 
@@ -382,7 +381,7 @@ def context(
     elif not isinstance(separator, str):
         raise TypeError(f"separator must be a str, got {type(separator).__name__}")
     tokenizer = tokenizer or state.config.tokenizer
-    render = _renderer(format or default_format)
+    render = _renderer(format) if format is not None else render_default
 
     live = _live(state, now)
     first = [entry for _, entry in _matches(state, query_words, now)] if query_words else []

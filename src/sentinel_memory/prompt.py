@@ -16,7 +16,16 @@ specification:
 
 Counting the rendered text, not summing per-entry counts, means the budget is
 checked against what is actually sent, whatever the tokenizer does at the
-joins.
+joins. :func:`fill_naive` does exactly that and is the reference.
+
+It is also quadratic: every candidate re-renders and re-counts the whole
+selection. :func:`fill` gets the identical result in linear time when the
+tokenizer says how a joined text's count follows from its parts (CTX-8): the
+built-in estimator is ``ceil(total UTF-16 length / 4)``, and a tokenizer
+wrapped in :func:`~sentinel_memory.tokens.additive` is the sum of its parts.
+Then the fill keeps a running total and renders and counts the text once, at
+the end. If that final count disagrees with the running total, the declaration
+was wrong for this text and the naive fill runs instead.
 """
 
 from __future__ import annotations
@@ -24,13 +33,14 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Sequence
 
-from .tokens import Tokenizer, count_tokens
+from .tokens import Tokenizer, count_tokens, utf16_len
 from .values import Entry
 
-__all__ = ["fill"]
+__all__ = ["fill", "fill_naive"]
 
 
-def fill(
+
+def fill_naive(
     ranked: Sequence[Entry],
     *,
     token_budget: int | float,
@@ -38,7 +48,7 @@ def fill(
     render: Callable[[Entry], str],
     separator: str,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
-    """Greedy fill of ``ranked`` into ``token_budget`` (CTX-2, CTX-3, CTX-4).
+    """Greedy fill of ``ranked`` into ``token_budget``: the reference (CTX-2, CTX-3, CTX-4).
 
     Returns ``(text, entries in render order, tokens)`` where ``tokens`` is
     the tokenizer's count of ``text``. Raises ``ValueError`` when even the
@@ -65,3 +75,59 @@ def fill(
             # is the count of what is sent; no second count is needed.
             text, tokens = trial, trial_tokens
     return text, tuple(chosen), tokens
+
+
+def fill(
+    ranked: Sequence[Entry],
+    *,
+    token_budget: int | float,
+    tokenizer: Tokenizer,
+    render: Callable[[Entry], str],
+    separator: str,
+) -> tuple[str, tuple[Entry, ...], int | float]:
+    """The greedy fill, in linear time where the tokenizer allows it (CTX-8).
+
+    Same arguments and result as :func:`fill_naive`.
+    """
+    measure = getattr(tokenizer, "measure", None)
+    to_tokens = getattr(tokenizer, "tokens_from_measure", None)
+    if measure is None or to_tokens is None:
+        return fill_naive(ranked, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
+    empty = count_tokens(tokenizer, "")
+    if empty > token_budget:
+        raise ValueError(f"even an empty context counts {empty} tokens, over the budget of {token_budget}")
+    if render is render_default and measure is utf16_len:
+        line_measure: Callable[[Entry], int | float] = _line_units  # cached on the entry
+    else:
+        def line_measure(entry: Entry) -> int | float:
+            return measure(render(entry))
+
+    gap = measure(separator)
+    total: int | float = 0
+    chosen: list[Entry] = []
+    for entry in ranked:
+        trial = total + line_measure(entry) + (gap if chosen else 0)
+        if to_tokens(trial) <= token_budget:
+            chosen.append(entry)
+            total = trial
+    if not chosen:
+        return "", (), empty
+    chosen.sort(key=_order)
+    text = separator.join(render(entry) for entry in chosen)
+    tokens = count_tokens(tokenizer, text)
+    if tokens != to_tokens(total):
+        return fill_naive(ranked, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
+    return text, tuple(chosen), tokens
+
+
+def render_default(entry: Entry) -> str:
+    """``key: text``, cached on the entry; the renderer when no ``format`` is given (CTX-3)."""
+    return entry.line
+
+
+def _line_units(entry: Entry) -> int:
+    return entry.line_units
+
+
+def _order(entry: Entry) -> tuple:
+    return entry.order

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-__all__ = ["Tokenizer", "count_tokens", "estimate_tokens", "utf16_len"]
+__all__ = ["Tokenizer", "additive", "count_tokens", "estimate_tokens", "utf16_len"]
 
 Tokenizer = Callable[[str], int | float]
 
@@ -28,12 +28,45 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def _quarter_up(units: int) -> int:
+    # Integer ceiling division: exact for any length, no float rounding.
+    return -(-units // 4)
+
+
 def estimate_tokens(text: str) -> int:
     """``ceil(utf16_len(text) / 4)``: the built-in token estimate (TOK-1)."""
     if not isinstance(text, str):
         raise TypeError(f"estimate_tokens expects a str, got {type(text).__name__}")
-    # Integer ceiling division: exact for any length, no float rounding.
-    return -(-utf16_len(text) // 4)
+    return _quarter_up(utf16_len(text))
+
+
+# The fast context fill (CTX-8): a tokenizer may say how its count of a
+# joined text follows from its parts. ``measure`` is additive over
+# concatenation, ``tokens_from_measure`` turns a total into a count. For the
+# estimator both are exact, so the fill can keep a running length.
+estimate_tokens.measure = utf16_len  # type: ignore[attr-defined]
+estimate_tokens.tokens_from_measure = _quarter_up  # type: ignore[attr-defined]
+
+
+def additive(tokenizer: Tokenizer) -> Tokenizer:
+    """Declare ``tokenizer`` additive: its count of ``a + b`` is its count of ``a`` plus that of ``b`` (CTX-8).
+
+    The context fill then counts each line once and sums, instead of
+    re-counting the whole text for every candidate. The returned text is still
+    counted once with the tokenizer; if that disagrees with the sum (the
+    declaration was wrong for this text), the call falls back to the exact
+    fill, so ``tokens == tokenizer(text) <= budget`` holds either way.
+    """
+    if not callable(tokenizer):
+        raise TypeError(f"tokenizer must be callable, got {type(tokenizer).__name__}")
+
+    def count(text: str) -> int | float:
+        return tokenizer(text)
+
+    count.measure = tokenizer  # type: ignore[attr-defined]
+    count.tokens_from_measure = lambda total: total  # type: ignore[attr-defined]
+    count.__wrapped__ = tokenizer  # type: ignore[attr-defined]
+    return count
 
 
 def count_tokens(tokenizer: Tokenizer, text: str) -> int | float:

@@ -21,7 +21,7 @@ import attrs
 
 from .jsondata import copy_json, text_of
 from .lexical import words
-from .tokens import Tokenizer, estimate_tokens
+from .tokens import Tokenizer, estimate_tokens, utf16_len
 
 __all__ = [
     "CacheItem",
@@ -71,6 +71,16 @@ class Entry:
     def text(self) -> str:
         """The data as the context renders it (TXT-1), computed once per entry version."""
         return text_of(self.data)
+
+    @functools.cached_property
+    def line(self) -> str:
+        """The entry rendered by :func:`default_format`, computed once per entry version (CTX-3)."""
+        return default_format(self)
+
+    @functools.cached_property
+    def line_units(self) -> int:
+        """UTF-16 length of :attr:`line`, what the estimator's fast fill sums (CTX-8)."""
+        return utf16_len(self.line)
 
     @functools.cached_property
     def words(self) -> frozenset[str]:

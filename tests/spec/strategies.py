@@ -7,6 +7,7 @@ import math
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
+from sentinel_memory.tokens import additive
 
 #: Few keys, so overwrites and re-remembers happen constantly.
 KEY_POOL = ["user:name", "user:allergy", "chat:1", "chat:2", "order:42", "session:cart", "ž"]
@@ -67,7 +68,16 @@ def odd_tokenizer(text: str) -> int:
     return vowels + 3 * text.count("\n") + len(text) // 3 + (1 if "42" in text else 0)
 
 
-TOKENIZERS = [sm.estimate_tokens, word_count, odd_tokenizer]
+def vowel_count(text: str) -> int:
+    """Truly additive over any concatenation, so it may be declared so."""
+    return sum(text.count(v) for v in "aeiouAEIOU")
+
+
+#: The estimator and additive(vowel_count) take the fast fill (CTX-8), whose
+#: result must equal the model's naive fill; the other two take the naive one.
+TOKENIZERS = [sm.estimate_tokens, word_count, odd_tokenizer, additive(vowel_count)]
+#: Declared additive but not: the fast fill must fall back (CTX-8).
+FALSE_ADDITIVE = [additive(odd_tokenizer), additive(word_count), additive(sm.estimate_tokens)]
 FORMATS = [sm.default_format, lambda e: f"[{e.key}] {e.text}", lambda e: e.key]
 SEPARATORS = ["\n", " | ", "", "\n\n"]
 BAD_TOKEN_RESULTS = [math.nan, -1, -0.5, "3", None, True, math.inf]

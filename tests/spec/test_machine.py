@@ -291,7 +291,11 @@ class RankingComparison(RuleBasedStateMachine):
         separator=st.sampled_from(SEPARATORS),
     )
     def context(self, budget, query, tokenizer, fmt, separator):
-        """CTX-1, CTX-2, CTX-3, CTX-4, CTX-5, CTX-6, NUM-1: the budget holds, the count is exact, the fill is the model's."""
+        """CTX-1 .. CTX-6, CTX-8, NUM-1: the budget holds, the count is exact, the fill is the model's naive one.
+
+        CTX-2, CTX-3, CTX-4, CTX-5 and CTX-6 are each asserted below; the
+        estimator and the additive tokenizers go through the fast fill.
+        """
         if not is_num(budget) or budget < 0:
             with pytest.raises(ValueError):
                 self.mem.get_context(token_budget=budget, query=query, tokenizer=tokenizer, format=fmt, separator=separator)

@@ -20,7 +20,7 @@ from sentinel_memory.jsondata import canonical_json, copy_json
 from sentinel_memory.lexical import words
 from sentinel_memory.options import NUMBER_RULES, number_option
 
-from .strategies import INVALID_NUMBERS, json_data
+from .strategies import FALSE_ADDITIVE, INVALID_NUMBERS, json_data
 
 letters = st.text(st.characters(categories=["Lu", "Ll", "Nd", "Mn", "Zs", "Po"]), max_size=20)
 
@@ -349,3 +349,22 @@ def test_dep_1_modules_import_only_stdlib_and_attrs(module):
         for name in names:
             top = name.split(".")[0]
             assert top in STDLIB or top == "attrs", f"{module} imports {name}"
+
+
+@given(
+    data=st.lists(st.tuples(st.sampled_from("abcdefgh"), json_data, st.floats(0, 1)), max_size=8),
+    budget=st.integers(0, 80),
+    tokenizer=st.sampled_from(FALSE_ADDITIVE),
+    separator=st.sampled_from(["\n", "", " | "]),
+)
+def test_ctx_8_false_additive_declarations_still_fit(data, budget, tokenizer, separator):
+    """CTX-8, CTX-4, CTX-6: a tokenizer wrongly declared additive still gets an exact count within budget."""
+    state = sm.MemoryState()
+    for key, value, importance in data:
+        state, _ = core.remember(state, key, value, now=0, importance=importance)
+    if tokenizer("") > budget:
+        return
+    ctx = core.context(state, now=0, token_budget=budget, tokenizer=tokenizer, separator=separator)
+    assert ctx.tokens == tokenizer(ctx.text) <= budget
+    assert len(ctx.entries) + ctx.omitted == core.size(state, now=0)
+    assert ctx.text == separator.join(sm.default_format(e) for e in ctx.entries)
