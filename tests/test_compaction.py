@@ -59,11 +59,11 @@ def test_cmp_2_compact_payload(make, clock):
     assert [e.key for e in dropped.expired] == ["e1", "e2"] and dropped.evicted == ()
     big = sm.MemoryState()
     for key, importance in (("x", 0.3), ("y", 0.2), ("z", 0.9), ("w", 0.1)):
-        big, _ = core.remember(big, key, key, now=clock.now, importance=importance)
+        big, _ = core.remember(big, key, {"key": key}, now=clock.now, importance=importance)
     small = sm.MemoryState(config=sm.Config(limit=1), entries=big.entries)
     _, dropped = core.compact(small, now=clock.now)
     assert [e.key for e in dropped.evicted] == ["w", "y", "x"]
-    assert all(a is not b for a, b in zip(dropped.evicted, (big.entries["w"], big.entries["y"])))
+    assert all(e.data is not big.entries[e.key].data for e in dropped.evicted)  # copies of the data
 
 
 def test_cmp_3_on_evict_receives_the_compaction(make):

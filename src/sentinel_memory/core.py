@@ -62,7 +62,7 @@ from .jsondata import copy_json
 from .lexical import relevance, score, words
 from .options import is_number, number_option, require_callable
 from .prompt import fill, render_default
-from .retention import freshness, keep_order, retention
+from .retention import by_retention, freshness, keep_order
 from .tokens import Tokenizer
 from .values import (
     CacheItem,
@@ -144,8 +144,12 @@ def make_config(
 
 
 def _live(state: MemoryState, now: int | float) -> list[Entry]:
-    """EXP-3: the entries every read path sees at ``now``."""
-    return [e for e in state.entries.values() if not is_past(e.expires_at, now)]
+    """EXP-3: the entries every read path sees at ``now``.
+
+    This is :func:`~sentinel_memory.expiry.is_past` inlined (EXP-2): it runs
+    for every entry on every read.
+    """
+    return [e for e in state.entries.values() if e.expires_at is None or now < e.expires_at]
 
 
 def _live_entry(state: MemoryState, key: str, now: int | float) -> Entry | None:
@@ -199,6 +203,9 @@ def remember(
         seq=state.next_seq,
     )
     entries = dict(state.entries)
+    # Re-insert rather than overwrite, so the table stays in seq order
+    # (retention ranking relies on it to skip a sort).
+    entries.pop(key, None)
     entries[key] = entry
     state = attrs.evolve(
         state,
@@ -386,12 +393,7 @@ def context(
     live = _live(state, now)
     first = [entry for _, entry in _matches(state, query_words, now)] if query_words else []
     matched = {entry.key for entry in first}
-    window = state.config.recency_window
-    rest = sorted(
-        (e for e in live if e.key not in matched),
-        key=lambda e: (retention(e, now, window), e.order),
-        reverse=True,
-    )
+    rest = by_retention([e for e in live if e.key not in matched] if matched else live, now, state.config.recency_window)
     text, chosen, tokens = fill(
         first + rest, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator
     )

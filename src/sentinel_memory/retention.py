@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .values import Entry
 
-__all__ = ["FRESHNESS_WEIGHT", "freshness", "retention", "keep_order"]
+__all__ = ["FRESHNESS_WEIGHT", "by_retention", "freshness", "keep_order", "retention"]
 
 #: RET-2: the most freshness can add to an entry's importance.
 FRESHNESS_WEIGHT = 0.1
@@ -37,3 +37,34 @@ def retention(entry: Entry, now: int | float, recency_window: int | float) -> fl
 def keep_order(entry: Entry, now: int | float, recency_window: int | float) -> tuple:
     """Sort key that puts the entry to evict first: lowest retention, then older (CMP-1)."""
     return (retention(entry, now, recency_window), entry.updated_at, entry.seq)
+
+
+def by_retention(entries: list[Entry], now: int | float, recency_window: int | float) -> list[Entry]:
+    """``entries`` sorted best first: highest retention, ties newer first (CTX-1).
+
+    The same formula as :func:`retention`, with the same operations in the
+    same order (so the same doubles), written inline because context ranking
+    evaluates it for every live entry on every call.
+
+    Sorting on one float is much faster than on tuples, so the tie-break is
+    done by stability: put the entries newest first, then stable-sort on
+    retention alone. ``entries`` usually arrive in ``seq`` order (the core
+    keeps its table that way), and then newest first is just the reverse,
+    unless a clock went back; that case is checked and sorted properly.
+    """
+    stamps = [e.updated_at for e in entries]
+    seqs = [e.seq for e in entries]
+    if stamps != sorted(stamps) or seqs != sorted(seqs):
+        entries = sorted(entries, key=_age)
+    newest_first = entries[::-1]
+    scores = [
+        e.importance
+        + FRESHNESS_WEIGHT * (f if (f := 1 - (now - e.updated_at if now > e.updated_at else 0) / recency_window) > 0 else 0.0)
+        for e in newest_first
+    ]
+    order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
+    return [newest_first[i] for i in order]
+
+
+def _age(entry: Entry) -> tuple:
+    return (entry.updated_at, entry.seq)

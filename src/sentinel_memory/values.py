@@ -93,7 +93,13 @@ class Entry:
         return (self.updated_at, self.seq)
 
     def copy(self) -> Entry:
-        """The same entry with its own copy of ``data`` (ENT-3)."""
+        """The same entry with its own copy of ``data`` (ENT-3).
+
+        An entry is frozen, so when its data is immutable too (a str, a
+        number, a bool or None) the entry itself is already a safe copy.
+        """
+        if not isinstance(self.data, (dict, list)):
+            return self
         return attrs.evolve(self, data=copy_json(self.data))
 
 
