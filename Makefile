@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test test-thorough mutants notebooks docs serve venv clean
+.PHONY: demo test test-thorough mutants notebooks docs serve bench venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ docs: $(STAMP)
 ## make serve: the docs on http://127.0.0.1:8000 while you edit
 serve: $(STAMP)
 	$(VENV)/bin/mkdocs serve
+
+## make bench: run the benchmarks, write docs/performance.md and docs/performance.png
+bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) benchmarks/report.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .cache site

@@ -1,0 +1,141 @@
+"""Run the benchmarks and write docs/performance.md and its plot: ``make bench``.
+
+Every number in the page is a median measured in this one run; ratios are
+taken between medians of the same run, since absolute times on a shared
+two-core machine are noisy.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from workload import NOW, make_state  # noqa: E402
+
+from sentinel_memory import core  # noqa: E402
+
+
+def run_benchmarks() -> list[dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "bench.json"
+        subprocess.run(
+            [sys.executable, "-m", "pytest", "benchmarks", "-q", "-o", "addopts=", "-p", "no:cacheprovider",
+             "--benchmark-enable", f"--benchmark-json={out}", "--benchmark-min-rounds=5"],
+            cwd=ROOT, check=True,
+        )
+        return json.loads(out.read_text())["benchmarks"]
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def ms(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    value = seconds * 1000
+    return f"{value:.3f}" if value < 1 else f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None else f"{a / b:.1f}x"
+
+
+def main() -> None:
+    results = run_benchmarks()
+    median: dict[tuple, float] = {}
+    for bench in results:
+        info = bench["extra_info"]
+        median[(info["kind"], info["n"], info.get("budget"))] = bench["stats"]["median"]
+
+    contexts = sorted({(n, b) for kind, n, b in median if kind == "fast"})
+    lines = [
+        "# Performance",
+        "",
+        "Measured by `make bench` (pytest-benchmark; every figure is the median of",
+        "its rounds, and every ratio is between medians of the same run).",
+        "",
+        f"* Machine: {cpu_name()}, {os.cpu_count()} cores (shared; absolute times are noisy)",
+        f"* Python {platform.python_version()} on {platform.system()}",
+        f"* Date: {datetime.date.today().isoformat()}",
+        "* Workload: entries of about 60 characters, importance from seven values,",
+        "  remembered over two days; the default estimator.",
+        "",
+        "## get_context",
+        "",
+        "*fast* is the library's fill; *naive* is the reference that re-renders and",
+        "re-counts the whole text for every candidate (the article's algorithm);",
+        "*trim_messages* is langchain-core's newest-first trimmer on the same texts",
+        "with the same `len / 4` counter.",
+        "",
+        "| entries | budget | picked | fast ms | naive ms | naive / fast | trim_messages ms | fast / trim |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n, budget in contexts:
+        picked = len(core.context(make_state(n), now=NOW, token_budget=budget).entries)
+        fast = median[("fast", n, budget)]
+        naive = median.get(("naive", n, budget))
+        peer = median.get(("langchain", n, budget))
+        lines.append(
+            f"| {n:,} | {budget:,} | {picked:,} | {ms(fast)} | {ms(naive)} | {ratio(naive, fast)} | {ms(peer)} | {ratio(fast, peer)} |"
+        )
+    remember = {n: median[("remember", n, None)] for kind, n, _ in median if kind == "remember"}
+    lines += [
+        "",
+        "## Other operations",
+        "",
+        "| operation | entries | median ms |",
+        "|---|---:|---:|",
+    ]
+    for kind, label in (("recall", "recall, two-word query"), ("remember", "remember into a full store (evicts one)"),
+                        ("save", "save through JsonFileStore"), ("load", "load through JsonFileStore")):
+        for n in sorted(n for k, n, _ in median if k == kind):
+            lines.append(f"| {label} | {n:,} | {ms(median[(kind, n, None)])} |")
+    if 1_000 in remember and 100_000 in remember:
+        lines += ["", f"remember grows {remember[100_000] / remember[1_000]:.0f}x from 1,000 to 100,000 entries."]
+
+    plot(median)
+    lines += ["", "## Time against store size (budget 4,000)", "", "![get_context time, log-log](performance.png)", ""]
+    (DOCS / "performance.md").write_text("\n".join(lines), encoding="utf-8")
+    print("\n".join(lines))
+
+
+def plot(median: dict[tuple, float]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for kind, label in (("fast", "fast fill"), ("naive", "naive fill"), ("langchain", "trim_messages")):
+        points = sorted((n, t * 1000) for (k, n, b), t in median.items() if k == kind and b == 4_000)
+        if points:
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("stored entries")
+    ax.set_ylabel("ms per get_context (median)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(DOCS / "performance.png", dpi=110)
+
+
+if __name__ == "__main__":
+    main()
