@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sentinel_memory as sm
+
 MINUTE = 60_000
 HOUR = 60 * MINUTE
 DAY = 24 * HOUR
@@ -23,3 +25,15 @@ class FakeClock:
 
     def advance(self, ms: int | float) -> None:
         self.now += ms
+
+
+class RecordingStore(sm.MemoryStore):
+    """A MemoryStore that keeps every document it was asked to save, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saves: list[dict] = []
+
+    def save(self, document: dict) -> None:
+        self.saves.append(document)
+        super().save(document)

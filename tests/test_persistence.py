@@ -12,7 +12,7 @@ import os
 import pytest
 
 import sentinel_memory as sm
-from support import T0
+from support import RecordingStore, T0
 
 
 def sample(mem, clock):
@@ -294,14 +294,9 @@ def test_per_8_over_limit_load_compacts_like_automatic(make, clock):
 
 def test_per_11_autosave_after_every_persisted_change(make, clock):
     """PER-11: autosave after remember, forget, clear, compaction drops and working set/clear only."""
-    saves = []
-
-    class Spy(sm.MemoryStore):
-        def save(self, document):
-            saves.append(document)
-            super().save(document)
-
-    mem = make(store=Spy(), autosave=True)
+    store = RecordingStore()
+    saves = store.saves
+    mem = make(store=store, autosave=True)
     steps = [
         (lambda: mem.remember("a", 1, ttl=5), 1),
         (lambda: mem.forget("nope"), 0),

@@ -8,7 +8,7 @@ import pytest
 
 import sentinel_memory as sm
 from sentinel_memory import core
-from support import HOUR, MINUTE
+from support import HOUR, MINUTE, RecordingStore
 
 
 def test_l0_1_cache_ttl_and_default(make, clock):
@@ -54,14 +54,9 @@ def test_l0_2_delete_clear_and_stats(mem, clock):
 
 def test_l0_2_cache_is_never_persisted_nor_autosaved(make):
     """L0-2: cache changes do not autosave, and a save holds no cache."""
-    saves = []
-
-    class Spy(sm.MemoryStore):
-        def save(self, document):
-            saves.append(document)
-            super().save(document)
-
-    mem = make(store=Spy(), autosave=True)
+    store = RecordingStore()
+    saves = store.saves
+    mem = make(store=store, autosave=True)
     mem.cache.put("k", 1)
     mem.cache.delete("k")
     mem.cache.clear()

@@ -55,9 +55,7 @@ def fill_naive(
     empty text counts over the budget (CTX-5).
     """
     text = ""
-    tokens = count_tokens(tokenizer, text)
-    if tokens > token_budget:
-        raise ValueError(f"even an empty context counts {tokens} tokens, over the budget of {token_budget}")
+    tokens = _empty_count(tokenizer, token_budget)
     orders: list[tuple] = []  # render-order sort keys of the selection
     chosen: list[Entry] = []
     lines: list[str] = []
@@ -93,9 +91,7 @@ def fill(
     to_tokens = getattr(tokenizer, "tokens_from_measure", None)
     if measure is None or to_tokens is None:
         return fill_naive(ranked, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
-    empty = count_tokens(tokenizer, "")
-    if empty > token_budget:
-        raise ValueError(f"even an empty context counts {empty} tokens, over the budget of {token_budget}")
+    empty = _empty_count(tokenizer, token_budget)
     if render is render_default and measure is utf16_len:
         line_measure: Callable[[Entry], int | float] = _line_units  # cached on the entry
     else:
@@ -118,6 +114,14 @@ def fill(
     if tokens != to_tokens(total):
         return fill_naive(ranked, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
     return text, tuple(chosen), tokens
+
+
+def _empty_count(tokenizer: Tokenizer, token_budget: int | float) -> int | float:
+    """The count of the empty text; ``ValueError`` when even that is over the budget (CTX-5)."""
+    tokens = count_tokens(tokenizer, "")
+    if tokens > token_budget:
+        raise ValueError(f"even an empty context counts {tokens} tokens, over the budget of {token_budget}")
+    return tokens
 
 
 def render_default(entry: Entry) -> str:
