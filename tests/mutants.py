@@ -91,8 +91,8 @@ MUTANTS = [
     Mutant(
         "recall ties go to the older entry",
         "core.py",
-        "scored.sort(key=lambda pair: (pair[0], pair[1].order), reverse=True)",
-        "scored.sort(key=lambda pair: (pair[0], -pair[1].seq), reverse=True)",
+        "            e.updated_at,\n            e.seq,\n            e,\n        )\n        for e in _live(state, now)",
+        "            -e.updated_at,\n            -e.seq,\n            e,\n        )\n        for e in _live(state, now)",
     ),
     Mutant(
         "working memory never goes idle",

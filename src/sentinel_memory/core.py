@@ -51,6 +51,7 @@ not illegal: it falls back to its documented default (the number rule,
 from __future__ import annotations
 
 import heapq
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -59,10 +60,10 @@ import attrs
 from . import document as _document
 from .expiry import deadline, is_past
 from .jsondata import copy_json
-from .lexical import relevance, score, words
+from .lexical import FRESHNESS_BONUS, words
 from .options import is_number, number_option, require_callable
 from .prompt import fill, render_default
-from .retention import by_retention, freshness, keep_order
+from .retention import by_retention, keep_order
 from .tokens import Tokenizer
 from .values import (
     CacheItem,
@@ -74,6 +75,7 @@ from .values import (
     Hit,
     LoadResult,
     MemoryState,
+    Shape,
     Working,
     frozen_mapping,
 )
@@ -143,6 +145,15 @@ def make_config(
     )
 
 
+def _with_entries(state: MemoryState, entries: dict[str, Entry], shape: Shape) -> MemoryState:
+    """The one way a transition replaces the entry table: always with its shape.
+
+    ``entries`` is a dict the transition just made and nobody else holds, so
+    it is wrapped as it is rather than copied once more.
+    """
+    return attrs.evolve(state, entries=types.MappingProxyType(entries), shape=shape)
+
+
 def _live(state: MemoryState, now: int | float) -> list[Entry]:
     """EXP-3: the entries every read path sees at ``now``.
 
@@ -202,14 +213,13 @@ def remember(
         expires_at=deadline(now, ttl),
         seq=state.next_seq,
     )
-    entries = dict(state.entries)
-    # Re-insert rather than overwrite, so the table stays in seq order
-    # (retention ranking relies on it to skip a sort).
-    entries.pop(key, None)
+    entries = state.entries.copy()  # the proxy's dict, copied at C speed
+    # Re-insert rather than overwrite, so the table stays in seq order.
+    previous = entries.pop(key, None)
     entries[key] = entry
+    shape = state.shape.removed([previous] if previous is not None else []).added(entry)
     state = attrs.evolve(
-        state,
-        entries=frozen_mapping(entries),
+        _with_entries(state, entries, shape),
         next_seq=state.next_seq + 1,
         counters=attrs.evolve(state.counters, expired=state.counters.expired + len(replaced.expired)),
     )
@@ -234,20 +244,26 @@ def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compa
     that drops nothing.
     """
     _check_now(now)
-    expired = sorted(
-        (e for e in state.entries.values() if is_past(e.expires_at, now)), key=_newest_first
-    )
-    live = _live(state, now)
-    excess = len(live) - state.config.limit
-    window = state.config.recency_window
-    evicted = heapq.nsmallest(excess, live, key=lambda e: keep_order(e, now, window)) if excess > 0 else []
-    entries = dict(state.entries)
-    for entry in (*expired, *evicted):
+    entries = state.entries.copy()  # the proxy's dict, copied at C speed
+    shape = state.shape
+    expired: list[Entry] = []
+    floor = shape.expiry_floor
+    if floor is not None and now >= floor:
+        # Something may have expired: one pass finds it and the new floor.
+        floor = None
+        for entry in state.entries.values():
+            if is_past(entry.expires_at, now):
+                expired.append(entry)
+                del entries[entry.key]
+            elif entry.expires_at is not None:
+                floor = entry.expires_at if floor is None else min(floor, entry.expires_at)
+        shape = attrs.evolve(shape.removed(expired), expiry_floor=floor)
+    evicted = _lowest_retention(entries, shape, len(entries) - state.config.limit, now, state.config.recency_window)
+    for entry in evicted:
         del entries[entry.key]
     counters = state.counters
     state = attrs.evolve(
-        state,
-        entries=frozen_mapping(entries),
+        _with_entries(state, entries, shape.removed(evicted)),
         counters=Counters(
             compactions=counters.compactions + 1,
             expired=counters.expired + len(expired),
@@ -255,6 +271,30 @@ def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compa
         ),
     )
     return state, Compaction(tuple(e.copy() for e in expired), tuple(e.copy() for e in evicted))
+
+
+def _lowest_retention(
+    entries: Mapping[str, Entry], shape: Shape, count: int, now: int | float, window: int | float
+) -> list[Entry]:
+    """The ``count`` live entries to evict, lowest retention first, ties older first (CMP-1).
+
+    The common case, one entry over the limit in a table in age order, needs
+    no full scan: among entries of equal importance retention can only fall
+    with age, and ties evict the older, so each importance's oldest entry
+    (its first in the table) is its candidate, and the victim is the lowest
+    of those candidates.
+    """
+    if count <= 0:
+        return []
+    if count == 1 and shape.in_order:
+        candidates: dict[float, Entry] = {}
+        for entry in entries.values():
+            if entry.importance not in candidates:
+                candidates[entry.importance] = entry
+                if len(candidates) == len(shape.importances):
+                    break
+        return [min(candidates.values(), key=lambda e: keep_order(e, now, window))]
+    return heapq.nsmallest(count, entries.values(), key=lambda e: keep_order(e, now, window))
 
 
 def forget(state: MemoryState, key: str, *, now: int | float) -> tuple[MemoryState, bool]:
@@ -268,14 +308,14 @@ def forget(state: MemoryState, key: str, *, now: int | float) -> tuple[MemorySta
     key = _check_key(key)
     if _live_entry(state, key, now) is None:
         return state, False
-    entries = dict(state.entries)
-    del entries[key]
-    return attrs.evolve(state, entries=frozen_mapping(entries)), True
+    entries = state.entries.copy()  # the proxy's dict, copied at C speed
+    removed = entries.pop(key)
+    return _with_entries(state, entries, state.shape.removed([removed])), True
 
 
 def clear(state: MemoryState) -> MemoryState:
     """Remove every entry, expired ones too; cache and working memory stay (ENT-9)."""
-    return attrs.evolve(state, entries=frozen_mapping())
+    return _with_entries(state, {}, Shape())
 
 
 # ---------------------------------------------------------------------------
@@ -335,16 +375,37 @@ def _query_words(query: object, *, optional: bool = False) -> frozenset[str]:
     return words(query)
 
 
-def _matches(state: MemoryState, query_words: frozenset[str], now: int | float) -> list[tuple[float, Entry]]:
-    """Every live entry sharing a query word, with its score, best first, ties newer (REC-2, REC-3)."""
-    window = state.config.recency_window
-    scored = []
-    for entry in _live(state, now):
-        share = relevance(query_words, entry.words)
-        if share > 0:
-            scored.append((score(share, entry.importance, freshness(entry, now, window)), entry))
-    scored.sort(key=lambda pair: (pair[0], pair[1].order), reverse=True)
-    return scored
+def _matches(
+    state: MemoryState, query_words: frozenset[str], now: int | float, limit: int | None = None
+) -> list[tuple[float, Entry]]:
+    """Live entries sharing a query word with their scores, best first, ties newer (REC-2, REC-3).
+
+    All of them, or the best ``limit``. An entry's words are worked out once
+    per entry version, and only entries that share a word are scored, with
+    :func:`~sentinel_memory.lexical.score` of
+    :func:`~sentinel_memory.lexical.relevance` and
+    :func:`~sentinel_memory.retention.freshness` written out inline (the same
+    operations in the same order, so the same doubles): recall evaluates them
+    for every match on every call.
+    """
+    window, total = state.config.recency_window, len(query_words)
+    scored = [
+        (
+            (len(query_words & e.words) / total) * (0.5 + e.importance / 2)
+            + FRESHNESS_BONUS * (f if (f := 1 - (now - e.updated_at if now > e.updated_at else 0) / window) > 0 else 0.0),
+            e.updated_at,
+            e.seq,
+            e,
+        )
+        for e in _live(state, now)
+        if not query_words.isdisjoint(e.words)
+    ]
+    # seq is unique, so the tuples never compare entries themselves.
+    if limit is None:
+        scored.sort(reverse=True)
+    else:
+        scored = heapq.nlargest(limit, scored)
+    return [(item[0], item[3]) for item in scored]
 
 
 def recall(state: MemoryState, query: str, *, now: int | float, limit: object = None) -> tuple[Hit, ...]:
@@ -354,7 +415,7 @@ def recall(state: MemoryState, query: str, *, now: int | float, limit: object = 
     count = number_option("recall_limit", limit)
     if not query_words:
         return ()
-    return tuple(Hit(entry.copy(), value) for value, entry in _matches(state, query_words, now)[:count])
+    return tuple(Hit(entry.copy(), value) for value, entry in _matches(state, query_words, now, count))
 
 
 def _check_budget(token_budget: object) -> None:
@@ -393,7 +454,12 @@ def context(
     live = _live(state, now)
     first = [entry for _, entry in _matches(state, query_words, now)] if query_words else []
     matched = {entry.key for entry in first}
-    rest = by_retention([e for e in live if e.key not in matched] if matched else live, now, state.config.recency_window)
+    rest = by_retention(
+        [e for e in live if e.key not in matched] if matched else live,
+        now,
+        state.config.recency_window,
+        in_age_order=state.shape.in_order,
+    )
     text, chosen, tokens = fill(
         first + rest, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator
     )
@@ -449,7 +515,7 @@ def cache_delete(state: MemoryState, key: str, *, now: int | float) -> tuple[Mem
     if key not in state.cache:
         return state, False
     was_live = _live_item(state, key, now) is not None
-    cache = dict(state.cache)
+    cache = state.cache.copy()
     del cache[key]
     return attrs.evolve(state, cache=frozen_mapping(cache)), was_live
 
@@ -519,8 +585,7 @@ def from_document(
     _check_now(now)
     entries, working, result = _document.parse(document, first_seq=state.next_seq)
     state = attrs.evolve(
-        state,
-        entries=frozen_mapping({e.key: e for e in entries}),
+        _with_entries(state, {e.key: e for e in entries}, Shape.of(entries)),
         working=working,
         next_seq=state.next_seq + len(entries),
     )

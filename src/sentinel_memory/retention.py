@@ -39,7 +39,9 @@ def keep_order(entry: Entry, now: int | float, recency_window: int | float) -> t
     return (retention(entry, now, recency_window), entry.updated_at, entry.seq)
 
 
-def by_retention(entries: list[Entry], now: int | float, recency_window: int | float) -> list[Entry]:
+def by_retention(
+    entries: list[Entry], now: int | float, recency_window: int | float, *, in_age_order: bool = False
+) -> list[Entry]:
     """``entries`` sorted best first: highest retention, ties newer first (CTX-1).
 
     The same formula as :func:`retention`, with the same operations in the
@@ -50,11 +52,11 @@ def by_retention(entries: list[Entry], now: int | float, recency_window: int | f
     done by stability: put the entries newest first, then stable-sort on
     retention alone. ``entries`` usually arrive in ``seq`` order (the core
     keeps its table that way), and then newest first is just the reverse,
-    unless a clock went back; that case is checked and sorted properly.
+    unless a clock went back. ``in_age_order`` says the caller knows they are
+    in age order (:class:`~sentinel_memory.values.Shape`); otherwise they are
+    sorted first.
     """
-    stamps = [e.updated_at for e in entries]
-    seqs = [e.seq for e in entries]
-    if stamps != sorted(stamps) or seqs != sorted(seqs):
+    if not in_age_order:
         entries = sorted(entries, key=_age)
     newest_first = entries[::-1]
     scores = [

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -33,6 +33,7 @@ __all__ = [
     "Hit",
     "LoadResult",
     "MemoryState",
+    "Shape",
     "Working",
     "default_format",
     "frozen_mapping",
@@ -148,8 +149,73 @@ class Config:
 
 
 @attrs.frozen
+class Shape:
+    """Facts about a state's entries that every transition keeps current, so none has to scan for them.
+
+    They are summaries, not data: two states with equal entries are equal
+    whatever their shapes say, and every fact is allowed to be conservative.
+
+    * ``importances``: how many stored entries have each importance. Apps use
+      a handful of values, so this stays small.
+    * ``expiry_floor``: no stored entry expires before this moment (None:
+      none has an expiry). After a removal it may be too low, never too high.
+    * ``in_order``: the table's order (ascending ``seq``) is also age order,
+      ascending ``(updated_at, seq)``. It holds as long as the clock never
+      went back; False only means "sort to be sure".
+    * ``latest``: no stored entry was updated after this moment.
+    """
+
+    importances: Mapping[float, int] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
+    expiry_floor: int | float | None = None
+    in_order: bool = True
+    latest: int | float | None = None
+
+    @classmethod
+    def of(cls, entries: Iterable[Entry]) -> Shape:
+        """The shape of a table, worked out from scratch."""
+        entries = list(entries)
+        shape = cls()
+        for entry in entries:
+            shape = shape.added(entry)
+        ordered = all(a.order < b.order for a, b in zip(entries, entries[1:]))
+        return attrs.evolve(shape, in_order=ordered)
+
+    def added(self, entry: Entry) -> Shape:
+        """The shape after appending ``entry`` (the newest ``seq``) to the table."""
+        counts = dict(self.importances)
+        counts[entry.importance] = counts.get(entry.importance, 0) + 1
+        floor = self.expiry_floor
+        if entry.expires_at is not None:
+            floor = entry.expires_at if floor is None else min(floor, entry.expires_at)
+        return Shape(
+            importances=counts,
+            expiry_floor=floor,
+            in_order=self.in_order and (self.latest is None or entry.updated_at >= self.latest),
+            latest=entry.updated_at if self.latest is None else max(self.latest, entry.updated_at),
+        )
+
+    def removed(self, entries: Iterable[Entry]) -> Shape:
+        """The shape after removing ``entries``; the floor and latest stay safe bounds."""
+        counts = dict(self.importances)
+        for entry in entries:
+            counts[entry.importance] -= 1
+            if not counts[entry.importance]:
+                del counts[entry.importance]
+        return attrs.evolve(self, importances=counts)
+
+
+def _shape_of(state: MemoryState) -> Shape:
+    return Shape.of(state.entries.values())
+
+
+@attrs.frozen
 class MemoryState:
-    """Everything a memory holds at one moment. Build the first one with ``MemoryState()``."""
+    """Everything a memory holds at one moment. Build the first one with ``MemoryState()``.
+
+    ``entries`` is kept in ``seq`` order. ``shape`` summarises it (see
+    :class:`Shape`); it is worked out when a state is built by hand and kept
+    current by the core's transitions.
+    """
 
     config: Config = attrs.field(factory=Config)
     entries: Mapping[str, Entry] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
@@ -157,6 +223,7 @@ class MemoryState:
     working: Working = attrs.field(factory=Working)
     counters: Counters = attrs.field(factory=Counters)
     next_seq: int = 0
+    shape: Shape = attrs.field(default=attrs.Factory(_shape_of, takes_self=True), eq=False, repr=False)
 
 
 @attrs.frozen
