@@ -107,10 +107,16 @@ MUTANTS = [
         "return units // 4",
     ),
     Mutant(
-        "the fast fill forgets the separators",
+        "the fast fill renders newest first",
         "prompt.py",
-        "trial = total + line_measure(entry) + (gap if chosen else 0)",
-        "trial = total + line_measure(entry)",
+        "chosen.sort(key=_order)",
+        "chosen.sort(key=_order, reverse=True)",
+    ),
+    Mutant(
+        "the quick eviction takes each importance's newest entry",
+        "core.py",
+        "            if entry.importance not in candidates:",
+        "            if True:",
     ),
 ]
 

@@ -150,9 +150,13 @@ class RankingComparison(RuleBasedStateMachine):
     def some_keys(self):
         return multiple(*KEY_POOL)
 
-    @rule(kind=st.sampled_from(["zero", "one", "half", "next-expiry", "window-end", "minute", "hour", "day", "week"]))
+    @rule(kind=st.sampled_from(["zero", "one", "half", "next-expiry", "window-end", "minute", "hour", "day", "week", "back"]))
     def advance(self, kind):
-        """TIME-2, EXP-2, RET-1, L1-2: time moves by 0, 0.5 or 1 ms, to an exact deadline, to a window's end, or far."""
+        """TIME-2, EXP-2, RET-1, L1-2: time moves by 0, 0.5 or 1 ms, to a deadline, to a window's end, far, or back.
+
+        A clock that goes back a minute makes entries newer than "now" (their
+        age counts as 0) and leaves the table out of age order.
+        """
         if kind == "next-expiry":
             deadlines = sorted(
                 d
@@ -165,7 +169,7 @@ class RankingComparison(RuleBasedStateMachine):
             live = self.model.live(self.now)
             step = max(0, live[0].updated_at + self.model.recency_window - self.now) if live else 0
         else:
-            step = {"zero": 0, "one": 1, "half": 0.5, "minute": 60_000, "hour": 3_600_000, "day": DAY, "week": 7 * DAY}[kind]
+            step = {"zero": 0, "one": 1, "half": 0.5, "minute": 60_000, "hour": 3_600_000, "day": DAY, "week": 7 * DAY, "back": -60_000}[kind]
         self.clock.now = self.now + step
 
     # -- entries -----------------------------------------------------------------
