@@ -109,8 +109,8 @@ MUTANTS = [
     Mutant(
         "the fast fill renders newest first",
         "prompt.py",
-        "chosen.sort(key=_order)",
-        "chosen.sort(key=_order, reverse=True)",
+        "chosen.sort(key=by_age)",
+        "chosen.sort(key=by_age, reverse=True)",
     ),
     Mutant(
         "the quick eviction takes each importance's newest entry",

@@ -10,7 +10,7 @@ from .core import make_config
 from .memory import CacheMemory, Memory, WorkingMemory, create_memory
 from .options import DEFAULTS, NUMBER_RULES
 from .stores import JsonFileStore, MemoryStore, Store
-from .tokens import estimate_tokens
+from .tokens import additive, estimate_tokens
 from .values import (
     Compaction,
     Config,
@@ -40,6 +40,7 @@ __all__ = [
     "MemoryStore",
     "Store",
     "WorkingMemory",
+    "additive",
     "create_memory",
     "default_format",
     "estimate_tokens",

@@ -77,6 +77,7 @@ from .values import (
     MemoryState,
     Shape,
     Working,
+    by_age,
     frozen_mapping,
 )
 
@@ -168,10 +169,6 @@ def _live_entry(state: MemoryState, key: str, now: int | float) -> Entry | None:
     return None if entry is None or is_past(entry.expires_at, now) else entry
 
 
-def _newest_first(entry: Entry) -> tuple:
-    return entry.order
-
-
 # ---------------------------------------------------------------------------
 # Long-term entries: transitions.
 
@@ -257,6 +254,7 @@ def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compa
                 del entries[entry.key]
             elif entry.expires_at is not None:
                 floor = entry.expires_at if floor is None else min(floor, entry.expires_at)
+        expired.sort(key=by_age)  # CMP-2: oldest first, also if the clock went back
         shape = attrs.evolve(shape.removed(expired), expiry_floor=floor)
     evicted = _lowest_retention(entries, shape, len(entries) - state.config.limit, now, state.config.recency_window)
     for entry in evicted:
@@ -345,7 +343,7 @@ def get_recent(state: MemoryState, n: object = None, *, now: int | float) -> tup
     """The ``n`` newest live entries, newest first, as copies (ENT-10)."""
     _check_now(now)
     count = number_option("recent_n", n)
-    return tuple(e.copy() for e in heapq.nlargest(count, _live(state, now), key=_newest_first))
+    return tuple(e.copy() for e in heapq.nlargest(count, _live(state, now), key=by_age))
 
 
 def stats(state: MemoryState, *, now: int | float) -> dict[str, int]:

@@ -24,7 +24,7 @@ from typing import Any
 
 from .jsondata import copy_json
 from .options import is_number
-from .values import Entry, LoadResult, MemoryState, Working
+from .values import Entry, LoadResult, MemoryState, Working, by_age
 
 __all__ = ["VERSION", "dump", "parse"]
 
@@ -34,7 +34,7 @@ VERSION = 1
 
 def dump(state: MemoryState) -> dict[str, Any]:
     """The document for ``state``: entries oldest first, working memory, as fresh copies (PER-1, PER-12)."""
-    entries = sorted(state.entries.values(), key=lambda e: e.order)
+    entries = sorted(state.entries.values(), key=by_age)
     return {
         "version": VERSION,
         "entries": [

@@ -34,7 +34,7 @@ import bisect
 from collections.abc import Callable, Sequence
 
 from .tokens import Tokenizer, count_tokens, utf16_len
-from .values import Entry
+from .values import Entry, by_age
 
 __all__ = ["fill", "fill_naive"]
 
@@ -56,7 +56,7 @@ def fill_naive(
     """
     text = ""
     tokens = _empty_count(tokenizer, token_budget)
-    orders: list[tuple] = []  # render-order sort keys of the selection
+    orders: list[tuple] = []  # by_age keys of the selection, for bisect
     chosen: list[Entry] = []
     lines: list[str] = []
     for entry in ranked:
@@ -108,7 +108,7 @@ def fill(
             total = trial
     if not chosen:
         return "", (), empty
-    chosen.sort(key=_order)
+    chosen.sort(key=by_age)
     text = separator.join(render(entry) for entry in chosen)
     tokens = count_tokens(tokenizer, text)
     if tokens != to_tokens(total):
@@ -131,7 +131,3 @@ def render_default(entry: Entry) -> str:
 
 def _line_units(entry: Entry) -> int:
     return entry.line_units
-
-
-def _order(entry: Entry) -> tuple:
-    return entry.order

@@ -11,7 +11,7 @@ doubles, so a port that follows them gets bit-identical scores.
 
 from __future__ import annotations
 
-from .values import Entry
+from .values import Entry, by_age
 
 __all__ = ["FRESHNESS_WEIGHT", "by_retention", "freshness", "keep_order", "retention"]
 
@@ -57,7 +57,7 @@ def by_retention(
     sorted first.
     """
     if not in_age_order:
-        entries = sorted(entries, key=_age)
+        entries = sorted(entries, key=by_age)
     newest_first = entries[::-1]
     scores = [
         e.importance
@@ -66,7 +66,3 @@ def by_retention(
     ]
     order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
     return [newest_first[i] for i in order]
-
-
-def _age(entry: Entry) -> tuple:
-    return (entry.updated_at, entry.seq)

@@ -13,6 +13,7 @@ every way out (ENT-3): what a caller receives is never what the state holds.
 from __future__ import annotations
 
 import functools
+import operator
 import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -35,6 +36,7 @@ __all__ = [
     "MemoryState",
     "Shape",
     "Working",
+    "by_age",
     "default_format",
     "frozen_mapping",
 ]
@@ -102,6 +104,10 @@ class Entry:
         if not isinstance(self.data, (dict, list)):
             return self
         return attrs.evolve(self, data=copy_json(self.data))
+
+
+#: Sort key for age order, oldest first: ascending ``(updated_at, seq)`` (ENT-6).
+by_age = operator.attrgetter("order")
 
 
 def default_format(entry: Entry) -> str:
