@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from sentinel_memory import MemoryState, core
+from sentinel_memory import MemoryState
 from sentinel_memory.values import Config, Entry
 
 NOW = 1_792_310_400_000
@@ -51,5 +51,3 @@ def texts_of(state: MemoryState) -> list[str]:
     """The rendered lines of a state, oldest first: what a newest-first trimmer sees."""
     return [e.line for e in sorted(state.entries.values(), key=lambda e: e.order)]
 
-
-core  # re-exported for the benchmarks

@@ -166,7 +166,7 @@ def main() -> int:
     # Two at a time: each run is one single-threaded pytest process.
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(run, MUTANTS))
-    for mutant, (caught, by) in zip(MUTANTS, results):
+    for mutant, (caught, by) in zip(MUTANTS, results, strict=True):
         survivors += not caught
         print(f"| {mutant.name} | {'yes' if caught else 'NO'} | {by if caught else '-'} |", flush=True)
     print(f"\n{len(MUTANTS) - survivors} of {len(MUTANTS)} mutants caught")

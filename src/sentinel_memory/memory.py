@@ -28,6 +28,10 @@ from .values import Compaction, Context, Entry, Hit, LoadResult, MemoryState
 __all__ = ["CacheMemory", "Memory", "WorkingMemory", "create_memory", "wall_clock"]
 
 
+#: The Compaction of a change that dropped nothing.
+NOTHING_DROPPED = Compaction()
+
+
 def wall_clock() -> int:
     """Milliseconds since the epoch, as integers (TIME-1)."""
     return time.time_ns() // 1_000_000
@@ -74,8 +78,8 @@ class Memory:
             raise TypeError(f"clock must return a finite number of milliseconds, got {now!r}")
         return now
 
-    def _commit(self, state: MemoryState, dropped: Compaction = Compaction(), *, persist: bool = True) -> None:
-        """Side effects, then the new state (WRP-1, PER-11)."""
+    def _commit(self, state: MemoryState, dropped: Compaction = NOTHING_DROPPED, *, persist: bool = True) -> None:
+        """Side effects, then the new state (WRP-1, PER-11); ``persist=False`` for what is never saved (L0-2)."""
         if dropped and self._on_evict is not None:
             self._on_evict(dropped)
         if persist and self._autosave:
@@ -175,7 +179,7 @@ class CacheMemory:
 
     def put(self, key: str, value: Any, *, ttl: object = None) -> None:
         m = self._memory
-        m._state = core.cache_put(m._state, key, value, now=m._now(), ttl=ttl)
+        m._commit(core.cache_put(m._state, key, value, now=m._now(), ttl=ttl), persist=False)
 
     def get(self, key: str, default: Any = None) -> Any:
         m = self._memory
@@ -183,12 +187,13 @@ class CacheMemory:
 
     def delete(self, key: str) -> bool:
         m = self._memory
-        m._state, removed = core.cache_delete(m._state, key, now=m._now())
+        state, removed = core.cache_delete(m._state, key, now=m._now())
+        m._commit(state, persist=False)
         return removed
 
     def clear(self) -> None:
         m = self._memory
-        m._state = core.cache_clear(m._state)
+        m._commit(core.cache_clear(m._state), persist=False)
 
 
 class WorkingMemory:

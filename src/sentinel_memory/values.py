@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import operator
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -183,7 +183,7 @@ class Shape:
         shape = cls()
         for entry in entries:
             shape = shape.added(entry)
-        ordered = all(a.order < b.order for a, b in zip(entries, entries[1:]))
+        ordered = all(a.order < b.order for a, b in zip(entries, entries[1:], strict=False))
         return attrs.evolve(shape, in_order=ordered)
 
     def added(self, entry: Entry) -> Shape:
@@ -276,5 +276,3 @@ class LoadResult:
     loaded: int
     dropped: int
 
-
-Format = Callable[[Entry], str]

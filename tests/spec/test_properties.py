@@ -368,3 +368,30 @@ def test_ctx_8_false_additive_declarations_still_fit(data, budget, tokenizer, se
     assert ctx.tokens == tokenizer(ctx.text) <= budget
     assert len(ctx.entries) + ctx.omitted == core.size(state, now=0)
     assert ctx.text == separator.join(sm.default_format(e) for e in ctx.entries)
+
+
+@given(
+    items=st.lists(st.tuples(st.sampled_from("abcdef"), json_data, st.floats(0, 1), st.integers(0, 3 * 86_400_000)), max_size=10),
+    query=st.lists(st.sampled_from(["refund", "status", "cart", "peanut", "a", "b"]), min_size=1, max_size=3).map(" ".join),
+    now=st.integers(0, 4 * 86_400_000),
+)
+def test_rec_2_inline_scores_equal_the_reference_formulas(items, query, now):
+    """REC-2, RET-1, RET-2, CTX-1: the inlined ranking arithmetic gives exactly the reference functions' doubles."""
+    from sentinel_memory.lexical import relevance, score
+    from sentinel_memory.retention import by_retention, freshness, retention
+
+    state = sm.MemoryState()
+    for key, value, importance, at in items:
+        state, _ = core.remember(state, key, value, now=at, importance=importance)
+    window = state.config.recency_window
+    entries = list(state.entries.values())
+    query_words = words(query)
+    expected = sorted(
+        ((score(relevance(query_words, e.words), e.importance, freshness(e, now, window)), e.order) for e in entries
+         if query_words & e.words),
+        reverse=True,
+    )
+    assert [h.score for h in core.recall(state, query, now=now, limit=100)] == [s for s, _ in expected]
+    by_reference = sorted(entries, key=lambda e: (retention(e, now, window), e.order), reverse=True)
+    assert by_retention(entries, now, window) == by_reference
+    assert by_retention(entries, now, window, in_age_order=state.shape.in_order) == by_reference
