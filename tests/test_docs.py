@@ -33,3 +33,19 @@ def test_site_builds_strictly(tmp_path):
     assert "<td><code>recency_window</code></td>" in numbers  # rendered from NUMBER_RULES
     assert (tmp_path / "site" / "notebooks" / "restaurant" / "index.html").exists()
     assert "remember" in (tmp_path / "site" / "reference" / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_json_block_is_a_valid_document(page):
+    """PER-1: each JSON block in the docs parses, and a shown memory document loads without dropping anything."""
+    import json
+
+    from mktestdocs import grab_code_blocks
+
+    import sentinel_memory as sm
+
+    for block in grab_code_blocks(page.read_text(encoding="utf-8"), lang="json"):
+        document = json.loads(block)
+        if "version" in document:
+            _, result, _ = sm.core.from_document(sm.MemoryState(), document, now=0)
+            assert result.dropped == 0 and result.loaded == len(document["entries"])
