@@ -450,16 +450,18 @@ def context(
     render = _renderer(format) if format is not None else render_default
 
     live = _live(state, now)
-    first = [entry for _, entry in _matches(state, query_words, now)] if query_words else []
-    matched = {entry.key for entry in first}
-    rest = by_retention(
-        [e for e in live if e.key not in matched] if matched else live,
-        now,
-        state.config.recency_window,
-        in_age_order=state.shape.in_order,
-    )
+    if not state.shape.in_order:
+        live.sort(key=by_age)
+    window = state.config.recency_window
+
+    def rank() -> list[Entry]:
+        first = [entry for _, entry in _matches(state, query_words, now)] if query_words else []
+        matched = {entry.key for entry in first}
+        rest = [e for e in live if e.key not in matched] if matched else live
+        return first + by_retention(rest, now, window, in_age_order=True)
+
     text, chosen, tokens = fill(
-        first + rest, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator
+        live, rank, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator
     )
     return Context(text=text, entries=tuple(e.copy() for e in chosen), tokens=tokens, omitted=len(live) - len(chosen))
 

@@ -24,20 +24,22 @@ tokenizer says how a joined text's count follows from its parts (CTX-8): the
 built-in estimator is ``ceil(total UTF-16 length / 4)``, and a tokenizer
 wrapped in :func:`~sentinel_memory.tokens.additive` is the sum of its parts.
 Then the fill keeps a running total and renders and counts the text once, at
-the end. If that final count disagrees with the running total, the declaration
-was wrong for this text and the naive fill runs instead.
+the end; it skips the ranking when everything fits, and stops walking once
+not even the smallest line would fit. If the final count disagrees with the
+running total, the declaration was wrong for this text and the naive fill
+runs instead.
 """
 
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Callable, Sequence
 
 from .tokens import Tokenizer, count_tokens, utf16_len
 from .values import Entry, by_age
 
 __all__ = ["fill", "fill_naive"]
-
 
 
 def fill_naive(
@@ -76,7 +78,8 @@ def fill_naive(
 
 
 def fill(
-    ranked: Sequence[Entry],
+    live: Sequence[Entry],
+    rank: Callable[[], Sequence[Entry]],
     *,
     token_budget: int | float,
     tokenizer: Tokenizer,
@@ -85,12 +88,17 @@ def fill(
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """The greedy fill, in linear time where the tokenizer allows it (CTX-8).
 
-    Same arguments and result as :func:`fill_naive`.
+    ``live`` are the candidates in age order and ``rank()`` ranks them; the
+    result is that of ``fill_naive(rank(), ...)``. With a measured tokenizer
+    (whose ``tokens_from_measure`` never decreases as the total grows) two
+    shortcuts keep the work small without changing the result: when every
+    candidate fits together the ranking is not needed at all, and the walk
+    stops once not even the smallest line would still fit.
     """
     measure = getattr(tokenizer, "measure", None)
     to_tokens = getattr(tokenizer, "tokens_from_measure", None)
     if measure is None or to_tokens is None:
-        return fill_naive(ranked, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
+        return fill_naive(rank(), token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
     empty = _empty_count(tokenizer, token_budget)
     if render is render_default and measure is utf16_len:
         line_measure: Callable[[Entry], int | float] = _line_units  # cached on the entry
@@ -99,20 +107,28 @@ def fill(
             return measure(render(entry))
 
     gap = measure(separator)
-    total: int | float = 0
-    chosen: list[Entry] = []
-    for entry in ranked:
-        trial = total + line_measure(entry) + (gap if chosen else 0)
-        if to_tokens(trial) <= token_budget:
-            chosen.append(entry)
-            total = trial
+    sizes = list(map(line_measure, live))
+    everything = sum(sizes) + gap * max(0, len(sizes) - 1)
+    if sizes and to_tokens(everything) <= token_budget:
+        chosen, total = list(live), everything
+    else:
+        smallest = min(sizes, default=0)
+        total = 0
+        chosen = []
+        for entry in rank():
+            if to_tokens(total + (gap if chosen else 0) + smallest) > token_budget:
+                break  # not even the smallest remaining line would fit
+            trial = total + line_measure(entry) + (gap if chosen else 0)
+            if to_tokens(trial) <= token_budget:
+                chosen.append(entry)
+                total = trial
+        chosen.sort(key=by_age)
     if not chosen:
         return "", (), empty
-    chosen.sort(key=by_age)
     text = separator.join(render(entry) for entry in chosen)
     tokens = count_tokens(tokenizer, text)
     if tokens != to_tokens(total):
-        return fill_naive(ranked, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
+        return fill_naive(rank(), token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
     return text, tuple(chosen), tokens
 
 
@@ -129,5 +145,5 @@ def render_default(entry: Entry) -> str:
     return entry.line
 
 
-def _line_units(entry: Entry) -> int:
-    return entry.line_units
+#: The measure of a default line under the estimator: cached on the entry.
+_line_units = operator.attrgetter("line_units")
