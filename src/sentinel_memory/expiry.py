@@ -1,8 +1,10 @@
 """When things stop being visible (EXP-1, EXP-2, L0-1).
 
 One comparison serves entries and L0 cache items: both are gone from the
-exact millisecond their deadline is reached, never "probably gone". The cart note with a 15-minute ttl is there
-at minute 14 and gone at minute 15 sharp.
+exact millisecond their deadline is reached, never "probably gone". The cart
+note with a 15-minute ttl is there at minute 14 and gone at minute 15 sharp.
+(The L1 working memory states its idle rule as ``now - updated_at >=
+working_ttl`` instead; see ``core._working_idle``.)
 """
 
 from __future__ import annotations

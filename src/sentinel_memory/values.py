@@ -12,6 +12,7 @@ every way out (ENT-3): what a caller receives is never what the state holds.
 
 from __future__ import annotations
 
+import collections
 import functools
 import operator
 import types
@@ -178,13 +179,14 @@ class Shape:
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Shape:
-        """The shape of a table, worked out from scratch."""
+        """The shape of a table, worked out from scratch in one pass per fact."""
         entries = list(entries)
-        shape = cls()
-        for entry in entries:
-            shape = shape.added(entry)
-        ordered = all(a.order < b.order for a, b in zip(entries, entries[1:], strict=False))
-        return attrs.evolve(shape, in_order=ordered)
+        return cls(
+            importances=collections.Counter(e.importance for e in entries),
+            expiry_floor=min((e.expires_at for e in entries if e.expires_at is not None), default=None),
+            in_order=all(a.order < b.order for a, b in zip(entries, entries[1:], strict=False)),
+            latest=max((e.updated_at for e in entries), default=None),
+        )
 
     def added(self, entry: Entry) -> Shape:
         """The shape after appending ``entry`` (the newest ``seq``) to the table."""
