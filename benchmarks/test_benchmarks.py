@@ -61,7 +61,7 @@ def test_context_naive(benchmark, case, monkeypatch):
     n, budget = case
     state = state_of(n)
     benchmark.extra_info.update(n=n, budget=budget, kind="naive")
-    monkeypatch.setattr(core, "fill", lambda live, rank, **options: prompt.fill_naive(rank(), **options))
+    monkeypatch.setattr(core, "fill", prompt.fill_ranked_naive)
     ctx = benchmark.pedantic(core.context, args=(state,), kwargs={"now": NOW, "token_budget": budget}, rounds=3 if n >= 10_000 else 10)
     monkeypatch.undo()
     assert ctx == core.context(state, now=NOW, token_budget=budget)

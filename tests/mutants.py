@@ -90,9 +90,9 @@ MUTANTS = [
     ),
     Mutant(
         "recall ties go to the older entry",
-        "core.py",
-        "            e.updated_at,\n            e.seq,\n            e,\n        )\n        for e in _live(state, now)",
-        "            -e.updated_at,\n            -e.seq,\n            e,\n        )\n        for e in _live(state, now)",
+        "lexical.py",
+        "item = (weight + bonus, entry.updated_at, entry.seq, entry)",
+        "item = (weight + bonus, -entry.updated_at, -entry.seq, entry)",
     ),
     Mutant(
         "working memory never goes idle",
@@ -109,8 +109,26 @@ MUTANTS = [
     Mutant(
         "the fast fill renders newest first",
         "prompt.py",
-        "chosen.sort(key=by_age)",
-        "chosen.sort(key=by_age, reverse=True)",
+        "chosen = [live[i] for i in sorted(map(order.__getitem__, picked))]",
+        "chosen = [live[i] for i in sorted(map(order.__getitem__, picked), reverse=True)]",
+    ),
+    Mutant(
+        "the fast fill stops at the first line that does not fit",
+        "prompt.py",
+        "if start < len(costs) and room >= min(costs[start:]):",
+        "if False:",
+    ),
+    Mutant(
+        "the ranking lets freshness go below 0",
+        "retention.py",
+        "stale_end = bisect.bisect_left(entries, True, key=not_stale)",
+        "stale_end = 0",
+    ),
+    Mutant(
+        "recall stops early without the freshness bound",
+        "lexical.py",
+        "if full and top_weight + bonus <= held[0][0]:",
+        "if full and top_weight <= held[0][0]:",
     ),
     Mutant(
         "the quick eviction takes each importance's newest entry",

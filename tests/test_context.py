@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from unittest import mock
 
 import pytest
 
@@ -244,7 +245,7 @@ def test_ctx_8_fast_fill_equals_naive_fill():
         for tokenizer in FAST_TOKENIZERS:
             args = dict(now=now, token_budget=budget, query=query, tokenizer=tokenizer, format=fmt, separator=separator)
             fast = core.context(state, **args)
-            with patched_fill(prompt.fill_naive):
+            with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
                 naive = core.context(state, **args)
             assert fast == naive
 
@@ -264,20 +265,3 @@ def test_ctx_8_additive_rejects_non_callables():
     """CTX-8, OPT-1: additive() of something that is not callable raises TypeError."""
     with pytest.raises(TypeError):
         additive("o200k")
-
-
-class patched_fill:
-    """Run core.context with the naive fill, for comparing the two."""
-
-    def __init__(self, naive):
-        def replacement(live, rank, **options):
-            return naive(rank(), **options)
-
-        self.replacement = replacement
-
-    def __enter__(self):
-        self.original = core.fill
-        core.fill = self.replacement
-
-    def __exit__(self, *exc):
-        core.fill = self.original

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import heapq
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -60,10 +60,10 @@ import attrs
 from . import document as _document
 from .expiry import deadline, is_past
 from .jsondata import copy_json
-from .lexical import FRESHNESS_BONUS, words
+from .lexical import best_matches, words
 from .options import is_number, number_option, require_callable
 from .prompt import fill, render_default
-from .retention import by_retention, keep_order
+from .retention import keep_order, ranking
 from .tokens import Tokenizer
 from .values import (
     CacheItem,
@@ -156,12 +156,32 @@ def _with_entries(state: MemoryState, entries: dict[str, Entry], shape: Shape) -
 
 
 def _live(state: MemoryState, now: int | float) -> list[Entry]:
-    """EXP-3: the entries every read path sees at ``now``.
+    """EXP-3: the entries every read path sees at ``now``, in table order.
 
-    This is :func:`~sentinel_memory.expiry.is_past` inlined (EXP-2): it runs
-    for every entry on every read.
+    Before the shape's expiry floor nothing can have expired, and the table
+    is copied at C speed. Otherwise this is
+    :func:`~sentinel_memory.expiry.is_past` inlined (EXP-2), since it runs
+    for every entry.
     """
+    floor = state.shape.expiry_floor
+    if floor is None or now < floor:
+        return list(state.entries.values())
     return [e for e in state.entries.values() if e.expires_at is None or now < e.expires_at]
+
+
+def _live_by_age(state: MemoryState, now: int | float) -> list[Entry]:
+    """:func:`_live` in age order, oldest first: the table's own order unless a clock went back."""
+    live = _live(state, now)
+    if not state.shape.in_order:
+        live.sort(key=by_age)
+    return live
+
+
+def _copies(state: MemoryState, entries: Iterable[Entry]) -> tuple[Entry, ...]:
+    """ENT-3: entries on their way out. Only dict and list data need copying, and often there is none."""
+    if not state.shape.containers:
+        return tuple(entries)
+    return tuple(e.copy() for e in entries)
 
 
 def _live_entry(state: MemoryState, key: str, now: int | float) -> Entry | None:
@@ -343,7 +363,7 @@ def get_recent(state: MemoryState, n: object = None, *, now: int | float) -> tup
     """The ``n`` newest live entries, newest first, as copies (ENT-10)."""
     _check_now(now)
     count = number_option("recent_n", n)
-    return tuple(e.copy() for e in heapq.nlargest(count, _live(state, now), key=by_age))
+    return _copies(state, heapq.nlargest(count, _live(state, now), key=by_age))
 
 
 def stats(state: MemoryState, *, now: int | float) -> dict[str, int]:
@@ -374,36 +394,11 @@ def _query_words(query: object, *, optional: bool = False) -> frozenset[str]:
 
 
 def _matches(
-    state: MemoryState, query_words: frozenset[str], now: int | float, limit: int | None = None
+    state: MemoryState, live: list[Entry], query_words: frozenset[str], now: int | float, limit: int
 ) -> list[tuple[float, Entry]]:
-    """Live entries sharing a query word with their scores, best first, ties newer (REC-2, REC-3).
-
-    All of them, or the best ``limit``. An entry's words are worked out once
-    per entry version, and only entries that share a word are scored, with
-    :func:`~sentinel_memory.lexical.score` of
-    :func:`~sentinel_memory.lexical.relevance` and
-    :func:`~sentinel_memory.retention.freshness` written out inline (the same
-    operations in the same order, so the same doubles): recall evaluates them
-    for every match on every call.
-    """
-    window, total = state.config.recency_window, len(query_words)
-    scored = [
-        (
-            (len(query_words & e.words) / total) * (0.5 + e.importance / 2)
-            + FRESHNESS_BONUS * (f if (f := 1 - (now - e.updated_at if now > e.updated_at else 0) / window) > 0 else 0.0),
-            e.updated_at,
-            e.seq,
-            e,
-        )
-        for e in _live(state, now)
-        if not query_words.isdisjoint(e.words)
-    ]
-    # seq is unique, so the tuples never compare entries themselves.
-    if limit is None:
-        scored.sort(reverse=True)
-    else:
-        scored = heapq.nlargest(limit, scored)
-    return [(item[0], item[3]) for item in scored]
+    """The best ``limit`` of ``live`` (in age order) sharing a query word, best first (REC-2, REC-3)."""
+    top = max(state.shape.importances, default=0.0)  # counts every stored entry, so >= every live one
+    return best_matches(reversed(live), query_words, now, state.config.recency_window, limit, top)
 
 
 def recall(state: MemoryState, query: str, *, now: int | float, limit: object = None) -> tuple[Hit, ...]:
@@ -413,7 +408,9 @@ def recall(state: MemoryState, query: str, *, now: int | float, limit: object = 
     count = number_option("recall_limit", limit)
     if not query_words:
         return ()
-    return tuple(Hit(entry.copy(), value) for value, entry in _matches(state, query_words, now, count))
+    found = _matches(state, _live_by_age(state, now), query_words, now, count)
+    copies = _copies(state, [entry for _, entry in found])
+    return tuple(Hit(entry, value) for entry, (value, _) in zip(copies, found, strict=True))
 
 
 def _check_budget(token_budget: object) -> None:
@@ -449,21 +446,30 @@ def context(
     tokenizer = tokenizer or state.config.tokenizer
     render = _renderer(format) if format is not None else render_default
 
-    live = _live(state, now)
-    if not state.shape.in_order:
-        live.sort(key=by_age)
+    live = _live_by_age(state, now)
     window = state.config.recency_window
 
-    def rank() -> list[Entry]:
-        first = [entry for _, entry in _matches(state, query_words, now)] if query_words else []
-        matched = {entry.key for entry in first}
-        rest = [e for e in live if e.key not in matched] if matched else live
-        return first + by_retention(rest, now, window, in_age_order=True)
+    def rank(at_least: int | None) -> list[int]:
+        """Positions in ``live``: query matches first, then the rest by retention (CTX-1).
+
+        With ``at_least``, possibly only the first ``at_least`` or more.
+        """
+        if not query_words:
+            return ranking(live, now, window, at_least=at_least)
+        matched = [entry.key for _, entry in _matches(state, live, query_words, now, len(live))]
+        position = {entry.key: i for i, entry in enumerate(live)}
+        first = [position[key] for key in matched]
+        if at_least is not None and len(first) >= at_least:
+            return first
+        taken = set(matched)
+        rest = [i for i, entry in enumerate(live) if entry.key not in taken]
+        more = None if at_least is None else at_least - len(first)
+        return first + [rest[i] for i in ranking([live[i] for i in rest], now, window, at_least=more)]
 
     text, chosen, tokens = fill(
         live, rank, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator
     )
-    return Context(text=text, entries=tuple(e.copy() for e in chosen), tokens=tokens, omitted=len(live) - len(chosen))
+    return Context(text=text, entries=_copies(state, chosen), tokens=tokens, omitted=len(live) - len(chosen))
 
 
 def _renderer(format: Callable[[Entry], str]) -> Callable[[Entry], str]:

@@ -23,23 +23,25 @@ selection. :func:`fill` gets the identical result in linear time when the
 tokenizer says how a joined text's count follows from its parts (CTX-8): the
 built-in estimator is ``ceil(total UTF-16 length / 4)``, and a tokenizer
 wrapped in :func:`~sentinel_memory.tokens.additive` is the sum of its parts.
-Then the fill keeps a running total and renders and counts the text once, at
-the end; it skips the ranking when everything fits, and stops walking once
-not even the smallest line would fit. If the final count disagrees with the
-running total, the declaration was wrong for this text and the naive fill
-runs instead.
+Then the fill keeps a running total in whole numbers and renders and counts
+the text once, at the end; it skips the ranking when everything fits, and
+walks the ranking with C-speed building blocks rather than a Python loop. If
+the final count disagrees with the running total, the declaration was wrong
+for this text and the naive fill runs instead.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import operator
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from .tokens import Tokenizer, count_tokens, utf16_len
 from .values import Entry, by_age
 
-__all__ = ["fill", "fill_naive"]
+__all__ = ["fill", "fill_naive", "fill_ranked_naive"]
 
 
 def fill_naive(
@@ -77,9 +79,16 @@ def fill_naive(
     return text, tuple(chosen), tokens
 
 
+def fill_ranked_naive(
+    live: Sequence[Entry], rank: Callable[[int | None], Sequence[int]], **options: Any
+) -> tuple[str, tuple[Entry, ...], int | float]:
+    """:func:`fill_naive` with :func:`fill`'s arguments: the reference the fast fill must equal."""
+    return fill_naive([live[i] for i in rank(None)], **options)
+
+
 def fill(
     live: Sequence[Entry],
-    rank: Callable[[], Sequence[Entry]],
+    rank: Callable[[int | None], Sequence[int]],
     *,
     token_budget: int | float,
     tokenizer: Tokenizer,
@@ -88,48 +97,88 @@ def fill(
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """The greedy fill, in linear time where the tokenizer allows it (CTX-8).
 
-    ``live`` are the candidates in age order and ``rank()`` ranks them; the
-    result is that of ``fill_naive(rank(), ...)``. With a measured tokenizer
-    (whose ``tokens_from_measure`` never decreases as the total grows) two
-    shortcuts keep the work small without changing the result: when every
-    candidate fits together the ranking is not needed at all, and the walk
-    stops once not even the smallest line would still fit.
+    ``live`` are the candidates in age order and ``rank(None)`` ranks them,
+    as positions in ``live``; ``rank(n)`` may return just the first ``n`` or
+    more of that ranking. The result is that of ``fill_naive`` over the
+    ranked entries. With a measured tokenizer whose line measures are whole
+    numbers, all arithmetic is exact integer arithmetic: when every candidate
+    fits together the ranking is not needed at all, and otherwise
+    :func:`_greedy` picks in the ranking's order.
     """
+
+    def naive() -> tuple[str, tuple[Entry, ...], int | float]:
+        return fill_ranked_naive(live, rank, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
+
     measure = getattr(tokenizer, "measure", None)
     to_tokens = getattr(tokenizer, "tokens_from_measure", None)
-    if measure is None or to_tokens is None:
-        return fill_naive(rank(), token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
+    limit_of = getattr(tokenizer, "measure_limit", None)
+    if measure is None or to_tokens is None or limit_of is None:
+        return naive()
     empty = _empty_count(tokenizer, token_budget)
-    if render is render_default and measure is utf16_len:
-        line_measure: Callable[[Entry], int | float] = _line_units  # cached on the entry
-    else:
-        def line_measure(entry: Entry) -> int | float:
-            return measure(render(entry))
-
+    if not live:
+        return "", (), empty
     gap = measure(separator)
-    sizes = list(map(line_measure, live))
-    everything = sum(sizes) + gap * max(0, len(sizes) - 1)
-    if sizes and to_tokens(everything) <= token_budget:
-        chosen, total = list(live), everything
+    if render is render_default and measure is utf16_len:
+        sizes = list(map(_line_units, live))  # cached on each entry, and lengths are whole numbers
     else:
-        smallest = min(sizes, default=0)
-        total = 0
-        chosen = []
-        for entry in rank():
-            if to_tokens(total + (gap if chosen else 0) + smallest) > token_budget:
-                break  # not even the smallest remaining line would fit
-            trial = total + line_measure(entry) + (gap if chosen else 0)
-            if to_tokens(trial) <= token_budget:
-                chosen.append(entry)
-                total = trial
-        chosen.sort(key=by_age)
+        sizes = [measure(render(entry)) for entry in live]
+        # Whole numbers >= 0 only: float sums round, so they could not
+        # promise the naive fill's result, and the naive fill reports bad counts.
+        if type(gap) is not int or set(map(type, sizes)) != {int} or gap < 0 or min(sizes) < 0:
+            return naive()
+    cap = limit_of(token_budget)
+    total = sum(sizes) + gap * (len(sizes) - 1)
+    if total <= cap:
+        chosen = list(live)  # everything fits: no ranking needed
+    else:
+        # No more lines fit than the budget holds of the smallest, so the
+        # walk usually needs only the start of the ranking. When it ends
+        # with room for a line it has not seen, it walks the whole ranking.
+        least = min(sizes) + gap
+        order = rank(len(live) if least <= 0 else (cap + gap) // least + 1)
+        picked, total = _greedy(list(map(sizes.__getitem__, order)), gap, cap)
+        if len(order) < len(live) and cap - total >= least:
+            order = rank(None)
+            picked, total = _greedy(list(map(sizes.__getitem__, order)), gap, cap)
+        chosen = [live[i] for i in sorted(map(order.__getitem__, picked))]  # age order again
     if not chosen:
         return "", (), empty
-    text = separator.join(render(entry) for entry in chosen)
+    text = separator.join(map(_line if render is render_default else render, chosen))
     tokens = count_tokens(tokenizer, text)
     if tokens != to_tokens(total):
-        return fill_naive(rank(), token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
+        return naive()  # the declaration does not hold for this text
     return text, tuple(chosen), tokens
+
+
+def _greedy(sizes: Sequence[int], gap: int, cap: int) -> tuple[list[int], int]:
+    """The greedy walk of CTX-2 over line measures in rank order: (ranks picked, total measure).
+
+    The measure of lines joined by separators is the sum of the lines plus
+    one ``gap`` between each two. Charging every line ``size + gap`` against
+    ``cap + gap`` says the same thing without special-casing the first line,
+    and makes each step a comparison with one running number, so the walk
+    can run in C: ``accumulate`` and a bisection find the longest run of
+    leading lines that fit together, and each later pick is the first line
+    that still fits what is left.
+    """
+    costs = list(map(operator.add, sizes, itertools.repeat(gap)))
+    room = cap + gap
+    sums = list(itertools.accumulate(costs))
+    taken = bisect.bisect_right(sums, room)  # costs are >= 0, so sums never decrease
+    picked = list(range(taken))
+    if taken:
+        room -= sums[taken - 1]
+    start = taken + 1  # the line at ``taken`` did not fit
+    if start < len(costs) and room >= min(costs[start:]):
+        while True:
+            fitting = map(operator.le, itertools.islice(costs, start, None), itertools.repeat(room))
+            found = next(itertools.compress(itertools.count(start), fitting), None)
+            if found is None:
+                break
+            picked.append(found)
+            room -= costs[found]
+            start = found + 1
+    return picked, cap - room
 
 
 def _empty_count(tokenizer: Tokenizer, token_budget: int | float) -> int | float:
@@ -145,5 +194,6 @@ def render_default(entry: Entry) -> str:
     return entry.line
 
 
-#: The measure of a default line under the estimator: cached on the entry.
+#: The default line and its measure under the estimator, both cached on the entry.
+_line = operator.attrgetter("line")
 _line_units = operator.attrgetter("line_units")

@@ -42,17 +42,23 @@ def estimate_tokens(text: str) -> int:
 
 # The fast context fill (CTX-8): a tokenizer may say how its count of a
 # joined text follows from its parts. ``measure`` is additive over
-# concatenation, ``tokens_from_measure`` turns a total into a count. For the
-# estimator both are exact, so the fill can keep a running length.
+# concatenation and gives whole numbers; ``tokens_from_measure`` turns a total
+# into a count; ``measure_limit`` is the largest total whose count still fits
+# a budget. For the estimator all three are exact, so the fill can keep a
+# running length in integers and compare it with one number.
 estimate_tokens.measure = utf16_len  # type: ignore[attr-defined]
 estimate_tokens.tokens_from_measure = _quarter_up  # type: ignore[attr-defined]
+# ceil(units / 4) <= budget  <=>  units <= 4 * floor(budget), for whole units.
+estimate_tokens.measure_limit = lambda budget: 4 * math.floor(budget)  # type: ignore[attr-defined]
 
 
 def additive(tokenizer: Tokenizer) -> Tokenizer:
     """Declare ``tokenizer`` additive: its count of ``a + b`` is its count of ``a`` plus that of ``b`` (CTX-8).
 
     The context fill then counts each line once and sums, instead of
-    re-counting the whole text for every candidate. The returned text is still
+    re-counting the whole text for every candidate. The sums are exact only
+    in whole numbers, so when a line's count is not an ``int`` the fill
+    re-counts as if nothing had been declared. The returned text is still
     counted once with the tokenizer; if that disagrees with the sum (the
     declaration was wrong for this text), the call falls back to the exact
     fill, so ``tokens == tokenizer(text) <= budget`` holds either way.
@@ -65,6 +71,8 @@ def additive(tokenizer: Tokenizer) -> Tokenizer:
 
     count.measure = tokenizer  # type: ignore[attr-defined]
     count.tokens_from_measure = lambda total: total  # type: ignore[attr-defined]
+    # Counts are whole numbers (the fill checks), so a total fits when <= floor(budget).
+    count.measure_limit = math.floor  # type: ignore[attr-defined]
     count.__wrapped__ = tokenizer  # type: ignore[attr-defined]
     return count
 

@@ -96,13 +96,18 @@ class Entry:
         """The sort key of age: larger is newer (ENT-6)."""
         return (self.updated_at, self.seq)
 
+    @property
+    def holds_container(self) -> bool:
+        """True when ``data`` is a dict or a list: the only data a reader could change (ENT-3)."""
+        return isinstance(self.data, (dict, list))
+
     def copy(self) -> Entry:
         """The same entry with its own copy of ``data`` (ENT-3).
 
         An entry is frozen, so when its data is immutable too (a str, a
         number, a bool or None) the entry itself is already a safe copy.
         """
-        if not isinstance(self.data, (dict, list)):
+        if not self.holds_container:
             return self
         return attrs.evolve(self, data=copy_json(self.data))
 
@@ -170,12 +175,16 @@ class Shape:
       ascending ``(updated_at, seq)``. It holds as long as the clock never
       went back; False only means "sort to be sure".
     * ``latest``: no stored entry was updated after this moment.
+    * ``containers``: how many stored entries have a dict or a list as data,
+      the only data that has to be copied on the way out (ENT-3). At 0 a
+      read hands out the stored entries themselves, which are frozen.
     """
 
     importances: Mapping[float, int] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
     expiry_floor: int | float | None = None
     in_order: bool = True
     latest: int | float | None = None
+    containers: int = 0
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Shape:
@@ -186,6 +195,7 @@ class Shape:
             expiry_floor=min((e.expires_at for e in entries if e.expires_at is not None), default=None),
             in_order=all(a.order < b.order for a, b in zip(entries, entries[1:], strict=False)),
             latest=max((e.updated_at for e in entries), default=None),
+            containers=sum(1 for e in entries if e.holds_container),
         )
 
     def added(self, entry: Entry) -> Shape:
@@ -200,16 +210,19 @@ class Shape:
             expiry_floor=floor,
             in_order=self.in_order and (self.latest is None or entry.updated_at >= self.latest),
             latest=entry.updated_at if self.latest is None else max(self.latest, entry.updated_at),
+            containers=self.containers + entry.holds_container,
         )
 
     def removed(self, entries: Iterable[Entry]) -> Shape:
         """The shape after removing ``entries``; the floor and latest stay safe bounds."""
         counts = dict(self.importances)
+        containers = self.containers
         for entry in entries:
             counts[entry.importance] -= 1
             if not counts[entry.importance]:
                 del counts[entry.importance]
-        return attrs.evolve(self, importances=counts)
+            containers -= entry.holds_container
+        return attrs.evolve(self, importances=counts, containers=containers)
 
 
 def _shape_of(state: MemoryState) -> Shape:
