@@ -121,7 +121,7 @@ MUTANTS = [
     Mutant(
         "the ranking lets freshness go below 0",
         "retention.py",
-        "stale_end = bisect.bisect_left(entries, True, key=not_stale)",
+        "stale_end = bisect.bisect_left(updated, True, key=not_stale)",
         "stale_end = 0",
     ),
     Mutant(

@@ -265,3 +265,16 @@ def test_ctx_8_additive_rejects_non_callables():
     """CTX-8, OPT-1: additive() of something that is not callable raises TypeError."""
     with pytest.raises(TypeError):
         additive("o200k")
+
+
+def test_ctx_8_fractional_additive_counts_take_the_exact_fill(mem):
+    """CTX-8: an additive() tokenizer with fractional counts gets exactly the naive fill (float sums could round)."""
+    for i, text in enumerate(["alpha beta", "gamma", "delta epsilon zeta", "eta"]):
+        mem.remember(f"k{i}", text, importance=0.2 * i)
+    thirds = additive(lambda text: len(text) / 3)
+    state = mem.state
+    args = dict(now=state.shape.latest, token_budget=9.5, tokenizer=thirds)
+    with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
+        naive = core.context(state, **args)
+    assert core.context(state, **args) == naive
+    assert naive.tokens == thirds(naive.text) <= 9.5 and naive.entries

@@ -67,6 +67,7 @@ from .retention import keep_order, ranking
 from .tokens import Tokenizer
 from .values import (
     CacheItem,
+    Columns,
     Compaction,
     Config,
     Context,
@@ -175,6 +176,15 @@ def _live_by_age(state: MemoryState, now: int | float) -> list[Entry]:
     if not state.shape.in_order:
         live.sort(key=by_age)
     return live
+
+
+def _live_columns(state: MemoryState, now: int | float) -> tuple[list[Entry], Columns]:
+    """:func:`_live_by_age` and its :class:`Columns`: the state's own when they describe the same entries."""
+    floor, shape = state.shape.expiry_floor, state.shape
+    if shape.in_order and (floor is None or now < floor):
+        return list(state.entries.values()), shape.columns
+    live = _live_by_age(state, now)
+    return live, Columns.of(live)
 
 
 def _copies(state: MemoryState, entries: Iterable[Entry]) -> tuple[Entry, ...]:
@@ -446,8 +456,9 @@ def context(
     tokenizer = tokenizer or state.config.tokenizer
     render = _renderer(format) if format is not None else render_default
 
-    live = _live_by_age(state, now)
+    live, columns = _live_columns(state, now)
     window = state.config.recency_window
+    counts = state.shape.importances  # of every stored entry: at least the live counts
 
     def rank(at_least: int | None) -> list[int]:
         """Positions in ``live``: query matches first, then the rest by retention (CTX-1).
@@ -455,19 +466,27 @@ def context(
         With ``at_least``, possibly only the first ``at_least`` or more.
         """
         if not query_words:
-            return ranking(live, now, window, at_least=at_least)
+            return ranking(columns.importances, columns.updated, now, window, at_least=at_least, counts=counts)
         matched = [entry.key for _, entry in _matches(state, live, query_words, now, len(live))]
-        position = {entry.key: i for i, entry in enumerate(live)}
+        position = {key: i for i, key in enumerate(columns.keys)}
         first = [position[key] for key in matched]
         if at_least is not None and len(first) >= at_least:
             return first
         taken = set(matched)
-        rest = [i for i, entry in enumerate(live) if entry.key not in taken]
+        rest = [i for i, key in enumerate(columns.keys) if key not in taken]
         more = None if at_least is None else at_least - len(first)
-        return first + [rest[i] for i in ranking([live[i] for i in rest], now, window, at_least=more)]
+        importances = [columns.importances[i] for i in rest]
+        updated = [columns.updated[i] for i in rest]
+        return first + [rest[i] for i in ranking(importances, updated, now, window, at_least=more, counts=counts)]
 
     text, chosen, tokens = fill(
-        live, rank, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator
+        live,
+        rank,
+        token_budget=token_budget,
+        tokenizer=tokenizer,
+        render=render,
+        separator=separator,
+        line_units=columns.units,
     )
     return Context(text=text, entries=_copies(state, chosen), tokens=tokens, omitted=len(live) - len(chosen))
 

@@ -80,7 +80,11 @@ def fill_naive(
 
 
 def fill_ranked_naive(
-    live: Sequence[Entry], rank: Callable[[int | None], Sequence[int]], **options: Any
+    live: Sequence[Entry],
+    rank: Callable[[int | None], Sequence[int]],
+    *,
+    line_units: Sequence[int] | None = None,
+    **options: Any,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """:func:`fill_naive` with :func:`fill`'s arguments: the reference the fast fill must equal."""
     return fill_naive([live[i] for i in rank(None)], **options)
@@ -94,13 +98,15 @@ def fill(
     tokenizer: Tokenizer,
     render: Callable[[Entry], str],
     separator: str,
+    line_units: Sequence[int] | None = None,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """The greedy fill, in linear time where the tokenizer allows it (CTX-8).
 
     ``live`` are the candidates in age order and ``rank(None)`` ranks them,
     as positions in ``live``; ``rank(n)`` may return just the first ``n`` or
     more of that ranking. The result is that of ``fill_naive`` over the
-    ranked entries. With a measured tokenizer whose line measures are whole
+    ranked entries. ``line_units``, when given, are the entries'
+    :attr:`~sentinel_memory.values.Entry.line_units`, already at hand. With a measured tokenizer whose line measures are whole
     numbers, all arithmetic is exact integer arithmetic: when every candidate
     fits together the ranking is not needed at all, and otherwise
     :func:`_greedy` picks in the ranking's order.
@@ -119,7 +125,8 @@ def fill(
         return "", (), empty
     gap = measure(separator)
     if render is render_default and measure is utf16_len:
-        sizes = list(map(_line_units, live))  # cached on each entry, and lengths are whole numbers
+        # Cached on each entry, and lengths are whole numbers.
+        sizes = line_units if line_units is not None else list(map(_line_units, live))
     else:
         sizes = [measure(render(entry)) for entry in live]
         # Whole numbers >= 0 only: float sums round, so they could not

@@ -15,7 +15,7 @@ import bisect
 import collections
 import itertools
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from .values import Entry, by_age
 
@@ -24,7 +24,6 @@ __all__ = ["FRESHNESS_WEIGHT", "by_retention", "freshness", "keep_order", "ranki
 #: RET-2: the most freshness can add to an entry's importance.
 FRESHNESS_WEIGHT = 0.1
 
-_importance = operator.attrgetter("importance")
 
 
 def freshness(entry: Entry, now: int | float, recency_window: int | float) -> float:
@@ -48,24 +47,33 @@ def keep_order(entry: Entry, now: int | float, recency_window: int | float) -> t
 
 
 def ranking(
-    entries: Sequence[Entry], now: int | float, recency_window: int | float, *, at_least: int | None = None
+    importances: Sequence[float],
+    updated: Sequence[int | float],
+    now: int | float,
+    recency_window: int | float,
+    *,
+    at_least: int | None = None,
+    counts: Mapping[float, int] | None = None,
 ) -> list[int]:
-    """Positions in ``entries``, which must be in age order, best retention first, ties newer first (CTX-1).
+    """Best retention first, ties newer first (CTX-1), as positions in the columns given.
 
-    With ``at_least``, possibly only the start of that ranking: its first
-    ``at_least`` positions or more (see :func:`_leading`). The greedy fill
-    rarely walks further, and then asks for the rest.
+    The columns describe entries in age order: ``importances`` and
+    ``updated`` (``updated_at``) of each. With ``at_least``, possibly only
+    the start of the ranking: its first ``at_least`` positions or more (see
+    :func:`_leading`); ``counts`` are how many entries have each importance,
+    when the caller knows (too high a count only makes the start shorter).
+    The greedy fill rarely walks further, and then asks for the rest.
 
     Sorting on one float is much faster than on tuples, so the tie-break is
     done by stability: lay the scores out in age order, sort them ascending
     (equal scores keep older first), and reverse the result (best first,
     equal scores newer first).
     """
-    if at_least is not None and at_least < len(entries):
-        leading = _leading(entries, now, recency_window, at_least)
+    if at_least is not None and at_least < len(importances):
+        leading = _leading(importances, updated, now, recency_window, at_least, counts or collections.Counter(importances))
         if leading is not None:
             return leading
-    return _best_first(_scores(entries, now, recency_window))
+    return _best_first(_scores(importances, updated, now, recency_window))
 
 
 def _best_first(scores: list[float]) -> list[int]:
@@ -74,29 +82,41 @@ def _best_first(scores: list[float]) -> list[int]:
     return order
 
 
-def _scores(entries: Sequence[Entry], now: int | float, recency_window: int | float) -> list[float]:
-    """:func:`retention` of every entry (in age order), arranged for speed: the same operations, so the same doubles.
+def _scores(
+    importances: Sequence[float], updated: Sequence[int | float], now: int | float, recency_window: int | float
+) -> list[float]:
+    """:func:`retention` of each entry, arranged for speed: the same operations, so the same doubles.
 
     Freshness depends on ``updated_at`` alone, which age order sorts, so the
-    formula's three cases are three runs of ``entries``, found by bisection:
-    *stale* (freshness 0, so retention is exactly the importance, no
-    arithmetic needed), *fresh* (the full formula) and *present* (updated at
-    or after ``now``: age 0, freshness 1).
+    formula's three cases are three runs of the columns, found by
+    bisection: *stale* (freshness 0, so retention is exactly the importance,
+    no arithmetic needed), *fresh* (the full formula) and *present* (updated
+    at or after ``now``: age 0, freshness 1).
     """
 
-    def not_stale(entry: Entry) -> bool:
-        return entry.updated_at >= now or 1 - (now - entry.updated_at) / recency_window > 0
+    def not_stale(at: int | float) -> bool:
+        return at >= now or 1 - (now - at) / recency_window > 0
 
-    stale_end = bisect.bisect_left(entries, True, key=not_stale)
-    present = bisect.bisect_left(entries, True, lo=stale_end, key=lambda entry: entry.updated_at >= now)
+    stale_end = bisect.bisect_left(updated, True, key=not_stale)
+    present = bisect.bisect_left(updated, now, lo=stale_end)
     weight, full = FRESHNESS_WEIGHT, FRESHNESS_WEIGHT * 1.0
-    scores = list(map(_importance, entries[:stale_end]))  # + weight * 0.0 leaves them unchanged
-    scores += [e.importance + weight * (1 - (now - e.updated_at) / recency_window) for e in entries[stale_end:present]]
-    scores += [e.importance + full for e in entries[present:]]
+    scores = list(importances[:stale_end])  # + weight * 0.0 leaves them unchanged
+    scores += [
+        importance + weight * (1 - (now - at) / recency_window)
+        for importance, at in zip(importances[stale_end:present], updated[stale_end:present], strict=True)
+    ]
+    scores += [importance + full for importance in importances[present:]]
     return scores
 
 
-def _leading(entries: Sequence[Entry], now: int | float, recency_window: int | float, at_least: int) -> list[int] | None:
+def _leading(
+    importances: Sequence[float],
+    updated: Sequence[int | float],
+    now: int | float,
+    recency_window: int | float,
+    at_least: int,
+    counts: Mapping[float, int],
+) -> list[int] | None:
     """The start of :func:`ranking`, ``at_least`` positions or more, scoring only entries that can be in it.
 
     Retention lies between the importance and the importance plus the full
@@ -106,19 +126,20 @@ def _leading(entries: Sequence[Entry], now: int | float, recency_window: int | f
     importance plus the full weight is below ``level`` cannot be one of them.
     None when no importance can be left out.
     """
-    importances = list(map(_importance, entries))
-    counts = collections.Counter(importances)
     reached = 0
     for level in sorted(counts, reverse=True):
         reached += counts[level]
         if reached >= at_least:
             break
     full = FRESHNESS_WEIGHT * 1.0
-    can_reach = {value for value in counts if value + full >= level}
-    if len(can_reach) == len(counts):
+    # Importance + full weight grows with importance, so the ones that can reach form a top range.
+    lowest = min(value for value in counts if value + full >= level)
+    if lowest <= min(counts):
         return None
-    positions = list(itertools.compress(range(len(entries)), map(can_reach.__contains__, importances)))
-    scores = _scores([entries[i] for i in positions], now, recency_window)
+    positions = list(itertools.compress(range(len(importances)), map(operator.ge, importances, itertools.repeat(lowest))))
+    scores = _scores(
+        list(map(importances.__getitem__, positions)), list(map(updated.__getitem__, positions)), now, recency_window
+    )
     order = _best_first(scores)
     # Best first, so the scores >= level are a prefix of ``order``.
     cut = bisect.bisect_right(order, -level, key=lambda i: -scores[i])
@@ -135,4 +156,6 @@ def by_retention(
     otherwise they are sorted first.
     """
     entries = list(entries) if in_age_order else sorted(entries, key=by_age)
-    return [entries[i] for i in ranking(entries, now, recency_window)]
+    importances = [entry.importance for entry in entries]
+    updated = [entry.updated_at for entry in entries]
+    return [entries[i] for i in ranking(importances, updated, now, recency_window)]

@@ -31,6 +31,7 @@ from hypothesis.stateful import (
 import sentinel_memory as sm
 from sentinel_memory import core
 from sentinel_memory.jsondata import copy_json
+from sentinel_memory.values import Shape
 
 from .model import DAY, Model, is_num, model_estimate, valid_count, valid_positive
 from .strategies import (
@@ -385,6 +386,21 @@ class RankingComparison(RuleBasedStateMachine):
         saved = self.store.load()
         if saved is not None:
             assert saved == core.to_document(self.mem.state)
+
+    @invariant()
+    def shape_summarises_the_table(self):
+        """CTX-8, REC-3, ENT-3: the summary the fast paths read is exact where it must be, and safe where it may lag."""
+        if not hasattr(self, "mem"):
+            return
+        state = self.mem.state
+        shape, truth = state.shape, Shape.of(state.entries.values())
+        assert shape.columns == truth.columns
+        assert (dict(shape.importances), shape.containers) == (dict(truth.importances), truth.containers)
+        if truth.expiry_floor is not None:
+            assert shape.expiry_floor is not None and shape.expiry_floor <= truth.expiry_floor
+        if truth.latest is not None:
+            assert shape.latest >= truth.latest
+        assert truth.in_order or not shape.in_order
 
     @invariant()
     def core_is_pure(self):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import collections
 import copy
 import json
 import math
@@ -395,3 +396,100 @@ def test_rec_2_inline_scores_equal_the_reference_formulas(items, query, now):
     by_reference = sorted(entries, key=lambda e: (retention(e, now, window), e.order), reverse=True)
     assert by_retention(entries, now, window) == by_reference
     assert by_retention(entries, now, window, in_age_order=state.shape.in_order) == by_reference
+
+
+timed_entries = st.lists(
+    st.tuples(
+        st.sampled_from("abcdefghij"),
+        st.text("ab ", max_size=30),
+        st.sampled_from([0, 0.1, 0.4, 0.5, 0.9, 1, 0.30000000000000004, 0.3]),
+        st.integers(0, 3 * 86_400_000),
+    ),
+    max_size=14,
+)
+
+
+def state_from(items) -> sm.MemoryState:
+    """remember() each item at its own time: clocks that go back make tables that are not in age order."""
+    state = sm.MemoryState()
+    for key, value, importance, at in items:
+        state, _ = core.remember(state, key, value, now=at, importance=importance)
+    return state
+
+
+@given(items=timed_entries, now=st.integers(0, 4 * 86_400_000), at_least=st.integers(0, 15), overcount=st.booleans())
+def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_least, overcount):
+    """CTX-1, CTX-8: a ranking asked for at least n positions returns exactly the first ones of the full ranking."""
+    from sentinel_memory.retention import by_retention, ranking
+
+    state = state_from(items)
+    entries = sorted(state.entries.values(), key=lambda e: e.order)
+    importances, updated = [e.importance for e in entries], [e.updated_at for e in entries]
+    window = state.config.recency_window
+    counts = collections.Counter(importances)
+    if overcount:  # counts of a table that also holds expired entries: too high is allowed
+        counts.update(importances[:2])
+    full = ranking(importances, updated, now, window)
+    assert [entries[i] for i in full] == by_retention(entries, now, window)
+    start = ranking(importances, updated, now, window, at_least=at_least, counts=counts)
+    assert start == full[: len(start)]
+    if not overcount:
+        assert len(start) >= min(at_least, len(entries))
+
+
+@given(items=timed_entries, query=st.sampled_from(["a", "b", "a b", "ab", "a ab b"]), now=st.integers(0, 4 * 86_400_000),
+       limit=st.integers(0, 5))
+def test_rec_3_the_best_few_are_the_start_of_all_matches(items, query, now, limit):
+    """REC-2, REC-3: recall of the best few returns exactly the start of the full, exactly ordered match list."""
+    from sentinel_memory.lexical import relevance, score
+    from sentinel_memory.retention import freshness
+
+    state = state_from(items)
+    query_words = words(query)
+    window = state.config.recency_window
+    expected = sorted(
+        ((score(relevance(query_words, e.words), e.importance, freshness(e, now, window)), e.order, e.key)
+         for e in state.entries.values() if query_words & e.words),
+        reverse=True,
+    )
+    hits = core.recall(state, query, now=now, limit=limit)
+    assert [(h.score, h.entry.key) for h in hits] == [(value, key) for value, _, key in expected[:limit]]
+
+
+@given(
+    sizes=st.lists(st.integers(0, 12), max_size=20),
+    gap=st.integers(0, 3),
+    cap=st.integers(0, 60),
+)
+def test_ctx_2_the_c_speed_walk_is_the_greedy_walk(sizes, gap, cap):
+    """CTX-2, CTX-8: the accumulate-and-scan walk picks exactly what the line-by-line greedy walk picks."""
+    from sentinel_memory.prompt import _greedy
+
+    picked, used = [], None
+    for rank, size in enumerate(sizes):
+        trial = size if used is None else used + gap + size
+        if trial <= cap:
+            picked.append(rank)
+            used = trial
+    fast, total = _greedy(sizes, gap, cap)
+    assert fast == picked
+    if picked:
+        assert total == used
+
+
+@given(
+    items=timed_entries,
+    now=st.integers(0, 4 * 86_400_000),
+    budget=st.one_of(st.integers(0, 60), st.floats(0, 60)),
+    separator=st.sampled_from(["\n", "", " | "]),
+)
+def test_ctx_8_fast_fill_equals_the_reference(items, now, budget, separator):
+    """CTX-8: the fast fill, including when the start of the ranking is not enough, returns the naive fill's result."""
+    from unittest import mock
+
+    from sentinel_memory import prompt
+
+    state = state_from(items)
+    fast = core.context(state, now=now, token_budget=budget, separator=separator)
+    with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
+        assert core.context(state, now=now, token_budget=budget, separator=separator) == fast
