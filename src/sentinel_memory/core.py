@@ -77,6 +77,7 @@ from .values import (
     LoadResult,
     MemoryState,
     Shape,
+    ShapeDraft,
     Working,
     by_age,
     frozen_mapping,
@@ -244,16 +245,17 @@ def remember(
     # Re-insert rather than overwrite, so the table stays in seq order.
     previous = entries.pop(key, None)
     entries[key] = entry
-    shape = state.shape.removed([previous] if previous is not None else []).added(entry)
-    state = attrs.evolve(
-        _with_entries(state, entries, shape),
-        next_seq=state.next_seq + 1,
-        counters=attrs.evolve(state.counters, expired=state.counters.expired + len(replaced.expired)),
-    )
+    shape = state.shape.draft()
+    if previous is not None:
+        shape.remove([previous])
+    shape.add(entry)
+    counters = attrs.evolve(state.counters, expired=state.counters.expired + len(replaced.expired))
+    dropped = Compaction()
     if len(entries) > state.config.limit:
-        state, dropped = compact(state, now=now)
-        return state, replaced + dropped
-    return state, replaced
+        # The table and the draft are this call's own, so the compaction works on them in place.
+        dropped, counters = _compact_table(entries, shape, counters, state.config, now)
+    state = attrs.evolve(_with_entries(state, entries, shape.freeze()), next_seq=state.next_seq + 1, counters=counters)
+    return state, replaced + dropped
 
 
 def remembered(state: MemoryState, compaction: Compaction, key: str) -> Entry:
@@ -272,37 +274,44 @@ def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compa
     """
     _check_now(now)
     entries = state.entries.copy()  # the proxy's dict, copied at C speed
-    shape = state.shape
+    shape = state.shape.draft()
+    dropped, counters = _compact_table(entries, shape, state.counters, state.config, now)
+    return attrs.evolve(_with_entries(state, entries, shape.freeze()), counters=counters), dropped
+
+
+def _compact_table(
+    entries: dict[str, Entry], shape: ShapeDraft, counters: Counters, config: Config, now: int | float
+) -> tuple[Compaction, Counters]:
+    """:func:`compact` on a table and shape the caller owns, in place: what went, and the new counters."""
     expired: list[Entry] = []
     floor = shape.expiry_floor
     if floor is not None and now >= floor:
         # Something may have expired: one pass finds it and the new floor.
         floor = None
-        for entry in state.entries.values():
+        for entry in list(entries.values()):
             if is_past(entry.expires_at, now):
                 expired.append(entry)
                 del entries[entry.key]
             elif entry.expires_at is not None:
                 floor = entry.expires_at if floor is None else min(floor, entry.expires_at)
         expired.sort(key=by_age)  # CMP-2: oldest first, also if the clock went back
-        shape = attrs.evolve(shape.removed(expired), expiry_floor=floor)
-    evicted = _lowest_retention(entries, shape, len(entries) - state.config.limit, now, state.config.recency_window)
+        shape.remove(expired)
+        shape.expiry_floor = floor
+    evicted = _lowest_retention(entries, shape, len(entries) - config.limit, now, config.recency_window)
     for entry in evicted:
         del entries[entry.key]
-    counters = state.counters
-    state = attrs.evolve(
-        _with_entries(state, entries, shape.removed(evicted)),
-        counters=Counters(
-            compactions=counters.compactions + 1,
-            expired=counters.expired + len(expired),
-            evicted=counters.evicted + len(evicted),
-        ),
+    counters = Counters(
+        compactions=counters.compactions + 1,
+        expired=counters.expired + len(expired),
+        evicted=counters.evicted + len(evicted),
     )
-    return state, Compaction(tuple(e.copy() for e in expired), tuple(e.copy() for e in evicted))
+    dropped = Compaction(tuple(e.copy() for e in expired), tuple(e.copy() for e in evicted))
+    shape.remove(evicted)
+    return dropped, counters
 
 
 def _lowest_retention(
-    entries: Mapping[str, Entry], shape: Shape, count: int, now: int | float, window: int | float
+    entries: Mapping[str, Entry], shape: ShapeDraft, count: int, now: int | float, window: int | float
 ) -> list[Entry]:
     """The ``count`` live entries to evict, lowest retention first, ties older first (CMP-1).
 
@@ -337,8 +346,9 @@ def forget(state: MemoryState, key: str, *, now: int | float) -> tuple[MemorySta
     if _live_entry(state, key, now) is None:
         return state, False
     entries = state.entries.copy()  # the proxy's dict, copied at C speed
-    removed = entries.pop(key)
-    return _with_entries(state, entries, state.shape.removed([removed])), True
+    shape = state.shape.draft()
+    shape.remove([entries.pop(key)])
+    return _with_entries(state, entries, shape.freeze()), True
 
 
 def clear(state: MemoryState) -> MemoryState:
@@ -407,8 +417,8 @@ def _matches(
     state: MemoryState, live: list[Entry], query_words: frozenset[str], now: int | float, limit: int
 ) -> list[tuple[float, Entry]]:
     """The best ``limit`` of ``live`` (in age order) sharing a query word, best first (REC-2, REC-3)."""
-    top = max(state.shape.importances, default=0.0)  # counts every stored entry, so >= every live one
-    return best_matches(reversed(live), query_words, now, state.config.recency_window, limit, top)
+    # The shape counts every stored entry, so its importances include every live one's.
+    return best_matches(reversed(live), query_words, now, state.config.recency_window, limit, state.shape.importances)
 
 
 def recall(state: MemoryState, query: str, *, now: int | float, limit: object = None) -> tuple[Hit, ...]:

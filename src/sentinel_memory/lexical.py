@@ -11,7 +11,9 @@ stop-word list and no embedding: "jak se jmenuju" does not find ``user:name``.
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import math
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
@@ -59,35 +61,40 @@ def best_matches(
     now: int | float,
     recency_window: int | float,
     limit: int,
-    top_importance: float,
+    importances: Iterable[float],
 ) -> list[tuple[float, Entry]]:
     """The best ``limit`` entries sharing a query word, with their scores, best first, ties newer (REC-2, REC-3).
 
     :func:`score` of :func:`relevance` and freshness (RET-1) are written out
     inline, the same operations in the same order, so the same doubles:
     recall evaluates them for every match. ``newest_first`` must be in
-    descending age order, and ``top_importance`` at least every importance
-    among them. Then two bounds skip work without changing the result, both
-    resting on this: whatever comes later is older, so it loses every tie,
-    and its freshness is no higher.
+    descending age order, and ``importances`` must include every importance
+    among them. Then three bounds skip work without changing the result,
+    all resting on this: whatever comes later is older, so it loses every
+    tie, and its freshness is no higher. Once ``limit`` entries are held:
 
-    * Once ``limit`` entries are held, a match whose score could not beat
-      the worst of them even at full freshness is not scored.
-    * Once not even a perfect match with the top importance and the current
+    * an entry whose importance could not beat the worst held even with
+      every query word and full freshness is not even looked at;
+    * a match whose score could not beat the worst held at full freshness
+      is not scored;
+    * once not even a perfect match with the top importance and the current
       entry's freshness could beat the worst held, nothing later can, and
       the search stops. In a long history that is usually soon.
     """
     if limit <= 0:
         return []
     total = len(query_words)
-    top_weight = 0.5 + top_importance / 2  # a relevance of 1 times the top importance term
     full_bonus = FRESHNESS_BONUS * 1.0
+    levels = sorted(set(importances))
+    # The best score each importance allows: relevance 1 (1 * x is x) and full freshness.
+    ceilings = [(0.5 + level / 2) + full_bonus for level in levels]
+    top_weight = 0.5 + levels[-1] / 2 if levels else 0.0
+    cut = -math.inf  # importances below it cannot beat the worst held
     held: list[tuple[float, int | float, int, Entry]] = []  # a min-heap: the worst held is held[0]
     for entry in newest_first:
-        found = query_words & entry.words
-        if not found:
+        if entry.importance < cut or query_words.isdisjoint(entry.words):
             continue
-        weight = (len(found) / total) * (0.5 + entry.importance / 2)
+        weight = (len(query_words & entry.words) / total) * (0.5 + entry.importance / 2)
         full = len(held) == limit
         if full and weight + full_bonus <= held[0][0]:
             continue
@@ -100,5 +107,12 @@ def best_matches(
             heapq.heappush(held, item)
         elif item > held[0]:
             heapq.heapreplace(held, item)
+        else:
+            continue
+        if len(held) == limit:
+            hopeless = bisect.bisect_right(ceilings, held[0][0])
+            if hopeless == len(levels):
+                break  # no importance can beat the worst held any more
+            cut = levels[hopeless]
     held.sort(reverse=True)
     return [(item[0], item[3]) for item in held]

@@ -172,51 +172,31 @@ class Columns:
     """The entry table read by column, in table order: what context ranking reads of every entry.
 
     Fetching one attribute of each of a thousand entries costs about as much
-    as the arithmetic done with it, and copying a tuple costs a small
-    fraction of that. So the transitions keep these tuples next to the
-    table (an append or a removal copies them), and a context call reads
-    numbers from them instead of attributes from entries.
+    as the arithmetic done with it, while copying a list costs a small
+    fraction of that. So the transitions keep these lists next to the table,
+    and a context call reads numbers from them instead of attributes from
+    entries. The lists are never changed once a shape holds them: a
+    transition changes its own copies (:class:`ShapeDraft`).
 
     ``units`` is :attr:`Entry.line_units`: what the estimator's fast fill
     sums for the default format (CTX-8).
     """
 
-    keys: tuple[str, ...] = ()
-    importances: tuple[float, ...] = ()
-    updated: tuple[int | float, ...] = ()
-    units: tuple[int, ...] = ()
+    keys: list[str] = attrs.field(factory=list)
+    importances: list[float] = attrs.field(factory=list)
+    updated: list[int | float] = attrs.field(factory=list)
+    units: list[int] = attrs.field(factory=list)
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Columns:
         """The columns of ``entries``, in the order given."""
         entries = list(entries)
         return cls(
-            tuple(map(_key, entries)),
-            tuple(map(_importance, entries)),
-            tuple(map(_updated_at, entries)),
-            tuple(map(_line_units, entries)),
+            list(map(_key, entries)),
+            list(map(_importance, entries)),
+            list(map(_updated_at, entries)),
+            list(map(_line_units, entries)),
         )
-
-    def added(self, entry: Entry) -> Columns:
-        """The columns after appending ``entry``."""
-        return Columns(
-            self.keys + (entry.key,),
-            self.importances + (entry.importance,),
-            self.updated + (entry.updated_at,),
-            self.units + (entry.line_units,),
-        )
-
-    def removed(self, entries: Iterable[Entry]) -> Columns:
-        """The columns without ``entries``, which must all be in them."""
-        gone = {entry.key for entry in entries}
-        if not gone:
-            return self
-        if len(gone) == 1:
-            # One removal (an overwrite, an eviction, a forget): find it, no set tests.
-            at = self.keys.index(next(iter(gone)))
-            return Columns(*(column[:at] + column[at + 1:] for column in attrs.astuple(self, recurse=False)))
-        kept = [i for i, key in enumerate(self.keys) if key not in gone]
-        return Columns(*(tuple(map(column.__getitem__, kept)) for column in attrs.astuple(self, recurse=False)))
 
 
 @attrs.frozen
@@ -224,8 +204,8 @@ class Shape:
     """What every transition keeps current about a state's entries, so no read has to scan for it.
 
     It is a summary, not data: two states with equal entries are equal
-    whatever their shapes say. ``columns`` is exact; every other fact is
-    allowed to be conservative.
+    whatever their shapes say. ``importances``, ``containers`` and
+    ``columns`` are exact; the other facts are allowed to be conservative.
 
     * ``importances``: how many stored entries have each importance. Apps use
       a handful of values, so this stays small.
@@ -261,33 +241,79 @@ class Shape:
             columns=Columns.of(entries),
         )
 
-    def added(self, entry: Entry) -> Shape:
-        """The shape after appending ``entry`` (the newest ``seq``) to the table."""
-        counts = dict(self.importances)
-        counts[entry.importance] = counts.get(entry.importance, 0) + 1
-        floor = self.expiry_floor
-        if entry.expires_at is not None:
-            floor = entry.expires_at if floor is None else min(floor, entry.expires_at)
-        return Shape(
-            importances=counts,
-            expiry_floor=floor,
-            in_order=self.in_order and (self.latest is None or entry.updated_at >= self.latest),
-            latest=entry.updated_at if self.latest is None else max(self.latest, entry.updated_at),
-            containers=self.containers + entry.holds_container,
-            columns=self.columns.added(entry),
-        )
+    def draft(self) -> ShapeDraft:
+        """A copy to change in place during one transition, then :meth:`ShapeDraft.freeze`."""
+        return ShapeDraft(self)
 
-    def removed(self, entries: Iterable[Entry]) -> Shape:
-        """The shape after removing ``entries``; the floor and latest stay safe bounds."""
+
+class ShapeDraft:
+    """A :class:`Shape` being changed by one transition.
+
+    Like the transition's own copy of the entry table, it holds its own
+    copies of everything, changes them in place, and hands them to a new
+    frozen shape at the end. So a transition copies each column once,
+    however many entries it adds and removes. Appends to the columns wait
+    until :meth:`freeze`, after the removals, so a list never has to grow
+    past the size it was copied at.
+    """
+
+    def __init__(self, shape: Shape) -> None:
+        self.importances = dict(shape.importances)
+        self.expiry_floor = shape.expiry_floor
+        self.in_order = shape.in_order
+        self.latest = shape.latest
+        self.containers = shape.containers
+        self.columns = [column.copy() for column in attrs.astuple(shape.columns, recurse=False)]
+        self.appended: list[Entry] = []
+
+    def add(self, entry: Entry) -> None:
+        """Append ``entry`` (the newest ``seq``) to the table."""
+        self.importances[entry.importance] = self.importances.get(entry.importance, 0) + 1
+        if entry.expires_at is not None:
+            floor = self.expiry_floor
+            self.expiry_floor = entry.expires_at if floor is None else min(floor, entry.expires_at)
+        self.in_order = self.in_order and (self.latest is None or entry.updated_at >= self.latest)
+        self.latest = entry.updated_at if self.latest is None else max(self.latest, entry.updated_at)
+        self.containers += entry.holds_container
+        self.appended.append(entry)
+
+    def remove(self, entries: Iterable[Entry]) -> None:
+        """Remove ``entries``, which must all be in the table; the floor and latest stay safe bounds."""
         entries = list(entries)
-        counts = dict(self.importances)
-        containers = self.containers
         for entry in entries:
-            counts[entry.importance] -= 1
-            if not counts[entry.importance]:
-                del counts[entry.importance]
-            containers -= entry.holds_container
-        return attrs.evolve(self, importances=counts, containers=containers, columns=self.columns.removed(entries))
+            self.importances[entry.importance] -= 1
+            if not self.importances[entry.importance]:
+                del self.importances[entry.importance]
+            self.containers -= entry.holds_container
+        gone = {entry.key for entry in entries}
+        # An entry added by this same transition is not in the columns yet.
+        stored = gone - {entry.key for entry in self.appended}
+        self.appended = [entry for entry in self.appended if entry.key not in gone]
+        keys = self.columns[0]
+        if len(stored) == 1:
+            # One removal (an overwrite, an eviction, a forget): find it, then close the gap.
+            at = keys.index(next(iter(stored)))
+            for column in self.columns:
+                del column[at]
+        elif stored:
+            kept = [i for i, key in enumerate(keys) if key not in stored]
+            self.columns = [list(map(column.__getitem__, kept)) for column in self.columns]
+
+    def freeze(self) -> Shape:
+        """The finished shape; the draft must not be used afterwards."""
+        for entry in self.appended:
+            for column, value in zip(
+                self.columns, (entry.key, entry.importance, entry.updated_at, entry.line_units), strict=True
+            ):
+                column.append(value)
+        return Shape(
+            importances=self.importances,
+            expiry_floor=self.expiry_floor,
+            in_order=self.in_order,
+            latest=self.latest,
+            containers=self.containers,
+            columns=Columns(*self.columns),
+        )
 
 
 def _shape_of(state: MemoryState) -> Shape:
