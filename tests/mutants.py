@@ -127,14 +127,14 @@ MUTANTS = [
     Mutant(
         "recall stops early without the freshness bound",
         "lexical.py",
-        "if full and top_weight + bonus <= held[0][0]:",
-        "if full and top_weight <= held[0][0]:",
+        "if top_weight + bonus < worst:",
+        "if top_weight < worst:",
     ),
     Mutant(
         "the quick eviction takes each importance's newest entry",
         "core.py",
-        "            if entry.importance not in candidates:",
-        "            if True:",
+        "candidates = [entries[keys[0]] for keys in shape.groups.values()]",
+        "candidates = [entries[keys[-1]] for keys in shape.groups.values()]",
     ),
 ]
 

@@ -51,6 +51,7 @@ not illegal: it falls back to its documented default (the number rule,
 from __future__ import annotations
 
 import heapq
+import operator
 import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -316,21 +317,16 @@ def _lowest_retention(
     """The ``count`` live entries to evict, lowest retention first, ties older first (CMP-1).
 
     The common case, one entry over the limit in a table in age order, needs
-    no full scan: among entries of equal importance retention can only fall
-    with age, and ties evict the older, so each importance's oldest entry
-    (its first in the table) is its candidate, and the victim is the lowest
+    no scan: among entries of equal importance retention can only fall with
+    age, and ties evict the older, so each importance's oldest entry (the
+    first key of its group) is its candidate, and the victim is the lowest
     of those candidates.
     """
     if count <= 0:
         return []
     if count == 1 and shape.in_order:
-        candidates: dict[float, Entry] = {}
-        for entry in entries.values():
-            if entry.importance not in candidates:
-                candidates[entry.importance] = entry
-                if len(candidates) == len(shape.importances):
-                    break
-        return [min(candidates.values(), key=lambda e: keep_order(e, now, window))]
+        candidates = [entries[keys[0]] for keys in shape.groups.values()]
+        return [min(candidates, key=lambda e: keep_order(e, now, window))]
     return heapq.nsmallest(count, entries.values(), key=lambda e: keep_order(e, now, window))
 
 
@@ -413,12 +409,25 @@ def _query_words(query: object, *, optional: bool = False) -> frozenset[str]:
     return words(query)
 
 
-def _matches(
-    state: MemoryState, live: list[Entry], query_words: frozenset[str], now: int | float, limit: int
-) -> list[tuple[float, Entry]]:
-    """The best ``limit`` of ``live`` (in age order) sharing a query word, best first (REC-2, REC-3)."""
-    # The shape counts every stored entry, so its importances include every live one's.
-    return best_matches(reversed(live), query_words, now, state.config.recency_window, limit, state.shape.importances)
+def _matches(state: MemoryState, query_words: frozenset[str], now: int | float, limit: int) -> list[tuple[float, Entry]]:
+    """The best ``limit`` live entries sharing a query word, best first (REC-2, REC-3).
+
+    :func:`~sentinel_memory.lexical.best_matches` wants them by importance,
+    each group newest first: the shape's groups, when the table is in age
+    order, else worked out from the live entries.
+    """
+    shape, entries = state.shape, state.entries
+    if shape.in_order:
+        groups = [(importance, map(entries.__getitem__, reversed(keys))) for importance, keys in shape.groups.items()]
+        if shape.expiry_floor is not None and now >= shape.expiry_floor:
+            groups = [(importance, (e for e in group if not is_past(e.expires_at, now))) for importance, group in groups]
+    else:
+        by_importance: dict[float, list[Entry]] = {}
+        for entry in reversed(_live_by_age(state, now)):
+            by_importance.setdefault(entry.importance, []).append(entry)
+        groups = list(by_importance.items())
+    groups.sort(key=operator.itemgetter(0), reverse=True)
+    return best_matches(groups, query_words, now, state.config.recency_window, limit)
 
 
 def recall(state: MemoryState, query: str, *, now: int | float, limit: object = None) -> tuple[Hit, ...]:
@@ -428,7 +437,7 @@ def recall(state: MemoryState, query: str, *, now: int | float, limit: object = 
     count = number_option("recall_limit", limit)
     if not query_words:
         return ()
-    found = _matches(state, _live_by_age(state, now), query_words, now, count)
+    found = _matches(state, query_words, now, count)
     copies = _copies(state, [entry for _, entry in found])
     return tuple(Hit(entry, value) for entry, (value, _) in zip(copies, found, strict=True))
 
@@ -468,7 +477,7 @@ def context(
 
     live, columns = _live_columns(state, now)
     window = state.config.recency_window
-    counts = state.shape.importances  # of every stored entry: at least the live counts
+    counts = state.shape.counts  # of every stored entry: at least the live counts
 
     def rank(at_least: int | None) -> list[int]:
         """Positions in ``live``: query matches first, then the rest by retention (CTX-1).
@@ -477,7 +486,7 @@ def context(
         """
         if not query_words:
             return ranking(columns.importances, columns.updated, now, window, at_least=at_least, counts=counts)
-        matched = [entry.key for _, entry in _matches(state, live, query_words, now, len(live))]
+        matched = [entry.key for _, entry in _matches(state, query_words, now, len(live))]
         position = {key: i for i, key in enumerate(columns.keys)}
         first = [position[key] for key in matched]
         if at_least is not None and len(first) >= at_least:

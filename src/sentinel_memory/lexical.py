@@ -11,7 +11,6 @@ stop-word list and no embedding: "jak se jmenuju" does not find ``user:name``.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 import unicodedata
@@ -56,63 +55,61 @@ def score(relevance_: float, importance: float, freshness: float) -> float:
 
 
 def best_matches(
-    newest_first: Iterable[Entry],
+    groups: Iterable[tuple[float, Iterable[Entry]]],
     query_words: frozenset[str],
     now: int | float,
     recency_window: int | float,
     limit: int,
-    importances: Iterable[float],
 ) -> list[tuple[float, Entry]]:
     """The best ``limit`` entries sharing a query word, with their scores, best first, ties newer (REC-2, REC-3).
 
-    :func:`score` of :func:`relevance` and freshness (RET-1) are written out
-    inline, the same operations in the same order, so the same doubles:
-    recall evaluates them for every match. ``newest_first`` must be in
-    descending age order, and ``importances`` must include every importance
-    among them. Then three bounds skip work without changing the result,
-    all resting on this: whatever comes later is older, so it loses every
-    tie, and its freshness is no higher. Once ``limit`` entries are held:
+    ``groups`` are the candidates by importance, highest importance first,
+    each group newest first. :func:`score` of :func:`relevance` and
+    freshness (RET-1) are written out inline, the same operations in the
+    same order, so the same doubles: recall evaluates them for every match.
 
-    * an entry whose importance could not beat the worst held even with
-      every query word and full freshness is not even looked at;
-    * a match whose score could not beat the worst held at full freshness
-      is not scored;
-    * once not even a perfect match with the top importance and the current
-      entry's freshness could beat the worst held, nothing later can, and
-      the search stops. In a long history that is usually soon.
+    Within a group the score can only fall, so once ``limit`` entries are
+    held, bounds skip work without changing the result. A bound only skips
+    when it is strictly below the worst score held, because an entry from a
+    later group may be newer and so win a tie.
+
+    * When even every query word and full freshness at this importance
+      could not reach the worst held, neither this group nor any later one
+      can: the search ends.
+    * When even every query word at this importance with the current
+      entry's freshness could not, no older entry of the group can: the
+      rest of the group is skipped.
+    * A match that could not reach it even at full freshness is not scored.
     """
     if limit <= 0:
         return []
     total = len(query_words)
     full_bonus = FRESHNESS_BONUS * 1.0
-    levels = sorted(set(importances))
-    # The best score each importance allows: relevance 1 (1 * x is x) and full freshness.
-    ceilings = [(0.5 + level / 2) + full_bonus for level in levels]
-    top_weight = 0.5 + levels[-1] / 2 if levels else 0.0
-    cut = -math.inf  # importances below it cannot beat the worst held
     held: list[tuple[float, int | float, int, Entry]] = []  # a min-heap: the worst held is held[0]
-    for entry in newest_first:
-        if entry.importance < cut or query_words.isdisjoint(entry.words):
-            continue
-        weight = (len(query_words & entry.words) / total) * (0.5 + entry.importance / 2)
-        full = len(held) == limit
-        if full and weight + full_bonus <= held[0][0]:
-            continue
-        age = now - entry.updated_at if now > entry.updated_at else 0
-        bonus = FRESHNESS_BONUS * (f if (f := 1 - age / recency_window) > 0 else 0.0)
-        if full and top_weight + bonus <= held[0][0]:
+    worst = -math.inf  # the worst score held, once ``limit`` are held
+    for importance, newest_first in groups:
+        top_weight = 0.5 + importance / 2  # a relevance of 1 (1 * x is x) at this importance
+        if top_weight + full_bonus < worst:
             break
-        item = (weight + bonus, entry.updated_at, entry.seq, entry)  # seq is unique: entries never compared
-        if not full:
-            heapq.heappush(held, item)
-        elif item > held[0]:
-            heapq.heapreplace(held, item)
-        else:
-            continue
-        if len(held) == limit:
-            hopeless = bisect.bisect_right(ceilings, held[0][0])
-            if hopeless == len(levels):
-                break  # no importance can beat the worst held any more
-            cut = levels[hopeless]
+        for entry in newest_first:
+            found = query_words & entry.words
+            if not found:
+                continue
+            weight = (len(found) / total) * top_weight
+            if weight + full_bonus < worst:
+                continue
+            age = now - entry.updated_at if now > entry.updated_at else 0
+            bonus = FRESHNESS_BONUS * (f if (f := 1 - age / recency_window) > 0 else 0.0)
+            if top_weight + bonus < worst:
+                break
+            item = (weight + bonus, entry.updated_at, entry.seq, entry)  # seq is unique: entries never compared
+            if len(held) < limit:
+                heapq.heappush(held, item)
+            elif item > held[0]:
+                heapq.heapreplace(held, item)
+            else:
+                continue
+            if len(held) == limit:
+                worst = held[0][0]
     held.sort(reverse=True)
     return [(item[0], item[3]) for item in held]

@@ -12,7 +12,6 @@ every way out (ENT-3): what a caller receives is never what the state holds.
 
 from __future__ import annotations
 
-import collections
 import functools
 import operator
 import types
@@ -204,11 +203,12 @@ class Shape:
     """What every transition keeps current about a state's entries, so no read has to scan for it.
 
     It is a summary, not data: two states with equal entries are equal
-    whatever their shapes say. ``importances``, ``containers`` and
-    ``columns`` are exact; the other facts are allowed to be conservative.
+    whatever their shapes say. ``groups``, ``containers`` and ``columns``
+    are exact; the other facts are allowed to be conservative.
 
-    * ``importances``: how many stored entries have each importance. Apps use
-      a handful of values, so this stays small.
+    * ``groups``: for each importance, the keys of the stored entries that
+      have it, in table order. Apps use a handful of importances, so there
+      are few groups, and a transition copies only the groups it changes.
     * ``expiry_floor``: no stored entry expires before this moment (None:
       none has an expiry). After a removal it may be too low, never too high.
     * ``in_order``: the table's order (ascending ``seq``) is also age order,
@@ -221,7 +221,7 @@ class Shape:
     * ``columns``: the table by column (:class:`Columns`).
     """
 
-    importances: Mapping[float, int] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
+    groups: Mapping[float, list[str]] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
     expiry_floor: int | float | None = None
     in_order: bool = True
     latest: int | float | None = None
@@ -232,14 +232,22 @@ class Shape:
     def of(cls, entries: Iterable[Entry]) -> Shape:
         """The shape of a table, worked out from scratch in one pass per fact."""
         entries = list(entries)
+        groups: dict[float, list[str]] = {}
+        for entry in entries:
+            groups.setdefault(entry.importance, []).append(entry.key)
         return cls(
-            importances=collections.Counter(e.importance for e in entries),
+            groups=groups,
             expiry_floor=min((e.expires_at for e in entries if e.expires_at is not None), default=None),
             in_order=all(a.order < b.order for a, b in zip(entries, entries[1:], strict=False)),
             latest=max((e.updated_at for e in entries), default=None),
             containers=sum(1 for e in entries if e.holds_container),
             columns=Columns.of(entries),
         )
+
+    @property
+    def counts(self) -> dict[float, int]:
+        """How many stored entries have each importance."""
+        return {importance: len(keys) for importance, keys in self.groups.items()}
 
     def draft(self) -> ShapeDraft:
         """A copy to change in place during one transition, then :meth:`ShapeDraft.freeze`."""
@@ -258,7 +266,8 @@ class ShapeDraft:
     """
 
     def __init__(self, shape: Shape) -> None:
-        self.importances = dict(shape.importances)
+        self.groups = dict(shape.groups)  # the lists are still the shape's: copied before a change
+        self.own: set[float] = set()
         self.expiry_floor = shape.expiry_floor
         self.in_order = shape.in_order
         self.latest = shape.latest
@@ -268,7 +277,7 @@ class ShapeDraft:
 
     def add(self, entry: Entry) -> None:
         """Append ``entry`` (the newest ``seq``) to the table."""
-        self.importances[entry.importance] = self.importances.get(entry.importance, 0) + 1
+        self._group(entry.importance).append(entry.key)
         if entry.expires_at is not None:
             floor = self.expiry_floor
             self.expiry_floor = entry.expires_at if floor is None else min(floor, entry.expires_at)
@@ -280,12 +289,18 @@ class ShapeDraft:
     def remove(self, entries: Iterable[Entry]) -> None:
         """Remove ``entries``, which must all be in the table; the floor and latest stay safe bounds."""
         entries = list(entries)
-        for entry in entries:
-            self.importances[entry.importance] -= 1
-            if not self.importances[entry.importance]:
-                del self.importances[entry.importance]
-            self.containers -= entry.holds_container
         gone = {entry.key for entry in entries}
+        for importance in {entry.importance for entry in entries}:
+            group = self._group(importance)
+            leaving = [entry.key for entry in entries if entry.importance == importance]
+            if len(leaving) == 1:
+                group.remove(leaving[0])
+            else:
+                group[:] = [key for key in group if key not in gone]
+            if not group:
+                del self.groups[importance]
+                self.own.discard(importance)
+        self.containers -= sum(entry.holds_container for entry in entries)
         # An entry added by this same transition is not in the columns yet.
         stored = gone - {entry.key for entry in self.appended}
         self.appended = [entry for entry in self.appended if entry.key not in gone]
@@ -299,6 +314,13 @@ class ShapeDraft:
             kept = [i for i, key in enumerate(keys) if key not in stored]
             self.columns = [list(map(column.__getitem__, kept)) for column in self.columns]
 
+    def _group(self, importance: float) -> list[str]:
+        """The draft's own list of keys with ``importance``, copied from the shape on first use."""
+        if importance not in self.own:
+            self.own.add(importance)
+            self.groups[importance] = list(self.groups.get(importance, ()))
+        return self.groups[importance]
+
     def freeze(self) -> Shape:
         """The finished shape; the draft must not be used afterwards."""
         for entry in self.appended:
@@ -307,7 +329,7 @@ class ShapeDraft:
             ):
                 column.append(value)
         return Shape(
-            importances=self.importances,
+            groups=self.groups,
             expiry_floor=self.expiry_floor,
             in_order=self.in_order,
             latest=self.latest,

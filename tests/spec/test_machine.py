@@ -395,7 +395,7 @@ class RankingComparison(RuleBasedStateMachine):
         state = self.mem.state
         shape, truth = state.shape, Shape.of(state.entries.values())
         assert shape.columns == truth.columns
-        assert (dict(shape.importances), shape.containers) == (dict(truth.importances), truth.containers)
+        assert (dict(shape.groups), shape.containers) == (dict(truth.groups), truth.containers)
         if truth.expiry_floor is not None:
             assert shape.expiry_floor is not None and shape.expiry_floor <= truth.expiry_floor
         if truth.latest is not None:
