@@ -27,7 +27,7 @@ test: $(STAMP)
 test-thorough: $(STAMP)
 	$(PY) -m pytest --hypothesis-profile=thorough
 
-## make mutants: apply deliberate one-line bugs and show the state machines catch each
+## make mutants: apply deliberate one-line bugs and show the spec (machines and properties) catches each
 mutants: $(STAMP)
 	$(PY) tests/mutants.py
 

@@ -1,9 +1,10 @@
-"""Mutation check: deliberate one-line bugs that the state machines must catch.
+"""Mutation check: deliberate one-line bugs that the property-test spec must catch.
 
 Run it with ``make mutants`` (or ``python tests/mutants.py``). For each mutant
 it copies ``src/`` to a temporary folder, applies the one-line change, runs
-the state machines against that copy with a fixed seed, and reports which
-rule or invariant caught the bug. It exits non-zero if any mutant survives.
+the spec (``tests/spec``: the state machines, then the property tests)
+against that copy with a fixed seed, and reports which rule, invariant or
+property caught the bug. It exits non-zero if any mutant survives.
 
 ``tests/test_mutants.py`` checks on every test run that each mutant still
 applies to the current source, so this list cannot silently rot.
@@ -163,7 +164,8 @@ def run(mutant: Mutant) -> tuple[bool, str]:
         env = dict(os.environ, PYTHONPATH=str(Path(tmp) / "src"), HYPOTHESIS_PROFILE="mutants")
         result = subprocess.run(
             [
-                sys.executable, "-m", "pytest", "tests/spec/test_machine.py", "-x", "-q", "--tb=short",
+                sys.executable, "-m", "pytest", "tests/spec/test_machine.py", "tests/spec/test_properties.py",
+                "-x", "-q", "--tb=short",
                 "-p", "no:cacheprovider", "--hypothesis-seed=1", "-o", "addopts=",
             ],
             cwd=ROOT, env=env, capture_output=True, text=True,

@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .tokens import Tokenizer, count_tokens, utf16_len
-from .values import Entry, by_age
+from .values import Entry
 
 __all__ = ["fill", "fill_naive", "fill_ranked_naive"]
 
@@ -86,7 +86,10 @@ def fill_ranked_naive(
     line_units: Sequence[int] | None = None,
     **options: Any,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
-    """:func:`fill_naive` with :func:`fill`'s arguments: the reference the fast fill must equal."""
+    """:func:`fill_naive` with :func:`fill`'s arguments: the reference the fast fill must equal.
+
+    ``line_units`` is only a shortcut for the fast fill, so it is ignored.
+    """
     return fill_naive([live[i] for i in rank(None)], **options)
 
 
@@ -106,9 +109,11 @@ def fill(
     as positions in ``live``; ``rank(n)`` may return just the first ``n`` or
     more of that ranking. The result is that of ``fill_naive`` over the
     ranked entries. ``line_units``, when given, are the entries'
-    :attr:`~sentinel_memory.values.Entry.line_units`, already at hand. With a measured tokenizer whose line measures are whole
-    numbers, all arithmetic is exact integer arithmetic: when every candidate
-    fits together the ranking is not needed at all, and otherwise
+    :attr:`~sentinel_memory.values.Entry.line_units`, already at hand.
+
+    With a measured tokenizer whose line measures are whole numbers, all
+    arithmetic is exact integer arithmetic: when every candidate fits
+    together the ranking is not needed at all, and otherwise
     :func:`_greedy` picks in the ranking's order.
     """
 

@@ -12,7 +12,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
@@ -402,8 +402,9 @@ timed_entries = st.lists(
     st.tuples(
         st.sampled_from("abcdefghij"),
         st.text("ab ", max_size=30),
-        st.sampled_from([0, 0.1, 0.4, 0.5, 0.9, 1, 0.30000000000000004, 0.3]),
-        st.integers(0, 3 * 86_400_000),
+        # Close importances, so that freshness decides between them.
+        st.sampled_from([0, 0.1, 0.4, 0.5, 0.55, 0.6, 0.9, 1, 0.30000000000000004, 0.3]),
+        st.one_of(st.integers(0, 3 * 86_400_000), st.integers(2 * 86_400_000, 3 * 86_400_000)),
     ),
     max_size=14,
 )
@@ -417,10 +418,12 @@ def state_from(items) -> sm.MemoryState:
     return state
 
 
+# Two stale entries: freshness stops at 0, so the older one's higher importance still wins.
+@example(items=[("a", "x", 0.5, 0), ("b", "y", 0.4, 2 * 86_400_000)], now=3 * 86_400_000, at_least=0, overcount=False)
 @given(items=timed_entries, now=st.integers(0, 4 * 86_400_000), at_least=st.integers(0, 15), overcount=st.booleans())
 def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_least, overcount):
-    """CTX-1, CTX-8: a ranking asked for at least n positions returns exactly the first ones of the full ranking."""
-    from sentinel_memory.retention import by_retention, ranking
+    """CTX-1, CTX-8, RET-1: the full ranking follows the reference formulas, and a start of it is exactly its first positions."""
+    from sentinel_memory.retention import ranking, retention
 
     state = state_from(items)
     entries = sorted(state.entries.values(), key=lambda e: e.order)
@@ -430,15 +433,18 @@ def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_leas
     if overcount:  # counts of a table that also holds expired entries: too high is allowed
         counts.update(importances[:2])
     full = ranking(importances, updated, now, window)
-    assert [entries[i] for i in full] == by_retention(entries, now, window)
+    assert [entries[i] for i in full] == sorted(entries, key=lambda e: (retention(e, now, window), e.order), reverse=True)
     start = ranking(importances, updated, now, window, at_least=at_least, counts=counts)
     assert start == full[: len(start)]
     if not overcount:
         assert len(start) >= min(at_least, len(entries))
 
 
-@given(items=timed_entries, query=st.sampled_from(["a", "b", "a b", "ab", "a ab b"]), now=st.integers(0, 4 * 86_400_000),
-       limit=st.integers(0, 5))
+# A fresher match at a slightly lower importance outscores a staler one above it:
+# the walk by importance must not stop at the lower group before looking.
+@example(items=[("c", "a", 0.6, 0), ("d", "a", 0.55, 69_120_000)], query="a", now=69_120_000, limit=1)
+@given(items=timed_entries, query=st.sampled_from(["a", "b", "a b", "ab", "a ab b"]),
+       now=st.one_of(st.integers(0, 4 * 86_400_000), st.just(3 * 86_400_000)), limit=st.integers(0, 5))
 def test_rec_3_the_best_few_are_the_start_of_all_matches(items, query, now, limit):
     """REC-2, REC-3: recall of the best few returns exactly the start of the full, exactly ordered match list."""
     from sentinel_memory.lexical import relevance, score
