@@ -25,7 +25,6 @@ __all__ = ["FRESHNESS_WEIGHT", "by_retention", "freshness", "keep_order", "ranki
 FRESHNESS_WEIGHT = 0.1
 
 
-
 def freshness(entry: Entry, now: int | float, recency_window: int | float) -> float:
     """1.0 for an entry updated now, falling linearly to 0 over ``recency_window`` (RET-1).
 

@@ -26,6 +26,14 @@ from .strategies import FALSE_ADDITIVE, INVALID_NUMBERS, json_data
 letters = st.text(st.characters(categories=["Lu", "Ll", "Nd", "Mn", "Zs", "Po"]), max_size=20)
 
 
+@example("\u212a")  # the Kelvin sign lower-cases to an ASCII "k"
+@given(st.text(st.characters(max_codepoint=127), max_size=40))
+def test_rec_1_ascii_words_take_the_same_rule(text):
+    """REC-1: the regular-expression path for ASCII text finds exactly the words of the character-by-character rule."""
+    by_character = "".join(c if unicodedata.category(c)[0] in "LN" else " " for c in text.lower())
+    assert words(text) == frozenset(by_character.split())
+
+
 @given(letters)
 def test_rec_1_words_ignore_case_and_diacritics(text):
     """REC-1: upper-casing or stripping accents from a text never changes its words."""
