@@ -23,6 +23,8 @@ def utf16_len(text: str) -> int:
     code units in JavaScript and one ``str`` element in Python; ports must
     agree on the count, so the JavaScript one is the rule.
     """
+    if text.isascii():  # CPython knows this without looking at the characters
+        return len(text)
     # Each astral character adds one extra unit; counting them via the
     # encoded length is the fastest exact way in CPython.
     return len(text.encode("utf-16-le")) // 2

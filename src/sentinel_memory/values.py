@@ -83,8 +83,12 @@ class Entry:
 
     @functools.cached_property
     def line_units(self) -> int:
-        """UTF-16 length of :attr:`line`, what the estimator's fast fill sums (CTX-8)."""
-        return utf16_len(self.line)
+        """UTF-16 length of :attr:`line`, what the estimator's fast fill sums (CTX-8).
+
+        Summed from the parts of ``key: text``, so that measuring every entry
+        (a load does) does not also build and keep every line.
+        """
+        return utf16_len(self.key) + 2 + utf16_len(self.text)
 
     @functools.cached_property
     def words(self) -> frozenset[str]:

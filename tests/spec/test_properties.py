@@ -84,6 +84,18 @@ def test_txt_2_number_text_round_trips(value):
     assert float(canonical_json(value)) == value
 
 
+@given(key=st.text(min_size=1, max_size=8), data=json_data)
+def test_ctx_8_an_entrys_measure_is_the_length_of_its_line(key, data):
+    """CTX-8, CTX-3, TOK-1: the cached measure of an entry's default line is that line's UTF-16 length."""
+    try:
+        state, _ = core.remember(sm.MemoryState(), key, data, now=0)
+    except TypeError:  # a lone surrogate: no JSON file can hold it
+        return
+    entry = state.entries[key]
+    assert entry.line_units == len(entry.line.encode("utf-16-le")) // 2
+    assert entry.line == sm.default_format(entry)
+
+
 @given(json_data)
 def test_ent_3_copy_is_equal_and_disjoint(data):
     """ENT-3: a copy equals the original and shares no container with it."""
