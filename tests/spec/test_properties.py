@@ -424,6 +424,7 @@ timed_entries = st.lists(
         st.text("ab ", max_size=30),
         # Close importances, so that freshness decides between them.
         st.sampled_from([0, 0.1, 0.4, 0.5, 0.55, 0.6, 0.9, 1, 0.30000000000000004, 0.3]),
+        # Half of them within one day, so that several entries are fresh at once.
         st.one_of(st.integers(0, 3 * 86_400_000), st.integers(2 * 86_400_000, 3 * 86_400_000)),
     ),
     max_size=14,
