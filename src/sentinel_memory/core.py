@@ -158,16 +158,20 @@ def _with_entries(state: MemoryState, entries: dict[str, Entry], shape: Shape) -
     return attrs.evolve(state, entries=types.MappingProxyType(entries), shape=shape)
 
 
+def _none_expired(state: MemoryState, now: int | float) -> bool:
+    """True when no stored entry can have expired at ``now``: ``now`` is before the shape's expiry floor."""
+    floor = state.shape.expiry_floor
+    return floor is None or now < floor
+
+
 def _live(state: MemoryState, now: int | float) -> list[Entry]:
     """EXP-3: the entries every read path sees at ``now``, in table order.
 
-    Before the shape's expiry floor nothing can have expired, and the table
-    is copied at C speed. Otherwise this is
-    :func:`~sentinel_memory.expiry.is_past` inlined (EXP-2), since it runs
-    for every entry.
+    While none can have expired, the table is copied at C speed. Otherwise
+    this is :func:`~sentinel_memory.expiry.is_past` inlined (EXP-2), since
+    it runs for every entry.
     """
-    floor = state.shape.expiry_floor
-    if floor is None or now < floor:
+    if _none_expired(state, now):
         return list(state.entries.values())
     return [e for e in state.entries.values() if e.expires_at is None or now < e.expires_at]
 
@@ -182,9 +186,8 @@ def _live_by_age(state: MemoryState, now: int | float) -> list[Entry]:
 
 def _live_columns(state: MemoryState, now: int | float) -> tuple[list[Entry], Columns]:
     """:func:`_live_by_age` and its :class:`Columns`: the state's own when they describe the same entries."""
-    floor, shape = state.shape.expiry_floor, state.shape
-    if shape.in_order and (floor is None or now < floor):
-        return list(state.entries.values()), shape.columns
+    if state.shape.in_order and _none_expired(state, now):
+        return list(state.entries.values()), state.shape.columns
     live = _live_by_age(state, now)
     return live, Columns.of(live)
 
@@ -419,7 +422,7 @@ def _matches(state: MemoryState, query_words: frozenset[str], now: int | float, 
     shape, entries = state.shape, state.entries
     if shape.in_order:
         groups = [(importance, map(entries.__getitem__, reversed(keys))) for importance, keys in shape.groups.items()]
-        if shape.expiry_floor is not None and now >= shape.expiry_floor:
+        if not _none_expired(state, now):
             groups = [(importance, (e for e in group if not is_past(e.expires_at, now))) for importance, group in groups]
     else:
         by_importance: dict[float, list[Entry]] = {}
