@@ -155,3 +155,16 @@ def test_ret_1_recency_window_option(make, clock):
 def test_num_3_invalid_limit_uses_default(make, limit):
     """NUM-3: an invalid limit falls back to 1000."""
     assert make(limit=limit).stats()["limit"] == 1000
+
+
+def test_cmp_2_expired_oldest_first_after_the_clock_went_back(make, clock):
+    """CMP-2: after a clock went back, compact reports the expired entries by age, not in the order they were stored."""
+    mem = make(limit=10)
+    mem.remember("stored-first", "a", ttl=HOUR)
+    clock.advance(-DAY)  # the clock goes back: the next entry is older than the first
+    mem.remember("stored-second", "b", ttl=HOUR)
+    mem.remember("stored-third", "c", ttl=2 * HOUR)
+    clock.advance(DAY + 2 * HOUR)
+    dropped = mem.compact()
+    assert [e.key for e in dropped.expired] == ["stored-second", "stored-third", "stored-first"]
+    assert dropped.evicted == ()

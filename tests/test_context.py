@@ -280,3 +280,43 @@ def test_ctx_8_fractional_additive_counts_take_the_exact_fill(mem):
         naive = core.context(state, **args)
     assert core.context(state, **args) == naive
     assert naive.tokens == thirds(naive.text) <= 9.5 and naive.entries
+
+
+def test_ctx_1_every_query_match_comes_first_beyond_the_recall_limit(mem):
+    """CTX-1: with twelve matches (more than recall's default 10), all twelve rank before a more important non-match."""
+    for i in range(12):
+        mem.remember(f"note:{i}", f"refund step {i}", importance=0.1)
+    mem.remember("vital", "allergic to peanuts", importance=1.0)
+    # Room for the twelve matches (5 or 6 tokens each, joined) but not for a thirteenth line.
+    everything = mem.get_context(token_budget=10**6, query="refund")
+    matches_only = "\n".join(line for line in everything.text.split("\n") if line.startswith("note:"))
+    budget = sm.estimate_tokens(matches_only)
+    ctx = mem.get_context(token_budget=budget, query="refund")
+    assert [e.key for e in ctx.entries] == [f"note:{i}" for i in range(12)]
+    assert ctx.omitted == 1
+
+
+def test_ctx_1_freshness_can_lift_a_lower_importance_into_a_short_context():
+    """CTX-1, RET-3: a fresh 0.5 (0.6) outranks day-old 0.55s, also when the fill works out only the start of the ranking.
+
+    The budget holds one line, so the fill asks for the first two ranks;
+    two stale 0.55 entries would fill that start if freshness were ignored.
+    """
+    state = sm.MemoryState()
+    state, _ = core.remember(state, "old1", "note", now=0, importance=0.55)
+    state, _ = core.remember(state, "old2", "note", now=0, importance=0.55)
+    state, _ = core.remember(state, "fresh", "note b", now=86_400_000, importance=0.5)
+    ctx = core.context(state, now=86_400_000, token_budget=4)  # "fresh: note b" is 13 units: 4 tokens
+    assert [e.key for e in ctx.entries] == ["fresh"]
+
+
+def test_ctx_8_fractional_line_measures_are_not_summed(mem):
+    """CTX-8: an additive() tokenizer counting halves takes the naive fill: a 2.5-token line fits a 2.5 budget."""
+    halves = additive(lambda text: len(text) / 2)
+    mem.remember("k", "abc")  # "k: abc" is 6 characters: 3.0 tokens
+    mem.remember("j", "ab")  # "j: ab" is 5 characters: 2.5 tokens
+    ctx = mem.get_context(token_budget=2.5, tokenizer=halves)
+    assert (ctx.text, ctx.tokens, ctx.omitted) == ("j: ab", 2.5, 1)
+    state = mem.state
+    with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
+        assert core.context(state, now=state.shape.latest, token_budget=2.5, tokenizer=halves) == ctx

@@ -45,6 +45,19 @@ def test_ent_2_circular_data_is_rejected(mem):
         mem.remember("k", loop)
 
 
+def test_ent_2_shared_sub_objects_are_not_circular(mem):
+    """ENT-2: the same list twice, or one dict under two keys, is accepted; only a container inside itself is refused."""
+    x = [1, {"deep": True}]
+    both = {"first": x, "second": x}
+    mem.remember("twice", [x, x])
+    mem.remember("both", both)
+    mem.remember("deeper", [[x], {"x": [x, x]}])
+    assert mem.get("twice") == [x, x] and mem.get("both") == both
+    assert mem.get("deeper") == [[x], {"x": [x, x]}]
+    stored = mem.state.entries["twice"].data
+    assert stored[0] is not stored[1]  # copied as two values: a change to one is not a change to the other
+
+
 def test_ent_2_nested_json_is_accepted(mem):
     """ENT-2: nested dicts, lists, bools, None, ints and floats are stored as given."""
     data = {"a": [1, 2.5, True, None, {"b": "c"}], "big": 2**70}

@@ -87,6 +87,33 @@ class TestJsonFileStore(StoreContract):
         assert os.listdir(tmp_path / "data") == ["memory.json"]
         assert json.loads((tmp_path / "data" / "memory.json").read_text())["version"] == 1
 
+    def test_per_9_creates_every_missing_folder_level(self, tmp_path):
+        """PER-9: a save creates several missing parent folders, not only the last one."""
+        store = sm.JsonFileStore(tmp_path / "a" / "b" / "c" / "memory.json")
+        store.save({"version": 1, "entries": [], "working": {"data": {}, "updatedAt": None}})
+        assert store.load()["version"] == 1
+
+    def test_per_9_fsyncs_the_temp_file_before_the_rename_and_the_folder_after(self, tmp_path, monkeypatch):
+        """PER-9: the data is on disk before it replaces the target, and the rename is on disk before save returns."""
+        store = self.make_store(tmp_path)
+        trace = durability_trace(monkeypatch)
+        store.save({"version": 1, "entries": [], "working": {"data": {}, "updatedAt": None}})
+        target, folder = os.stat(store.path), os.stat(store.path.parent)
+        replaced = trace.index(("replace", str(store.path)))
+        assert ("fsync file", target.st_ino) in trace[:replaced]
+        assert ("fsync folder", folder.st_ino) in trace[replaced + 1 :]
+
+    def test_per_9_a_failed_fsync_never_replaces_the_target(self, tmp_path, monkeypatch):
+        """PER-9: when the temp file cannot be synced, the target is not replaced and no temp file is left."""
+        store = self.make_store(tmp_path)
+        store.save({"version": 1, "entries": [], "working": {"data": {}, "updatedAt": None}})
+        before = store.path.read_bytes()
+        trace = durability_trace(monkeypatch, fail_file_fsync=True)
+        with pytest.raises(OSError):
+            store.save({"version": 1, "entries": [{"key": "k"}], "working": {}})
+        assert not any(step[0] == "replace" for step in trace)
+        assert store.path.read_bytes() == before and os.listdir(store.path.parent) == ["memory.json"]
+
     def test_per_9_failed_save_leaves_old_file_intact(self, tmp_path, monkeypatch):
         """PER-9: a save that fails mid-way leaves the old file byte for byte and no debris."""
         store = self.make_store(tmp_path)
@@ -130,6 +157,30 @@ class TestJsonFileStore(StoreContract):
             mem.load()
         assert mem.get("k") == "v"
         assert store.path.read_text() == content
+
+
+def durability_trace(monkeypatch, *, fail_file_fsync=False) -> list[tuple]:
+    """Record every fsync (of a file or a folder, by inode) and every os.replace, in order."""
+    import stat
+
+    trace: list[tuple] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        info = os.fstat(fd)
+        kind = "fsync folder" if stat.S_ISDIR(info.st_mode) else "fsync file"
+        trace.append((kind, info.st_ino))
+        if fail_file_fsync and kind == "fsync file":
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    def replace(src, dst):
+        trace.append(("replace", str(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    return trace
 
 
 def document(entries, working=None):
@@ -328,3 +379,18 @@ def test_per_12_saved_oldest_first_and_order_restored(make, clock):
     mem.save()
     assert [e["key"] for e in store.load()["entries"]] == ["b", "c", "a"]
     assert [e.key for e in make(store=store).get_recent()] == ["a", "c", "b"]
+
+
+def test_per_12_saved_by_age_after_the_clock_went_back(make, clock):
+    """PER-12: entries remembered after a clock went back are saved by age, oldest first, not in the order they were stored."""
+    store = sm.MemoryStore()
+    mem = make(store=store)
+    mem.remember("stored-first", "a")
+    clock.advance(-60_000)
+    mem.remember("stored-second", "b")
+    clock.advance(-60_000)
+    mem.remember("stored-third", "c")
+    mem.save()
+    assert [e["key"] for e in store.load()["entries"]] == ["stored-third", "stored-second", "stored-first"]
+    again = make(store=store)
+    assert [e.key for e in again.get_recent()] == ["stored-first", "stored-second", "stored-third"]

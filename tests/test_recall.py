@@ -92,3 +92,25 @@ def test_rec_2_json_data_words(mem):
     """REC-2, TXT-1: recall searches the canonical text of JSON data."""
     mem.remember("order", {"status": "shipped"})
     assert keys(mem.recall("shipped status")) == ["order"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\ufb01le", {"\ufb01le"}),  # the fi ligature is one letter of its own
+        ("\uff23\uff21\uff32\uff34", {"\uff43\uff41\uff52\uff54"}),  # full-width CART lower-cases, stays full-width
+        ("x\u00b2", {"x\u00b2"}),  # a superscript two is a digit, not "2"
+        ("\u2460 step", {"\u2460", "step"}),  # a circled one too
+    ],
+)
+def test_rec_1_compatibility_characters_stay_themselves(text, expected):
+    """REC-1: words use NFD, not NFKD: ligatures, full-width letters and superscripts are not folded to plain ones."""
+    assert words(text) == frozenset(expected)
+
+
+def test_rec_1_a_ligature_does_not_match_plain_letters(mem):
+    """REC-1, REC-3: "file" does not find an entry written with the fi ligature, nor "cart" a full-width one."""
+    mem.remember("doc", "\ufb01le attached")
+    mem.remember("wide", "\uff23\uff21\uff32\uff34 items")
+    assert keys(mem.recall("file")) == [] and keys(mem.recall("cart")) == []
+    assert keys(mem.recall("\ufb01le")) == ["doc"] and keys(mem.recall("\uff43\uff41\uff52\uff54")) == ["wide"]

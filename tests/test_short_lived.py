@@ -98,6 +98,18 @@ def test_l1_1_set_shallow_merges(mem):
     assert mem.working.get()["task"] == "refund"
 
 
+def test_l1_1_nested_working_data_is_copied_both_ways(mem):
+    """L1-1, ENT-3: mutating a nested value that was set, or that get() returned, never changes the working memory."""
+    patch = {"order": {"items": ["tea"], "address": {"city": "Brno"}}}
+    mem.working.set(patch)
+    patch["order"]["items"].append("set-side change")
+    got = mem.working.get()
+    got["order"]["items"].append("get-side change")
+    got["order"]["address"]["city"] = "changed"
+    assert mem.working.get() == {"order": {"items": ["tea"], "address": {"city": "Brno"}}}
+    assert core.working_get(mem.state, now=mem.state.working.updated_at) == mem.working.get()
+
+
 @pytest.mark.parametrize("patch", [None, [("a", 1)], "task", {"bad": math.nan}, {1: "x"}])
 def test_l1_1_bad_patch_is_a_type_error(mem, patch):
     """L1-1: a patch that is not a dict of JSON raises TypeError and changes nothing."""

@@ -2,23 +2,34 @@
 
 The state machines drive the real memory and this model side by side and
 compare them after every step. The model shares no code with the library
-except the text rendering of JSON data and the word splitter (both have
-their own example and property tests); retention, expiry, ranking, the
-greedy fill and the number rule are re-stated here from spec/RULES.md in the
-plainest Python possible.
+except the text rendering of JSON data (it has its own example and property
+tests); the words, retention, expiry, ranking, the greedy fill and the
+number rule are re-stated here from spec/RULES.md in the plainest Python
+possible.
 """
 
 from __future__ import annotations
 
 import copy
 import math
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
 from sentinel_memory.jsondata import text_of
-from sentinel_memory.lexical import words
 
 DAY = 86_400_000
+
+
+def words(text: str) -> frozenset[str]:
+    """REC-1 restated, one character at a time: lower, NFD, drop marks, split on what is not L* or N*."""
+    kept = []
+    for char in unicodedata.normalize("NFD", text.lower()):
+        category = unicodedata.category(char)
+        if category.startswith("M"):
+            continue
+        kept.append(char if category[0] in "LN" else " ")
+    return frozenset("".join(kept).split())
 
 
 def model_estimate(text: str) -> int:

@@ -12,7 +12,12 @@ from sentinel_memory.tokens import additive
 #: Few keys, so overwrites and re-remembers happen constantly.
 KEY_POOL = ["user:name", "user:allergy", "chat:1", "chat:2", "order:42", "session:cart", "ž"]
 
-VOCABULARY = ["refund", "status", "cart", "peanut", "allergy", "name", "Prague", "česky", "CESKY", "42", "order"]
+VOCABULARY = [
+    "refund", "status", "cart", "peanut", "allergy", "name", "Prague", "česky", "CESKY", "42", "order",
+    # Compatibility characters: REC-1 normalises by NFD, so a ligature, full-width
+    # letters and a superscript stay what they are and match only themselves.
+    "\ufb01le", "file", "\uff23\uff21\uff32\uff34", "x\u00b2", "x2",
+]
 
 #: Numbers the number rule must map to a default, never clamp.
 INVALID_NUMBERS = ["0.9", math.nan, math.inf, -math.inf, -1, True, False, None, [1]]
@@ -28,14 +33,16 @@ json_scalars = st.one_of(
     sentence,
     st.text(max_size=6),
 )
-json_data = st.one_of(
-    sentence,
-    st.recursive(
-        json_scalars,
-        lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
-        max_leaves=6,
-    ),
+nested_data = st.recursive(
+    json_scalars,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    max_leaves=6,
 )
+#: ENT-2 forbids only circular data: one sub-object may appear in several places.
+shared_data = st.one_of(st.lists(json_scalars, min_size=1, max_size=3), st.dictionaries(words, json_scalars, max_size=2)).map(
+    lambda part: [part, {"again": part, "and": [part]}]
+)
+json_data = st.one_of(sentence, nested_data, shared_data)
 
 importances = st.one_of(
     st.none(),
@@ -73,9 +80,14 @@ def vowel_count(text: str) -> int:
     return sum(text.count(v) for v in "aeiouAEIOU")
 
 
-#: The estimator and additive(vowel_count) take the fast fill (CTX-8), whose
+def half_length(text: str) -> float:
+    """Additive too, but in halves: exact in doubles, yet not whole numbers (CTX-8 must not sum them)."""
+    return len(text) / 2
+
+
+#: The estimator and the additive tokenizers take the fast fill (CTX-8), whose
 #: result must equal the model's naive fill; the other two take the naive one.
-TOKENIZERS = [sm.estimate_tokens, word_count, odd_tokenizer, additive(vowel_count)]
+TOKENIZERS = [sm.estimate_tokens, word_count, odd_tokenizer, additive(vowel_count), additive(half_length)]
 #: Declared additive but not: the fast fill must fall back (CTX-8).
 FALSE_ADDITIVE = [additive(odd_tokenizer), additive(word_count), additive(sm.estimate_tokens)]
 FORMATS = [sm.default_format, lambda e: f"[{e.key}] {e.text}", lambda e: e.key]

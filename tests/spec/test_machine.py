@@ -40,6 +40,7 @@ from .strategies import (
     KEY_POOL,
     SEPARATORS,
     TOKENIZERS,
+    VOCABULARY,
     budgets,
     importances,
     json_data,
@@ -240,6 +241,49 @@ class RankingComparison(RuleBasedStateMachine):
         assert [e.key for e in compaction.expired] == expired
         assert [e.key for e in compaction.evicted] == evicted
         self.reported_by_compact += len(expired) + len(evicted)
+
+    @rule(
+        count=st.integers(2, 4),
+        back=st.sampled_from([0.5, 1, 60_000, DAY]),
+        ttl=st.sampled_from([1, 1000, 60_000]),
+        importance=importances,
+    )
+    def rewind_then_compact_and_save(self, count, back, ttl, importance):
+        """CMP-2, PER-12, TIME-2: remember while the clock steps back, save, then compact and save once all expired.
+
+        Each entry is older than the one remembered before it, so the table's
+        order (by seq) and age order disagree: the saved document and the
+        expired list must both follow age, oldest first.
+        """
+        start = self.now
+        for i in range(count):
+            self.remember_one(KEY_POOL[i], f"rewound {i}", importance, ttl)
+            self.clock.now -= back
+        self.check_saved_order()
+        self.clock.now = start + ttl  # every deadline of this burst has passed
+        self.compact()
+        self.check_saved_order()
+
+    def check_saved_order(self):
+        """PER-12: a saved document lists the entries oldest first by (updated_at, seq), whatever the table order."""
+        self.mem.save()
+        document = self.store.load()
+        model_order = [e.key for e in sorted(self.model.entries.values(), key=lambda e: (e.updated_at, e.seq))]
+        assert [e["key"] for e in document["entries"]] == model_order
+
+    @rule(
+        word=st.sampled_from(VOCABULARY),
+        count=st.integers(11, 16),
+        importance=importances,
+        spread=st.booleans(),
+        budget=st.integers(0, 120),
+    )
+    def remember_crowd(self, word, count, importance, spread, budget):
+        """CTX-1, REC-3: more entries share one query word than recall's default limit; context ranks them all first."""
+        for i in range(count):
+            self.remember_one(f"crowd:{i}", f"{word} note {i}", (i % 10) / 10 if spread else importance, None)
+        self.recall(word, None)
+        self.context(budget, word, sm.estimate_tokens, sm.default_format, "\n")
 
     @rule(n=st.one_of(st.integers(-2, 12), st.sampled_from([3.0, 2.5, "3", None, True, math.nan])))
     def get_recent(self, n):
@@ -506,6 +550,13 @@ class MemoryComparison(RankingComparison):
         mutate(patch)
 
     @rule()
+    def mutate_what_working_get_returns(self):
+        """ENT-3, L1-1: changing anything nested in what working.get() returned never changes the working memory."""
+        got = self.mem.working.get()
+        assert got == self.model.working_get(self.now)
+        mutate(got)
+
+    @rule()
     def working_clear(self):
         """L1-3: clear empties the working memory."""
         self.mem.working.clear()
@@ -519,6 +570,8 @@ class MemoryComparison(RankingComparison):
         self.mem.save()
         document = self.store.load()
         assert list(document) == ["version", "entries", "working"] and document["version"] == 1
+        model_order = [e.key for e in sorted(self.model.entries.values(), key=lambda e: (e.updated_at, e.seq))]
+        assert [e["key"] for e in document["entries"]] == model_order
         assert all(list(e) == ["key", "data", "importance", "createdAt", "updatedAt", "expiresAt"] for e in document["entries"])
         fresh = sm.create_memory(
             store=self.store,
@@ -548,11 +601,23 @@ class MemoryComparison(RankingComparison):
 
 
 def mutate(value) -> None:
-    """Change a JSON value in place where that is possible (ENT-3 checks rely on it)."""
-    if isinstance(value, dict):
-        value["__mutated__"] = True
-    elif isinstance(value, list):
-        value.append("__mutated__")
+    """Change a JSON value in place, at every depth, where that is possible (ENT-3 checks rely on it).
+
+    Nested containers are changed too: a copy that is only shallow would
+    share them with the memory, and only a change down there shows it.
+    """
+    containers, seen, pending = [], set(), [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (dict, list)) and id(item) not in seen:
+            seen.add(id(item))
+            containers.append(item)
+            pending.extend(item.values() if isinstance(item, dict) else item)
+    for item in containers:
+        if isinstance(item, dict):
+            item["__mutated__"] = True
+        else:
+            item.append("__mutated__")
 
 
 def as_entry(model_entry) -> sm.Entry:

@@ -48,6 +48,23 @@ def test_rec_1_words_are_letters_and_digits_only(text):
         assert word and all(unicodedata.category(c)[0] in "LN" for c in word)
 
 
+#: Characters that NFKD would fold into plain ones (a ligature, full-width and
+#: superscript forms, a circled digit, a Roman numeral) next to plain and accented ones.
+COMPATIBILITY = "\ufb01\ufb02\uff21\uff42\u00b2\u2460\u2163\u210cabfi2 \u00e9\u0301-"
+
+
+@example("\ufb01le")
+@example("\uff23\uff21\uff32\uff34")
+@given(st.text(st.sampled_from(COMPATIBILITY), max_size=12))
+def test_rec_1_words_take_nfd_not_nfkd(text):
+    """REC-1: words are found after NFD, which keeps compatibility characters as they are; NFKD would fold them."""
+    from .model import words as model_words
+
+    assert words(text) == model_words(text)
+    for word in words(text):
+        assert unicodedata.normalize("NFD", word) == word
+
+
 @given(st.lists(st.sampled_from(["česky", "CESKY", "Česky", "cesky"]), min_size=1))
 def test_rec_1_cesky_matches_cesky(variants):
     """REC-1: česky, CESKY and friends are one word."""
@@ -94,6 +111,16 @@ def test_ctx_8_an_entrys_measure_is_the_length_of_its_line(key, data):
     entry = state.entries[key]
     assert entry.line_units == len(entry.line.encode("utf-16-le")) // 2
     assert entry.line == sm.default_format(entry)
+
+
+@given(part=json_data, shape=st.sampled_from(["list", "dict", "deep"]))
+def test_ent_2_shared_sub_objects_are_accepted(part, shape):
+    """ENT-2, ENT-3: data holding one sub-object in several places is JSON, not circular; it is copied as separate values."""
+    data = {"list": [part, part], "dict": {"a": part, "b": part}, "deep": [[part], {"x": [part, part]}]}[shape]
+    copied = copy_json(data)
+    assert copied == data
+    state, _ = core.remember(sm.MemoryState(), "k", data, now=0)
+    assert core.get(state, "k", now=0) == data
 
 
 @given(json_data)
@@ -439,6 +466,9 @@ def state_from(items) -> sm.MemoryState:
     return state
 
 
+# Freshness lifts a fresh 0.5 (0.6) above a stale 0.55: a start of the ranking
+# taken only from the highest importances would leave the best entry out.
+@example(items=[("a", "x", 0.55, 0), ("b", "y", 0.5, 86_400_000)], now=86_400_000, at_least=1, overcount=False)
 # Two stale entries: freshness stops at 0, so the older one's higher importance still wins.
 @example(items=[("a", "x", 0.5, 0), ("b", "y", 0.4, 2 * 86_400_000)], now=3 * 86_400_000, at_least=0, overcount=False)
 @given(items=timed_entries, now=st.integers(0, 4 * 86_400_000), at_least=st.integers(0, 15), overcount=st.booleans())
@@ -520,3 +550,74 @@ def test_ctx_8_fast_fill_equals_the_reference(items, now, budget, separator):
     fast = core.context(state, now=now, token_budget=budget, separator=separator)
     with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
         assert core.context(state, now=now, token_budget=budget, separator=separator) == fast
+
+
+@example(items=[("j", "ab", 0.5, 0), ("k", "abc", 0.5, 0)], budget=2.5, separator="\n")
+@given(
+    items=timed_entries,
+    budget=st.one_of(st.integers(0, 40), st.floats(0, 40)),
+    separator=st.sampled_from(["\n", "", " | "]),
+)
+def test_ctx_8_fractional_additive_counts_equal_the_reference(items, budget, separator):
+    """CTX-8: an additive() tokenizer that counts in halves gets exactly the naive fill: fractions are never summed."""
+    from unittest import mock
+
+    from sentinel_memory import prompt
+    from sentinel_memory.tokens import additive
+
+    from .strategies import half_length
+
+    state = state_from(items)
+    now = state.shape.latest or 0
+    halves = additive(half_length)
+    fast = core.context(state, now=now, token_budget=budget, separator=separator, tokenizer=halves)
+    with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
+        assert core.context(state, now=now, token_budget=budget, separator=separator, tokenizer=halves) == fast
+
+
+@given(patch=st.dictionaries(st.sampled_from(["task", "order", "steps"]), json_data, min_size=1, max_size=3))
+def test_l1_1_working_memory_comes_out_as_a_deep_copy(patch):
+    """L1-1, ENT-3: nothing nested in what working_get returns is shared with the state."""
+    from .test_machine import mutate
+
+    state = core.working_set(sm.MemoryState(), patch, now=0)
+    before = copy.deepcopy(core.working_get(state, now=0))
+    mutate(core.working_get(state, now=0))
+    assert core.working_get(state, now=0) == before == patch
+
+
+@given(
+    depth=st.integers(0, 3),
+    document=st.dictionaries(st.sampled_from(["version", "entries", "note"]), json_data, max_size=3),
+    again=st.booleans(),
+)
+def test_per_9_durable_save_order(tmp_path_factory, depth, document, again):
+    """PER-9: every missing folder level is made; the temp file is fsynced before it replaces the target, the folder after."""
+    import os
+    import stat
+    from unittest import mock
+
+    folder = tmp_path_factory.mktemp("durable")
+    for level in range(depth):
+        folder = folder / f"level{level}"
+    store = sm.JsonFileStore(folder / "memory.json")
+    if again:
+        store.save({"earlier": True})
+    trace: list[tuple] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        info = os.fstat(fd)
+        trace.append(("folder" if stat.S_ISDIR(info.st_mode) else "file", info.st_ino))
+        real_fsync(fd)
+
+    def replace(src, dst):
+        trace.append(("replace", str(dst)))
+        real_replace(src, dst)
+
+    with mock.patch.object(os, "fsync", fsync), mock.patch.object(os, "replace", replace):
+        store.save(document)
+    assert store.load() == document
+    replaced = trace.index(("replace", str(store.path)))
+    assert ("file", os.stat(store.path).st_ino) in trace[:replaced]
+    assert ("folder", os.stat(folder).st_ino) in trace[replaced + 1 :]
