@@ -189,15 +189,15 @@ MUTANTS = [
     ),
     Mutant(
         "the temp file is not fsynced before the rename",
-        "stores.py",
-        "                os.fsync(temp.fileno())",
-        "                pass",
+        "filestore.py",
+        "        os.fsync(fd)\n    finally:",
+        "        pass\n    finally:",
     ),
     Mutant(
         "a save creates only the last missing folder",
-        "stores.py",
-        "folder.mkdir(parents=True, exist_ok=True)",
-        "folder.mkdir(exist_ok=True)",
+        "filestore.py",
+        "        missing.append(folder)\n        folder = folder.parent",
+        "        missing.append(folder)\n        break",
     ),
 ]
 

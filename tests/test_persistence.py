@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 
 import pytest
 
@@ -84,7 +85,7 @@ class TestJsonFileStore(StoreContract):
         mem = make(store=store)
         sample(mem, clock)
         mem.save()
-        assert os.listdir(tmp_path / "data") == ["memory.json"]
+        assert files(tmp_path / "data") == ["memory.json"]
         assert json.loads((tmp_path / "data" / "memory.json").read_text())["version"] == 1
 
     def test_per_9_creates_every_missing_folder_level(self, tmp_path):
@@ -112,7 +113,7 @@ class TestJsonFileStore(StoreContract):
         with pytest.raises(OSError):
             store.save({"version": 1, "entries": [{"key": "k"}], "working": {}})
         assert not any(step[0] == "replace" for step in trace)
-        assert store.path.read_bytes() == before and os.listdir(store.path.parent) == ["memory.json"]
+        assert store.path.read_bytes() == before and files(store.path.parent) == ["memory.json"]
 
     def test_per_9_failed_save_leaves_old_file_intact(self, tmp_path, monkeypatch):
         """PER-9: a save that fails mid-way leaves the old file byte for byte and no debris."""
@@ -127,7 +128,7 @@ class TestJsonFileStore(StoreContract):
         with pytest.raises(OSError):
             store.save({"version": 1, "entries": [{"key": "k"}], "working": {}})
         assert store.path.read_bytes() == before
-        assert os.listdir(store.path.parent) == ["memory.json"]
+        assert files(store.path.parent) == ["memory.json"]
 
     def test_per_9_unwritable_document_leaves_old_file(self, tmp_path):
         """PER-9: a document that cannot be written as JSON fails before the file is touched."""
@@ -145,18 +146,24 @@ class TestJsonFileStore(StoreContract):
 
     @pytest.mark.parametrize("content", ['{"version": 1, "entries": [', "not json", '{"version": 1, "entries": [NaN]}'])
     def test_per_4_damaged_file_raises_and_is_untouched(self, tmp_path, make, content):
-        """PER-4: a damaged file raises ValueError, stays untouched, and the memory keeps its state."""
+        """PER-4, PER-13: a damaged file raises DamagedStoreError naming it, stays untouched, and the memory keeps its state."""
         store = self.make_store(tmp_path)
         store.path.parent.mkdir(parents=True)
         store.path.write_text(content)
-        with pytest.raises(ValueError):
+        with pytest.raises(sm.DamagedStoreError):
             make(store=store)
         mem = make(store=store, load=False)
         mem.remember("k", "v")
-        with pytest.raises(json.JSONDecodeError if "NaN" not in content else ValueError):
+        with pytest.raises(sm.DamagedStoreError, match=str(store.path)) as raised:
             mem.load()
+        assert isinstance(raised.value, ValueError) and raised.value.location == str(store.path)
         assert mem.get("k") == "v"
         assert store.path.read_text() == content
+
+
+def files(folder) -> list[str]:
+    """The files in a folder, less the save lock's sidecar file, which is there for good (PER-15)."""
+    return sorted(name for name in os.listdir(folder) if not name.endswith(".lock"))
 
 
 def durability_trace(monkeypatch, *, fail_file_fsync=False) -> list[tuple]:
@@ -194,10 +201,15 @@ def raw(key="k", **fields):
 
 
 def loaded(make, doc):
+    """Load ``doc`` into a new memory; a LoadWarning comes exactly when the load lost entries (PER-14)."""
     store = sm.MemoryStore()
     store.save(doc)
     mem = make(store=store, load=False)
-    return mem, mem.load()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = mem.load()
+    assert [w.category for w in caught] == ([sm.LoadWarning] if result.lost else [])
+    return mem, result
 
 
 def test_per_1_document_shape(make, clock):
@@ -337,7 +349,8 @@ def test_per_8_over_limit_load_compacts_like_automatic(make, clock):
     store = sm.MemoryStore()
     store.save(document([raw("a", importance=0.1), raw("b", importance=0.9), raw("c", importance=0.5)]))
     seen = []
-    mem = make(store=store, limit=2, on_evict=seen.append, autosave=True)
+    with pytest.warns(sm.LoadWarning, match="compacted 1"):
+        mem = make(store=store, limit=2, on_evict=seen.append, autosave=True)
     assert [e.key for e in seen[0].evicted] == ["a"]
     assert mem.stats()["evicted"] == 1 and mem.stats()["compactions"] == 1
     assert [e["key"] for e in store.load()["entries"]] == ["b", "c"]

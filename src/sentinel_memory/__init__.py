@@ -7,9 +7,12 @@ applications use :func:`create_memory`.
 """
 
 from .core import make_config
+from .errors import DamagedStoreError, LoadWarning, ReentrantCallError, SentinelMemoryWarning, StoreWarning
+from .filestore import JsonFileStore
+from .jsondata import MAX_DEPTH
 from .memory import CacheMemory, Memory, WorkingMemory, create_memory
 from .options import DEFAULTS, NUMBER_RULES
-from .stores import JsonFileStore, MemoryStore, Store
+from .stores import MemoryStore, Store
 from .tokens import additive, estimate_tokens
 from .values import (
     Compaction,
@@ -26,19 +29,25 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULTS",
+    "MAX_DEPTH",
     "NUMBER_RULES",
     "CacheMemory",
     "Compaction",
     "Config",
     "Context",
+    "DamagedStoreError",
     "Entry",
     "Hit",
     "JsonFileStore",
     "LoadResult",
+    "LoadWarning",
     "Memory",
     "MemoryState",
     "MemoryStore",
+    "ReentrantCallError",
+    "SentinelMemoryWarning",
     "Store",
+    "StoreWarning",
     "WorkingMemory",
     "additive",
     "create_memory",

@@ -263,11 +263,19 @@ def remember(
 
 
 def remembered(state: MemoryState, compaction: Compaction, key: str) -> Entry:
-    """A copy of the entry a ``remember`` of ``key`` just stored, kept or evicted (ENT-12)."""
+    """A copy of the entry a ``remember`` of ``key`` just stored, kept, evicted or expired on arrival (ENT-12).
+
+    A ttl so small that ``now + ttl == now`` in doubles makes an entry that
+    is expired at once; a compaction in the same call then reports it as
+    expired. The newest entry of ``key`` in the compaction is this call's.
+    """
     entry = state.entries.get(key)
     if entry is None:
-        entry = next(e for e in compaction.evicted if e.key == key)
+        entry = max((e for e in compaction.expired + compaction.evicted if e.key == key), key=_seq)
     return entry.copy()
+
+
+_seq = operator.attrgetter("seq")
 
 
 def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compaction]:
@@ -639,5 +647,6 @@ def from_document(
     dropped = Compaction()
     if len(entries) > state.config.limit:
         state, dropped = compact(state, now=now)
+        result = attrs.evolve(result, compacted=len(dropped.expired) + len(dropped.evicted))
     return state, result, dropped
 

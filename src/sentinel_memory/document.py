@@ -13,20 +13,22 @@ until the next compaction reports them.
 
 Loading is strict about the *document* and forgiving about *entries*: a
 document that is not an object, has no list of entries or an unknown version
-raises ``ValueError``, since silently starting from zero would be amnesia
-that looks like success. A single invalid entry (importance 2, an empty key,
-``expiresAt: "soon"``) is dropped and counted, not repaired.
+raises :class:`~sentinel_memory.errors.DamagedStoreError` (a ``ValueError``),
+since silently starting from zero would be amnesia that looks like success.
+A single invalid entry (importance 2, an empty key, ``expiresAt: "soon"``,
+data nested too deep) is dropped and counted, not repaired.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .errors import DamagedStoreError
 from .jsondata import copy_json
 from .options import is_number
 from .values import Entry, LoadResult, MemoryState, Working, by_age
 
-__all__ = ["VERSION", "dump", "parse"]
+__all__ = ["VERSION", "dump", "parse", "problem"]
 
 #: PER-1: the only document version this release reads and writes.
 VERSION = 1
@@ -61,14 +63,11 @@ def parse(document: object, *, first_seq: int) -> tuple[list[Entry], Working, Lo
     """
     if document is None:
         return [], Working(), LoadResult(loaded=0, dropped=0)
-    if not isinstance(document, dict):
-        raise ValueError(f"a memory document must be a JSON object, got {type(document).__name__}")
-    version = document.get("version")
-    if isinstance(version, bool) or version != VERSION:
-        raise ValueError(f"unknown memory document version {version!r}; this release reads version {VERSION}")
-    raw_entries = document.get("entries")
-    if not isinstance(raw_entries, list):
-        raise ValueError("a memory document needs a list of entries")
+    found = problem(document)
+    if found is not None:
+        raise DamagedStoreError(found)
+    assert isinstance(document, dict)  # problem() said so
+    raw_entries = document["entries"]
 
     by_key: dict[str, Entry] = {}
     dropped = 0
@@ -83,6 +82,22 @@ def parse(document: object, *, first_seq: int) -> tuple[list[Entry], Working, Lo
         by_key[entry.key] = entry
     entries = list(by_key.values())
     return entries, _working(document.get("working")), LoadResult(loaded=len(entries), dropped=dropped)
+
+
+def problem(document: object) -> str | None:
+    """What makes ``document`` not a memory document, or None when it is one (PER-5).
+
+    The store that read it adds where it came from; see
+    :class:`~sentinel_memory.errors.DamagedStoreError`.
+    """
+    if not isinstance(document, dict):
+        return f"a memory document must be a JSON object, got {type(document).__name__}"
+    version = document.get("version")
+    if isinstance(version, bool) or version != VERSION:
+        return f"unknown memory document version {version!r}; this release reads version {VERSION}"
+    if not isinstance(document.get("entries"), list):
+        return "a memory document needs a list of entries"
+    return None
 
 
 def _entry(raw: object, *, seq: int) -> Entry | None:
@@ -105,7 +120,7 @@ def _entry(raw: object, *, seq: int) -> Entry | None:
     try:
         data = copy_json(raw["data"])
         copy_json(key, what="key")
-    except TypeError:
+    except (TypeError, ValueError):  # not JSON, or nested too deep (ENT-13)
         return None
     return Entry(
         key=key,
@@ -127,7 +142,7 @@ def _working(raw: object) -> Working:
         return Working()
     try:
         data = copy_json(data)
-    except TypeError:
+    except (TypeError, ValueError):
         return Working()
     # updatedAt null means never set or cleared, which only an empty dict
     # matches; anything else inconsistent loads as the empty working memory.

@@ -18,9 +18,28 @@ import math
 import re
 from typing import Any
 
-__all__ = ["canonical_json", "copy_json", "text_of"]
+__all__ = ["MAX_DEPTH", "canonical_json", "copy_json", "fits_double", "is_json_text", "text_of"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: ENT-13: how many containers deep a value may be nested. JSON parsers
+#: recurse (CPython's at most about a thousand levels, serde_json's 128), so
+#: a memory accepts only what it can always read back, in every port.
+MAX_DEPTH = 100
+
+
+def fits_double(value: int) -> bool:
+    """True when an int converts to a finite double: what every JSON reader can hold as a number (ENT-2, NUM-1)."""
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
+def is_json_text(value: str) -> bool:
+    """True when a str can be written as JSON text: it holds no lone surrogate (ENT-2)."""
+    return _SURROGATE.search(value) is None
 
 
 def _check_text(value: str, what: str) -> str:
@@ -35,14 +54,18 @@ def copy_json(value: Any, *, what: str = "data") -> Any:
     """Check that ``value`` is strict JSON and return a deep copy of it (ENT-2, ENT-3).
 
     Tuples come back as lists, int and float subclasses as plain ``int`` and
-    ``float``. Anything else (a set, a date, NaN, a dict with a non-str key, a
-    circular structure) raises ``TypeError``, and the caller has changed
-    nothing yet.
+    ``float``. Anything else (a set, a date, NaN, an int too large for a
+    double, a dict with a non-str key, a circular structure) raises
+    ``TypeError``; a value nested more than :data:`MAX_DEPTH` containers deep
+    raises ``ValueError`` (ENT-13). Either way the caller has changed nothing
+    yet.
     """
     return _copy(value, what, set())
 
 
 def _copy(value: Any, where: str, open_containers: set[int]) -> Any:
+    # ``open_containers`` holds the containers being copied, outermost first,
+    # so its size is the current depth.
     if value is None or value is True or value is False:
         return value
     if isinstance(value, str):
@@ -50,6 +73,8 @@ def _copy(value: Any, where: str, open_containers: set[int]) -> Any:
     if isinstance(value, bool):  # a bool subclass is still not a number
         return bool(value)
     if isinstance(value, int):
+        if not fits_double(value):
+            raise TypeError(f"{where} is an int too large for a JSON number (beyond the double range)")
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -59,6 +84,9 @@ def _copy(value: Any, where: str, open_containers: set[int]) -> Any:
         marker = id(value)
         if marker in open_containers:
             raise TypeError(f"{where} contains itself; JSON cannot be circular")
+        if len(open_containers) >= MAX_DEPTH:
+            root = where.split("[", 1)[0]
+            raise ValueError(f"{root} is nested more than {MAX_DEPTH} containers deep")
         open_containers.add(marker)
         try:
             if isinstance(value, dict):

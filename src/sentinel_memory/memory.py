@@ -11,15 +11,30 @@ do, in this order:
 If any step raises, the memory keeps its old state: a call that raises leaves
 the memory as it was (an archive may have seen the dropped entries already,
 which can repeat them later but never loses them).
+
+While steps 1 and 2 run, the memory is in the middle of a change. A change
+asked for then, from ``on_evict`` or the store on the same thread, would be
+overwritten by step 3, so it raises :class:`ReentrantCallError` instead
+(WRP-3); reads are fine and see the state before the change.
+
+A load that drops entries says so (PER-14): a :class:`LoadWarning`, the
+result kept as :attr:`Memory.last_load`, and the store's ``preserve()``
+called before the next save overwrites the original.
 """
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from . import core
+from .errors import LoadWarning, ReentrantCallError
+from .jsondata import MAX_DEPTH, is_json_text
+from .jsontext import with_stack_room
 from .options import is_number, require_bool, require_callable
 from .stores import MemoryStore, Store, check_store
 from .tokens import Tokenizer
@@ -57,6 +72,10 @@ class Memory:
         self._clock = clock
         self._autosave = autosave
         self._on_evict = on_evict
+        self._changing: int | None = None  # the thread running a change's side effects
+        self._preserve_first = False  # a load dropped entries the store still holds
+        #: The :class:`LoadResult` of the last load, None before the first (PER-14).
+        self.last_load: LoadResult | None = None
         self.cache = CacheMemory(self)
         self.working = WorkingMemory(self)
 
@@ -78,21 +97,45 @@ class Memory:
             raise TypeError(f"clock must return a finite number of milliseconds, got {now!r}")
         return now
 
+    def _begin(self) -> MemoryState:
+        """The state a change starts from; refused from inside this memory's own side effects (WRP-3)."""
+        if self._changing == threading.get_ident():
+            raise ReentrantCallError(
+                "a memory cannot be changed from inside its own on_evict or store save; "
+                "the change in progress would overwrite it"
+            )
+        return self._state
+
     def _commit(self, state: MemoryState, dropped: Compaction = NOTHING_DROPPED, *, persist: bool = True) -> None:
         """Side effects, then the new state (WRP-1, PER-11); ``persist=False`` for what is never saved (L0-2)."""
-        if dropped and self._on_evict is not None:
-            self._on_evict(dropped)
-        if persist and self._autosave:
-            self._store.save(core.to_document(state))
+        self._changing = threading.get_ident()
+        try:
+            if dropped and self._on_evict is not None:
+                self._on_evict(dropped)
+            if persist and self._autosave:
+                self._save(state)
+        finally:
+            self._changing = None
         self._state = state
+
+    def _save(self, state: MemoryState) -> None:
+        """Save ``state``; first, once, let the store keep what a lossy load left behind (PER-14)."""
+        document = core.to_document(state)
+        if self._preserve_first:
+            preserve = getattr(self._store, "preserve", None)
+            if callable(preserve):
+                preserve()
+            self._preserve_first = False
+        self._store.save(document)
 
     # -- entries -----------------------------------------------------------
 
     def remember(self, key: str, data: Any, *, importance: object = None, ttl: object = None) -> Entry:
         """Store ``data`` under ``key`` and return a copy of the stored entry (ENT-12)."""
-        state, dropped = core.remember(self._state, key, data, now=self._now(), importance=importance, ttl=ttl)
+        state, dropped = core.remember(self._begin(), key, data, now=self._now(), importance=importance, ttl=ttl)
+        entry = core.remembered(state, dropped, key)  # before any side effect: nothing may raise after them
         self._commit(state, dropped)
-        return core.remembered(state, dropped, key)
+        return entry
 
     def get(self, key: str, default: Any = None) -> Any:
         return core.get(self._state, key, now=self._now(), default=default)
@@ -101,14 +144,14 @@ class Memory:
         return core.has(self._state, key, now=self._now())
 
     def forget(self, key: str) -> bool:
-        state, removed = core.forget(self._state, key, now=self._now())
+        state, removed = core.forget(self._begin(), key, now=self._now())
         if removed:
             self._commit(state)
         return removed
 
     def clear(self) -> None:
         """Remove every entry; the cache and working memory have their own ``clear``."""
-        self._commit(core.clear(self._state))
+        self._commit(core.clear(self._begin()))
 
     def size(self) -> int:
         return core.size(self._state, now=self._now())
@@ -121,7 +164,7 @@ class Memory:
 
     def compact(self) -> Compaction:
         """Compact now and return what was dropped; ``on_evict`` is for automatic runs only (CMP-3)."""
-        state, dropped = core.compact(self._state, now=self._now())
+        state, dropped = core.compact(self._begin(), now=self._now())
         self._commit(state, persist=bool(dropped))
         return dropped
 
@@ -150,13 +193,34 @@ class Memory:
     # -- persistence -------------------------------------------------------
 
     def save(self) -> None:
-        self._store.save(core.to_document(self._state))
+        self._save(self._state)
 
     def load(self) -> LoadResult:
-        """Replace entries and working memory with the store's content (PER-3)."""
+        """Replace entries and working memory with the store's content (PER-3, PER-14)."""
+        start = self._begin()
         document = self._store.load()
-        state, result, dropped = core.from_document(self._state, document, now=self._now())
-        self._commit(state, dropped, persist=bool(dropped))
+        # Checking a document copies its data, two frames per nesting level
+        # (ENT-13): make sure that works from any call depth (PER-17).
+        load = functools.partial(core.from_document, start, document, now=self._now())
+        state, result, dropped = with_stack_room(2 * MAX_DEPTH + 100, load)
+        was_preserving = self._preserve_first
+        self._preserve_first = was_preserving or bool(result.lost)
+        try:
+            self._commit(state, dropped, persist=bool(dropped))
+        except BaseException:
+            self._preserve_first = was_preserving
+            raise
+        self.last_load = result
+        if result.lost:
+            kept = "is kept" if callable(getattr(self._store, "preserve", None)) else "cannot be kept (the store has no preserve())"
+            warnings.warn(
+                LoadWarning(
+                    f"loading from {self._store!r} dropped {result.dropped} invalid entries and compacted "
+                    f"{result.compacted} to fit limit={self._state.config.limit}; the original {kept} "
+                    "before the next save overwrites it"
+                ),
+                stacklevel=2,
+            )
         return result
 
     # -- Python conveniences -----------------------------------------------
@@ -165,7 +229,8 @@ class Memory:
         return self.size()
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and bool(key) and self.has(key)
+        # A membership test answers: anything that cannot be a key is not in the memory.
+        return isinstance(key, str) and bool(key) and is_json_text(key) and self.has(key)
 
     def __repr__(self) -> str:
         return f"<Memory size={len(self._state.entries)} limit={self._state.config.limit} store={self._store!r}>"
@@ -179,7 +244,7 @@ class CacheMemory:
 
     def put(self, key: str, value: Any, *, ttl: object = None) -> None:
         m = self._memory
-        m._commit(core.cache_put(m._state, key, value, now=m._now(), ttl=ttl), persist=False)
+        m._commit(core.cache_put(m._begin(), key, value, now=m._now(), ttl=ttl), persist=False)
 
     def get(self, key: str, default: Any = None) -> Any:
         m = self._memory
@@ -187,13 +252,13 @@ class CacheMemory:
 
     def delete(self, key: str) -> bool:
         m = self._memory
-        state, removed = core.cache_delete(m._state, key, now=m._now())
+        state, removed = core.cache_delete(m._begin(), key, now=m._now())
         m._commit(state, persist=False)
         return removed
 
     def clear(self) -> None:
         m = self._memory
-        m._commit(core.cache_clear(m._state), persist=False)
+        m._commit(core.cache_clear(m._begin()), persist=False)
 
 
 class WorkingMemory:
@@ -204,7 +269,7 @@ class WorkingMemory:
 
     def set(self, patch: dict[str, Any]) -> None:
         m = self._memory
-        m._commit(core.working_set(m._state, patch, now=m._now()))
+        m._commit(core.working_set(m._begin(), patch, now=m._now()))
 
     def get(self) -> dict[str, Any]:
         m = self._memory
@@ -212,7 +277,7 @@ class WorkingMemory:
 
     def clear(self) -> None:
         m = self._memory
-        m._commit(core.working_clear(m._state))
+        m._commit(core.working_clear(m._begin()))
 
 
 def create_memory(

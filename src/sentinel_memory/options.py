@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from .jsondata import fits_double
 from .tokens import estimate_tokens
 from .values import default_format
 
@@ -71,10 +72,16 @@ NUMBER_RULES: types.MappingProxyType[str, NumberRule] = types.MappingProxyType(
 
 
 def is_number(value: object) -> bool:
-    """True for an int or float that is finite; bool is not a number (NUM-1)."""
+    """True for an int or float that is finite as a double; bool is not a number (NUM-1).
+
+    An int too large for a double (``10**400``) is not a number here: it
+    could not be saved as one, nor compared with a time without overflowing.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
-    return isinstance(value, int) or math.isfinite(value)
+    if isinstance(value, int):
+        return fits_double(value)
+    return math.isfinite(value)
 
 
 def number_option(name: str, value: object, default: Any = ...) -> Any:

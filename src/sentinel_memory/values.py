@@ -403,8 +403,20 @@ class Context:
 
 @attrs.frozen
 class LoadResult:
-    """How many entries a load kept and how many it dropped as invalid (PER-6)."""
+    """What a load did with the stored entries (PER-6, PER-8, PER-14).
+
+    ``loaded`` entries were valid, ``dropped`` were invalid and left out, and
+    ``compacted`` of the loaded ones were compacted away at once because the
+    store held more than ``limit``. Anything dropped or compacted is
+    :attr:`lost` from the store at its next save.
+    """
 
     loaded: int
     dropped: int
+    compacted: int = 0
+
+    @property
+    def lost(self) -> int:
+        """How many stored entries the next save will no longer hold: ``dropped + compacted``."""
+        return self.dropped + self.compacted
 

@@ -424,7 +424,8 @@ class RankingComparison(RuleBasedStateMachine):
         """PER-11, PER-9: with autosave the store holds the current persisted state; no temp file is left."""
         if not hasattr(self, "mem"):
             return
-        assert [p.name for p in self.folder.iterdir()] in ([], ["memory.json"])
+        # The save lock's sidecar file stays for good; nothing else may (PER-15).
+        assert sorted(p.name for p in self.folder.iterdir() if p.name != ".memory.json.lock") in ([], ["memory.json"])
         if not self.autosave:
             return
         saved = self.store.load()

@@ -1,0 +1,50 @@
+"""What the library raises and warns about, beyond Python's own TypeError and ValueError.
+
+Every class here is public and documented: code that catches them can rely
+on their names and bases across releases.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DamagedStoreError",
+    "LoadWarning",
+    "ReentrantCallError",
+    "SentinelMemoryWarning",
+    "StoreWarning",
+]
+
+
+class DamagedStoreError(ValueError):
+    """A store holds something that is not a memory document: a damaged or foreign file (PER-4, PER-5, PER-13).
+
+    It is a ``ValueError``. ``location`` names the file (or is None for a
+    store that has no path), ``problem`` says what is wrong, and the message
+    says both. Nothing is changed: not the file, not the memory.
+    """
+
+    def __init__(self, problem: str, location: object = None) -> None:
+        self.problem = problem
+        self.location = None if location is None else str(location)
+        super().__init__(problem if location is None else f"{location}: {problem}")
+
+
+class ReentrantCallError(RuntimeError):
+    """A change to a memory was asked for from inside that memory's own ``on_evict`` or store (WRP-3).
+
+    The outer call is still in the middle of its side effects; a change made
+    then would be overwritten when the outer call commits, so it is refused
+    instead. Reads are allowed (they see the state before the outer call).
+    """
+
+
+class SentinelMemoryWarning(UserWarning):
+    """The base of every warning this library emits."""
+
+
+class LoadWarning(SentinelMemoryWarning):
+    """A load dropped entries: invalid ones, or ones compacted away to fit ``limit`` (PER-14)."""
+
+
+class StoreWarning(SentinelMemoryWarning):
+    """A store could not do all it would like, for example keep a file's other hard links current (PER-16)."""

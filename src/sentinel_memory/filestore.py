@@ -1,0 +1,276 @@
+"""``JsonFileStore``: one plain JSON file, never half-written and never silently lost (PER-4, PER-9, PER-13 .. PER-17).
+
+A save goes through these steps, and each guards against one way of losing
+a memory:
+
+1. **Serialise first.** A document that cannot be written (NaN) fails
+   before any file is touched.
+2. **Make the folder**, every missing level, each new one 0700 and its name
+   made durable by syncing its parent.
+3. **Open the folder** (to sync it later) and **lock** the sidecar file
+   ``.NAME.lock`` with ``flock``. The kernel releases the lock when a
+   process dies, so it never goes stale; the file is never removed. Under
+   the lock, no other save of this file runs, so any ``.NAME.*.tmp`` left in
+   the folder belongs to a writer that died mid-save: it is removed, since
+   it is a full copy of the memory, including entries forgotten since.
+4. **Write a temp file** beside the target, with the target's permission
+   bits (0600 for a new file), and fsync it: the data is on disk before
+   any name points at it.
+5. **Keep the old file reachable** under a temp-file name (a hard link),
+   then ``os.replace`` the temp file over the target, atomically.
+6. **Fsync the folder**, so that the rename itself survives a power cut. If
+   that fails, the save has failed: the old file is put back, so what the
+   file holds matches the memory, which keeps its old state (WRP-1).
+
+A target that is a symbolic link is followed, so the link stays and its
+target is updated. Hard links cannot survive an atomic replace: the other
+names keep the old content, and a :class:`~sentinel_memory.errors.StoreWarning`
+says so.
+
+A load reads the file once, strictly (:mod:`sentinel_memory.jsontext`): a
+missing file is an empty memory, and every kind of damage raises
+:class:`~sentinel_memory.errors.DamagedStoreError` naming the file. A folder
+or an unreadable file raises the ``OSError`` the system gave.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+import tempfile
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from . import jsontext
+from .document import problem
+from .errors import DamagedStoreError, StoreWarning
+
+try:  # POSIX; elsewhere saves are still atomic, but not locked
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["JsonFileStore"]
+
+
+class JsonFileStore:
+    """A memory in one JSON file, replaced atomically on every save (PER-9).
+
+    Args:
+        path: the file. Missing parent folders are created on the first save.
+
+    ``load()`` returns None for a missing file and raises
+    :class:`~sentinel_memory.errors.DamagedStoreError` for a damaged one,
+    leaving it untouched. ``save(document)`` never leaves a half-written
+    file or a temp file behind. ``preserve()`` keeps a timestamped copy of
+    the file beside it; a memory calls it before overwriting entries that a
+    load dropped.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"JsonFileStore({str(self.path)!r})"
+
+    def _target(self) -> Path:
+        # Follow symbolic links, so that a save updates the link's target
+        # rather than replacing the link with a regular file (PER-16).
+        return Path(os.path.realpath(self.path))
+
+    def load(self) -> dict[str, Any] | None:
+        """The saved document, or None when the file does not exist (PER-4, PER-13)."""
+        try:
+            raw = self._target().read_bytes()
+        except FileNotFoundError:
+            return None
+        document = jsontext.loads(raw, self.path)
+        found = problem(document)
+        if found is not None:
+            raise DamagedStoreError(found, self.path)
+        return document
+
+    def save(self, document: dict[str, Any]) -> None:
+        """Replace the file with ``document``, atomically and durably (PER-9, PER-15)."""
+        data = jsontext.dumps(document)
+        target = self._target()
+        _make_folders(target.parent)
+        with _folder(target.parent) as folder, _locked(target):
+            _remove_leftovers(target)
+            _replace(target, data, folder)
+
+    def preserve(self) -> Path | None:
+        """Copy the file as it is now to ``NAME.<UTC time>.orig`` beside it; return the copy's path (PER-14).
+
+        Returns None when there is no file to keep.
+        """
+        target = self._target()
+        try:
+            raw = target.read_bytes()
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            return None
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        with _folder(target.parent) as folder, _locked(target):
+            fd, temp = _temp_file(target)
+            try:
+                _write(fd, raw, mode)
+                for n in range(1000):
+                    copy = target.with_name(f"{target.name}.{stamp}{'' if n == 0 else f'.{n}'}.orig")
+                    try:
+                        os.link(temp, copy)  # never overwrites an earlier copy
+                        break
+                    except FileExistsError:
+                        continue
+                else:  # pragma: no cover - a thousand copies in one second
+                    raise FileExistsError(errno.EEXIST, "no free name for a preserved copy", str(target))
+            finally:
+                _unlink_quietly(temp)
+            _sync(folder)
+        return copy
+
+
+def _temp_file(target: Path) -> tuple[int, str]:
+    """A new 0600 file named ``.NAME.<random>.tmp`` beside the target."""
+    return tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+
+
+def _is_leftover(name: str, target: Path) -> bool:
+    return name.startswith(f".{target.name}.") and name.endswith(".tmp")
+
+
+def _write(fd: int, data: bytes, mode: int | None) -> None:
+    """Write all of ``data``, set the permission bits, fsync, close."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if mode is not None:
+            os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _replace(target: Path, data: bytes, folder: int | None) -> None:
+    """Steps 4 to 6 of a save; on any failure the target is as it was and no temp file is left."""
+    try:
+        old = os.stat(target)
+    except FileNotFoundError:
+        old = None
+    if old is not None and old.st_nlink > 1:
+        warnings.warn(
+            StoreWarning(f"{target} has {old.st_nlink - 1} other hard link(s); an atomic save gives it a new inode, "
+                         "so they keep the old content"),
+            stacklevel=4,
+        )
+    fd, temp = _temp_file(target)
+    backup = None
+    try:
+        _write(fd, data, None if old is None else stat.S_IMODE(old.st_mode))
+        if old is not None:
+            backup = _hard_link(target)
+        os.replace(temp, target)
+    except BaseException:
+        _unlink_quietly(temp)
+        if backup is not None:
+            _unlink_quietly(backup)
+        raise
+    try:
+        _sync(folder)
+    except BaseException:
+        # The rename may not survive a power cut, and the caller is told the
+        # save failed: make the file match that by putting the old one back.
+        if backup is not None:
+            os.replace(backup, target)
+        elif old is None:
+            _unlink_quietly(str(target))
+        raise
+    if backup is not None:
+        _unlink_quietly(backup)
+
+
+def _hard_link(target: Path) -> str | None:
+    """A second name for the current file, to put it back with; None where links are not supported."""
+    for _ in range(3):
+        name = str(target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp"))
+        try:
+            os.link(target, name)
+            return name
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+    return None
+
+
+def _make_folders(folder: Path) -> None:
+    """Create every missing level of ``folder``, 0700, each one's name synced into its parent (PER-15)."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for level in reversed(missing):
+        try:
+            os.mkdir(level, 0o700)
+        except FileExistsError:
+            continue
+        with _folder(level.parent) as parent:
+            _sync(parent)
+
+
+@contextlib.contextmanager
+def _folder(path: Path) -> Iterator[int | None]:
+    """An open descriptor of a folder, to fsync it; None where folders cannot be opened (Windows)."""
+    if os.name == "nt":  # pragma: no cover
+        yield None
+        return
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _sync(folder: int | None) -> None:
+    if folder is not None:
+        os.fsync(folder)
+
+
+@contextlib.contextmanager
+def _locked(target: Path) -> Iterator[None]:
+    """Hold the exclusive lock on ``.NAME.lock`` beside the target (PER-15).
+
+    ``flock`` locks belong to the open file, so two saves in one process, on
+    two threads, exclude each other as two processes do.
+    """
+    if fcntl is None:  # pragma: no cover - Windows
+        yield
+        return
+    fd = os.open(target.with_name(f".{target.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the only descriptor releases the lock
+
+
+def _remove_leftovers(target: Path) -> None:
+    """Remove temp files of saves that died mid-way; only called under the lock (PER-9)."""
+    if fcntl is None:  # pragma: no cover - without a lock, another save may still be writing one
+        return
+    with os.scandir(target.parent) as found:
+        for item in found:
+            if _is_leftover(item.name, target):
+                _unlink_quietly(item.path)
+
+
+def _unlink_quietly(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)

@@ -1,0 +1,132 @@
+"""A memory document as text: written one way, read strictly (PER-4, PER-13).
+
+Python's ``json`` module is lenient where a memory must not be. Reading a
+saved file here is strict, and every way a file can be damaged gives one
+error, :class:`~sentinel_memory.errors.DamagedStoreError`, naming the file
+and the problem:
+
+* bytes that are not UTF-8, or that start with a byte order mark;
+* text that is not JSON, including ``NaN`` and ``Infinity`` literals and
+  numbers with more digits than Python will convert;
+* an object with the same key twice anywhere (``json`` would keep the last
+  one silently, so a repeated ``"entries": []`` could empty a memory);
+* a top-level value that is not an object (``null`` is not "nothing saved":
+  a missing file is);
+* nesting deeper than :data:`MAX_TEXT_DEPTH`, found by a scan that does not
+  recurse, so a file of a hundred thousand ``[`` is an error, not a crash.
+
+Whether the object is a memory document (its version, its list of entries)
+is :func:`sentinel_memory.document.problem`'s question, asked by the store.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .errors import DamagedStoreError
+from .jsondata import MAX_DEPTH
+
+__all__ = ["MAX_TEXT_DEPTH", "dumps", "loads", "with_stack_room"]
+
+#: The deepest nesting a saved file may have. A document is three levels
+#: (document, entries, entry) around data of at most MAX_DEPTH; deeper data
+#: written by other software is read, and its entry dropped and counted.
+MAX_TEXT_DEPTH = 4 * MAX_DEPTH
+
+T = TypeVar("T")
+
+
+def dumps(document: dict[str, Any]) -> bytes:
+    """The UTF-8 text a file store writes; raises ValueError for NaN or infinity, before any file is touched."""
+    return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1).encode("utf-8")
+
+
+def loads(raw: bytes, location: object) -> dict[str, Any]:
+    """Parse a saved file's bytes into its top-level object, or raise DamagedStoreError (PER-13)."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise DamagedStoreError("starts with a byte order mark; a memory file is UTF-8 without one", location)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise DamagedStoreError(f"is not UTF-8 text (byte {error.start})", location) from None
+    depth = _nesting(text)
+    if depth > MAX_TEXT_DEPTH:
+        raise DamagedStoreError(f"is nested {depth} levels deep, more than {MAX_TEXT_DEPTH}", location)
+    try:
+        value = with_stack_room(depth + 50, _parse, text)
+    except json.JSONDecodeError as error:
+        raise DamagedStoreError(f"is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}", location) from None
+    except ValueError as error:  # NaN, a repeated key, an int with too many digits
+        raise DamagedStoreError(f"is not valid JSON: {error}", location) from None
+    if not isinstance(value, dict):
+        kind = "null" if value is None else type(value).__name__
+        raise DamagedStoreError(f"holds a top-level {kind}, not a memory document object", location)
+    return value
+
+
+def _parse(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_no_repeats, parse_constant=_no_constants)
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        raise ValueError(f"the key {repeated!r} appears twice in one object")
+    return result
+
+
+def _no_constants(name: str) -> Any:
+    # JSON has no NaN or Infinity; Python's parser would accept them.
+    raise ValueError(f"{name} is not a JSON value")
+
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _nesting(text: str) -> int:
+    """The deepest bracket nesting outside strings, found without recursion (for unbalanced text, an upper bound)."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def _stack_depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    return depth
+
+
+def with_stack_room(needed: int, function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)``, on a fresh thread's stack when the caller's has fewer than ``needed`` frames left.
+
+    Parsing and checking a document recurse once per nesting level. Running
+    them where there is room makes a load work the same from any call
+    depth; a fresh thread starts with the whole recursion limit.
+    """
+    if _stack_depth() + needed < sys.getrecursionlimit():
+        return function(*args)
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, function(*args)))
+        except BaseException as error:  # handed to the caller's thread as it is
+            outcome.append((False, error))
+
+    worker = threading.Thread(target=run, name="sentinel-memory-load")
+    worker.start()
+    worker.join()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
