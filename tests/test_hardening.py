@@ -222,6 +222,21 @@ def test_per_13_every_damaged_file_names_itself(tmp_path, content):
     assert isinstance(raised.value, ValueError) and raised.value.problem in str(raised.value)
 
 
+def test_per_13_a_custom_store_with_a_damaged_document_is_named(make):
+    """PER-5, PER-13: a store with no path of its own is named by its repr in the damage error."""
+
+    class UserStore(sm.MemoryStore):
+        def __repr__(self):
+            return "UserStore('u42')"
+
+        def load(self):
+            return {"version": 7, "entries": []}
+
+    with pytest.raises(sm.DamagedStoreError, match=r"UserStore\('u42'\): unknown memory document version 7") as raised:
+        make(store=UserStore())
+    assert raised.value.location == "UserStore('u42')"
+
+
 def test_per_13_a_folder_in_place_of_the_file_is_an_os_error(tmp_path):
     """PER-13: loading a path that is a folder raises the system's OSError, not a damage error."""
     (tmp_path / "memory.json").mkdir()

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import core
-from .errors import LoadWarning, ReentrantCallError
+from .errors import DamagedStoreError, LoadWarning, ReentrantCallError
 from .jsondata import MAX_DEPTH, is_json_text
 from .jsontext import with_stack_room
 from .options import is_number, require_bool, require_callable
@@ -202,7 +202,13 @@ class Memory:
         # Checking a document copies its data, two frames per nesting level
         # (ENT-13): make sure that works from any call depth (PER-17).
         load = functools.partial(core.from_document, start, document, now=self._now())
-        state, result, dropped = with_stack_room(2 * MAX_DEPTH + 100, load)
+        try:
+            state, result, dropped = with_stack_room(2 * MAX_DEPTH + 100, load)
+        except DamagedStoreError as error:
+            if error.location is not None:
+                raise
+            # A store without a path of its own: name it, so the message says whose memory is damaged.
+            raise DamagedStoreError(error.problem, repr(self._store)) from None
         was_preserving = self._preserve_first
         self._preserve_first = was_preserving or bool(result.lost)
         try:

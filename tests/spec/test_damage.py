@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import sentinel_memory as sm
 from sentinel_memory.document import VERSION
+from sentinel_memory.jsontext import dumps
 
 from .strategies import json_data
 
@@ -39,13 +40,7 @@ def sample_document() -> bytes:
     mem.remember("chat:1", "česky 😀", importance=0.1)
     mem.working.set({"task": "refund", "step": 2})
     mem.save()
-    return sm.jsontext.dumps(store.load()) if hasattr(sm, "jsontext") else _dumps(store.load())
-
-
-def _dumps(document) -> bytes:
-    from sentinel_memory.jsontext import dumps
-
-    return dumps(document)
+    return dumps(store.load())
 
 
 VALID = sample_document()
@@ -312,6 +307,7 @@ CALLS = {
     "working.set": lambda m, a: m.working.set(a[0]),
     "create_memory": lambda m, a: sm.create_memory(limit=a[0], recency_window=a[1], working_ttl=a[2], cache_ttl=a[3],
                                                    tokenizer=a[4], load=False),
+    "create_memory kinds": lambda m, a: sm.create_memory(store=a[0], clock=a[1], on_evict=a[2], autosave=a[3], load=a[4]),
     "estimate_tokens": lambda m, a: sm.estimate_tokens(a[0]),
     "additive": lambda m, a: sm.additive(a[0]),
 }
