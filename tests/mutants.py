@@ -75,8 +75,8 @@ MUTANTS = [
     Mutant(
         "save drops the working memory",
         "document.py",
-        '"working": {"data": copy_json(dict(state.working.data)), "updatedAt": state.working.updated_at},',
-        '"working": {"data": {}, "updatedAt": None},',
+        'return {"data": copy_json(dict(working.data)), "updatedAt": working.updated_at}',
+        'return {"data": {}, "updatedAt": None}',
     ),
     Mutant(
         "budget counted per entry instead of on the rendered text",
@@ -148,8 +148,8 @@ MUTANTS = [
     Mutant(
         "the saved document lists entries in table order, not by age",
         "document.py",
-        "entries = sorted(state.entries.values(), key=by_age)",
-        "entries = list(state.entries.values())",
+        'document["entries"] = [record(e) for e in sorted(state.entries.values(), key=by_age)]',
+        'document["entries"] = [record(e) for e in state.entries.values()]',
     ),
     Mutant(
         "context ranks at most ten query matches first",

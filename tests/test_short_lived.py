@@ -62,7 +62,7 @@ def test_l0_2_cache_is_never_persisted_nor_autosaved(make):
     mem.cache.clear()
     assert saves == []
     mem.save()
-    assert "cache" not in saves[0] and set(saves[0]) == {"version", "entries", "working"}
+    assert "cache" not in saves[0] and set(saves[0]) == {"version", "generation", "entries", "working"}
 
 
 def test_l0_3_cache_keys_and_values_follow_entry_rules(mem):

@@ -68,6 +68,7 @@ from .retention import keep_order, ranking
 from .tokens import Tokenizer
 from .values import (
     CacheItem,
+    Changes,
     Columns,
     Compaction,
     Config,
@@ -86,6 +87,7 @@ from .values import (
 
 __all__ = [
     "cache_clear",
+    "changes",
     "cache_delete",
     "cache_get",
     "cache_put",
@@ -623,9 +625,30 @@ def working_clear(state: MemoryState) -> MemoryState:
 # Persistence, as values: the document a store saves and loads.
 
 
-def to_document(state: MemoryState) -> dict[str, Any]:
-    """The JSON document ``save()`` writes (PER-1, PER-12); see :mod:`sentinel_memory.document`."""
-    return _document.dump(state)
+def to_document(state: MemoryState, *, generation: int | None = None) -> dict[str, Any]:
+    """The JSON document ``save()`` writes (PER-1, PER-12, MW-1); see :mod:`sentinel_memory.document`."""
+    return _document.dump(state, generation=generation)
+
+
+def changes(before: MemoryState, after: MemoryState, keys: Iterable[str], *, generation: int = 0) -> Changes:
+    """What a store must write to turn ``before`` into ``after`` (MW-4).
+
+    ``keys`` are the keys the change may have touched (the one remembered or
+    forgotten, and every key its compaction dropped); only they are looked
+    at, so describing a change costs nothing per stored entry. An entry is
+    rewritten when it is not the very same value as before.
+    """
+    upserts, deletes = [], []
+    for key in dict.fromkeys(keys):
+        entry = after.entries.get(key)
+        if entry is None:
+            if key in before.entries:
+                deletes.append(key)
+        elif before.entries.get(key) is not entry:
+            upserts.append(entry)
+    upserts.sort(key=by_age)
+    working = None if after.working is before.working else after.working
+    return Changes(tuple(upserts), tuple(deletes), working, generation)
 
 
 def from_document(

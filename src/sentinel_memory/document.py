@@ -28,30 +28,48 @@ from .jsondata import copy_json
 from .options import is_number
 from .values import Entry, LoadResult, MemoryState, Working, by_age
 
-__all__ = ["VERSION", "dump", "parse", "problem"]
+__all__ = ["VERSION", "dump", "generation_of", "parse", "problem", "record"]
 
 #: PER-1: the only document version this release reads and writes.
 VERSION = 1
 
 
-def dump(state: MemoryState) -> dict[str, Any]:
-    """The document for ``state``: entries oldest first, working memory, as fresh copies (PER-1, PER-12)."""
-    entries = sorted(state.entries.values(), key=by_age)
+def dump(state: MemoryState, *, generation: int | None = None) -> dict[str, Any]:
+    """The document for ``state``: entries oldest first, working memory, as fresh copies (PER-1, PER-12).
+
+    With ``generation``, the document carries it right after the version
+    (MW-1), where a store can read it without parsing the rest.
+    """
+    document: dict[str, Any] = {"version": VERSION}
+    if generation is not None:
+        document["generation"] = generation
+    document["entries"] = [record(e) for e in sorted(state.entries.values(), key=by_age)]
+    document["working"] = working_record(state.working)
+    return document
+
+
+def record(entry: Entry) -> dict[str, Any]:
+    """One entry as the article's JSON, with its own copy of the data (PER-1)."""
     return {
-        "version": VERSION,
-        "entries": [
-            {
-                "key": e.key,
-                "data": copy_json(e.data),
-                "importance": e.importance,
-                "createdAt": e.created_at,
-                "updatedAt": e.updated_at,
-                "expiresAt": e.expires_at,
-            }
-            for e in entries
-        ],
-        "working": {"data": copy_json(dict(state.working.data)), "updatedAt": state.working.updated_at},
+        "key": entry.key,
+        "data": copy_json(entry.data),
+        "importance": entry.importance,
+        "createdAt": entry.created_at,
+        "updatedAt": entry.updated_at,
+        "expiresAt": entry.expires_at,
     }
+
+
+def working_record(working: Working) -> dict[str, Any]:
+    """The working memory as saved (PER-1, L1-4)."""
+    return {"data": copy_json(dict(working.data)), "updatedAt": working.updated_at}
+
+
+def generation_of(document: dict[str, Any]) -> int:
+    """A checked document's generation: 0 when it has none (MW-1)."""
+    value = document.get("generation", 0)
+    valid = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return value if valid else 0
 
 
 def parse(document: object, *, first_seq: int) -> tuple[list[Entry], Working, LoadResult]:
@@ -97,6 +115,9 @@ def problem(document: object) -> str | None:
         return f"unknown memory document version {version!r}; this release reads version {VERSION}"
     if not isinstance(document.get("entries"), list):
         return "a memory document needs a list of entries"
+    generation = document.get("generation", 0)
+    if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
+        return f"a memory document's generation must be an integer >= 0, got {generation!r}"
     return None
 
 

@@ -7,6 +7,7 @@ on their names and bases across releases.
 from __future__ import annotations
 
 __all__ = [
+    "ConflictError",
     "DamagedStoreError",
     "LoadWarning",
     "ReentrantCallError",
@@ -27,6 +28,25 @@ class DamagedStoreError(ValueError):
         self.problem = problem
         self.location = None if location is None else str(location)
         super().__init__(problem if location is None else f"{location}: {problem}")
+
+
+class ConflictError(RuntimeError):
+    """A save found that someone else saved the same store since this memory last loaded or saved it (MW-3).
+
+    Nothing was written and the memory keeps its state. ``expected`` is the
+    generation this memory last saw, ``found`` the one the store holds.
+    Reload (or use :meth:`~sentinel_memory.Memory.transaction`, or
+    ``create_memory(shared=True)``) and make the change again.
+    """
+
+    def __init__(self, location: object, expected: int, found: int) -> None:
+        self.location = str(location)
+        self.expected = expected
+        self.found = found
+        super().__init__(
+            f"{location}: saved by someone else since this memory last saw it "
+            f"(generation {found}, expected {expected}); reload and try again"
+        )
 
 
 class ReentrantCallError(RuntimeError):

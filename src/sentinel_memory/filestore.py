@@ -8,11 +8,11 @@ a memory:
 2. **Make the folder**, every missing level, each new one 0700 and its name
    made durable by syncing its parent.
 3. **Open the folder** (to sync it later) and **lock** the sidecar file
-   ``.NAME.lock`` with ``flock``. The kernel releases the lock when a
-   process dies, so it never goes stale; the file is never removed. Under
-   the lock, no other save of this file runs, so any ``.NAME.*.tmp`` left in
-   the folder belongs to a writer that died mid-save: it is removed, since
-   it is a full copy of the memory, including entries forgotten since.
+   ``.NAME.lock`` (:mod:`sentinel_memory.locking`). Under the lock, check
+   the generation: the file must hold the one this memory last saw (MW-3).
+   No other save of this file runs, so any ``.NAME.*.tmp`` left in the
+   folder belongs to a writer that died mid-save: it is removed, since it is
+   a full copy of the memory, including entries forgotten since.
 4. **Write a temp file** beside the target, with the target's permission
    bits (0600 for a new file), and fsync it: the data is on disk before
    any name points at it.
@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 import tempfile
@@ -48,15 +49,14 @@ from pathlib import Path
 from typing import Any
 
 from . import jsontext
-from .document import problem
-from .errors import DamagedStoreError, StoreWarning
+from .document import generation_of, problem
+from .errors import ConflictError, DamagedStoreError, StoreWarning
+from .locking import HAS_FLOCK, SidecarLock
 
-try:  # POSIX; elsewhere saves are still atomic, but not locked
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+__all__ = ["JsonFileStore", "check_generation"]
 
-__all__ = ["JsonFileStore"]
+#: How a file this store wrote begins: its generation is read without parsing the rest.
+_HEAD = re.compile(rb'\A\{\s*"version"\s*:\s*1\s*,\s*"generation"\s*:\s*(0|[1-9][0-9]{0,17})\s*,')
 
 
 class JsonFileStore:
@@ -75,6 +75,7 @@ class JsonFileStore:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._lock = SidecarLock()
 
     def __repr__(self) -> str:
         return f"JsonFileStore({str(self.path)!r})"
@@ -97,13 +98,44 @@ class JsonFileStore:
         return document
 
     def save(self, document: dict[str, Any]) -> None:
-        """Replace the file with ``document``, atomically and durably (PER-9, PER-15)."""
+        """Replace the file with ``document``, atomically and durably (PER-9, PER-15).
+
+        When ``document`` carries a generation, the file must hold the one
+        before it, else :class:`~sentinel_memory.errors.ConflictError` and
+        nothing is written (MW-3).
+        """
         data = jsontext.dumps(document)
         target = self._target()
         _make_folders(target.parent)
-        with _folder(target.parent) as folder, _locked(target):
+        with _folder(target.parent) as folder, self._lock.hold(target):
+            check_generation(self.path, document, self._generation_at(target))
             _remove_leftovers(target)
             _replace(target, data, folder)
+
+    def generation(self) -> int:
+        """The generation the file holds now: 0 for a missing file or one saved without (MW-1)."""
+        return self._generation_at(self._target())
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the file's exclusive lock for a read-modify-write; saves inside do not wait for it (MW-2)."""
+        target = self._target()
+        _make_folders(target.parent)
+        with self._lock.hold(target):
+            yield
+
+    def _generation_at(self, target: Path) -> int:
+        try:
+            with open(target, "rb") as file:
+                head = file.read(128)
+        except FileNotFoundError:
+            return 0
+        found = _HEAD.match(head)
+        if found is not None:
+            return int(found.group(1))
+        # Not laid out as this store writes it: read the whole document.
+        document = self.load()
+        return 0 if document is None else generation_of(document)
 
     def preserve(self) -> Path | None:
         """Copy the file as it is now to ``NAME.<UTC time>.orig`` beside it; return the copy's path (PER-14).
@@ -117,7 +149,7 @@ class JsonFileStore:
         except FileNotFoundError:
             return None
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        with _folder(target.parent) as folder, _locked(target):
+        with _folder(target.parent) as folder, self._lock.hold(target):
             fd, temp = _temp_file(target)
             try:
                 _write(fd, raw, mode)
@@ -134,6 +166,15 @@ class JsonFileStore:
                 _unlink_quietly(temp)
             _sync(folder)
         return copy
+
+
+def check_generation(location: object, document: dict[str, Any], stored: int) -> None:
+    """ConflictError unless a document's generation is the one after ``stored`` (MW-3); no generation, no check."""
+    if "generation" not in document:
+        return
+    expected = generation_of(document) - 1
+    if stored != expected:
+        raise ConflictError(location, expected, stored)
 
 
 def _temp_file(target: Path) -> tuple[int, str]:
@@ -243,27 +284,9 @@ def _sync(folder: int | None) -> None:
         os.fsync(folder)
 
 
-@contextlib.contextmanager
-def _locked(target: Path) -> Iterator[None]:
-    """Hold the exclusive lock on ``.NAME.lock`` beside the target (PER-15).
-
-    ``flock`` locks belong to the open file, so two saves in one process, on
-    two threads, exclude each other as two processes do.
-    """
-    if fcntl is None:  # pragma: no cover - Windows
-        yield
-        return
-    fd = os.open(target.with_name(f".{target.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the only descriptor releases the lock
-
-
 def _remove_leftovers(target: Path) -> None:
     """Remove temp files of saves that died mid-way; only called under the lock (PER-9)."""
-    if fcntl is None:  # pragma: no cover - without a lock, another save may still be writing one
+    if not HAS_FLOCK:  # pragma: no cover - without a lock, another save may still be writing one
         return
     with os.scandir(target.parent) as found:
         for item in found:

@@ -1,11 +1,12 @@
-"""The thin stateful wrapper: a clock, a store and callbacks around the pure core (WRP-1, WRP-2).
+"""The thin stateful wrapper: a clock, a store and callbacks around the pure core (WRP-1 .. WRP-3, MW-1 .. MW-6).
 
 Each method reads the clock once (TIME-1), calls one function of
 :mod:`sentinel_memory.core`, and then does the side effects the core may not
 do, in this order:
 
 1. ``on_evict(compaction)`` when an automatic compaction dropped something;
-2. ``store.save(document)`` when autosave is on and the change is persisted;
+2. the store saves, when autosave is on and the change is persisted: the
+   whole document, or only what changed when the store can take that (MW-4);
 3. only then does the memory hold the new state.
 
 If any step raises, the memory keeps its old state: a call that raises leaves
@@ -17,6 +18,20 @@ asked for then, from ``on_evict`` or the store on the same thread, would be
 overwritten by step 3, so it raises :class:`ReentrantCallError` instead
 (WRP-3); reads are fine and see the state before the change.
 
+**Threads** (MW-5). A change holds the memory's lock from reading the state
+to keeping the new one, so changes from many threads apply one at a time and
+none is lost; ``on_evict`` and the store see them one at a time, in the order
+they are kept. Reads take no lock: they see the last kept state.
+
+**Processes** (MW-1 .. MW-3, MW-6). Every saved document carries a
+generation, one more than the one before. A memory remembers the generation
+it last loaded or saved, and a store refuses a save that does not follow the
+generation it holds (:class:`ConflictError`): two processes can no longer
+overwrite each other's changes silently. :meth:`Memory.transaction` holds
+the store's lock, reloads when someone else saved since, and keeps the lock
+while the block changes and saves; ``create_memory(shared=True)`` makes
+every change such a transaction.
+
 A load that drops entries says so (PER-14): a :class:`LoadWarning`, the
 result kept as :attr:`Memory.last_load`, and the store's ``preserve()``
 called before the next save overwrites the original.
@@ -24,15 +39,17 @@ called before the next save overwrites the original.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from . import core
-from .errors import DamagedStoreError, LoadWarning, ReentrantCallError
+from .document import generation_of
+from .errors import ConflictError, DamagedStoreError, LoadWarning, ReentrantCallError
 from .jsondata import MAX_DEPTH, is_json_text
 from .jsontext import with_stack_room
 from .options import is_number, require_bool, require_callable
@@ -52,10 +69,16 @@ def wall_clock() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _dropped_keys(compaction: Compaction) -> Iterator[str]:
+    for entry in compaction.expired + compaction.evicted:
+        yield entry.key
+
+
 class Memory:
     """A memory with a current state, a clock, a store and an optional ``on_evict``.
 
-    Create one with :func:`create_memory`.
+    Create one with :func:`create_memory`. It is safe to share between
+    threads.
     """
 
     def __init__(
@@ -66,13 +89,20 @@ class Memory:
         clock: Callable[[], int | float],
         autosave: bool,
         on_evict: Callable[[Compaction], Any] | None,
+        shared: bool = False,
     ) -> None:
         self._state = state
         self._store = store
         self._clock = clock
         self._autosave = autosave
         self._on_evict = on_evict
+        self._shared = shared
+        self._lock = threading.RLock()
         self._changing: int | None = None  # the thread running a change's side effects
+        self._transactions = 0  # how deep the lock holder is in transaction() blocks
+        self._generation = 0  # the store's generation this memory last loaded or saved (MW-1)
+        self._dirty = False  # a persisted change is not saved yet
+        self._in_sync = True  # the store holds exactly this memory's persisted state (MW-4)
         self._preserve_first = False  # a load dropped entries the store still holds
         #: The :class:`LoadResult` of the last load, None before the first (PER-14).
         self.last_load: LoadResult | None = None
@@ -88,7 +118,13 @@ class Memory:
 
     @property
     def store(self) -> Store:
+        """The store this memory loads from and saves to."""
         return self._store
+
+    @property
+    def generation(self) -> int:
+        """The store generation this memory last loaded or saved (MW-1)."""
+        return self._generation
 
     def _now(self) -> int | float:
         """Read the clock once for one operation (TIME-1)."""
@@ -106,36 +142,119 @@ class Memory:
             )
         return self._state
 
-    def _commit(self, state: MemoryState, dropped: Compaction = NOTHING_DROPPED, *, persist: bool = True) -> None:
-        """Side effects, then the new state (WRP-1, PER-11); ``persist=False`` for what is never saved (L0-2)."""
+    @contextlib.contextmanager
+    def _change(self, *, persisted: bool = True) -> Iterator[MemoryState]:
+        """Hold the memory for one change and give the state it starts from (WRP-3, MW-5, MW-6).
+
+        In shared mode a persisted change is a transaction of its own: the
+        store is locked and the state brought up to date first.
+        """
+        with self._lock:
+            self._begin()
+            if persisted and self._shared and not self._transactions:
+                with self.transaction():
+                    yield self._state
+            else:
+                yield self._state
+
+    def _commit(
+        self,
+        state: MemoryState,
+        dropped: Compaction = NOTHING_DROPPED,
+        *,
+        persist: bool = True,
+        keys: Iterable[str] | None = None,
+    ) -> None:
+        """Side effects, then the new state (WRP-1, PER-11); ``persist=False`` for what is never saved (L0-2).
+
+        ``keys`` are the keys the change may have touched, so a store that
+        saves incrementally gets only those (MW-4); None means anything.
+        """
+        before = self._state
         self._changing = threading.get_ident()
         try:
             if dropped and self._on_evict is not None:
                 self._on_evict(dropped)
             if persist and self._autosave:
-                self._save(state)
+                self._save(before, state, keys)
         finally:
             self._changing = None
         self._state = state
+        if persist and not self._autosave:
+            self._dirty, self._in_sync = True, False
 
-    def _save(self, state: MemoryState) -> None:
-        """Save ``state``; first, once, let the store keep what a lossy load left behind (PER-14)."""
-        document = core.to_document(state)
+    def _save(self, before: MemoryState, state: MemoryState, keys: Iterable[str] | None) -> None:
+        """Save ``state`` as the next generation (MW-1, MW-3, MW-4, PER-14)."""
+        generation = self._generation + 1
         if self._preserve_first:
             preserve = getattr(self._store, "preserve", None)
             if callable(preserve):
                 preserve()
             self._preserve_first = False
-        self._store.save(document)
+        save_changes = getattr(self._store, "save_changes", None)
+        if keys is not None and self._in_sync and callable(save_changes):
+            save_changes(core.changes(before, state, keys, generation=generation))
+        else:
+            self._store.save(core.to_document(state, generation=generation))
+        self._generation, self._dirty, self._in_sync = generation, False, True
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Memory]:
+        """Hold the store for a read-modify-write across threads and processes (MW-6).
+
+        The block runs with the store's lock held (for a file: its sidecar
+        lock). First, when someone else saved the store since this memory
+        last loaded or saved it, the memory reloads. Changes in the block
+        save as usual (with autosave), under the same lock, so they cannot
+        conflict::
+
+            with mem.transaction():
+                count = mem.get("visits", 0)
+                mem.remember("visits", count + 1)
+
+        Raises :class:`ConflictError` when the store moved on while this
+        memory has changes it has not saved (autosave off); a reload would
+        lose them. Blocks may nest; only the outermost takes the lock.
+        """
+        with self._lock:
+            self._begin()
+            if self._transactions:
+                self._transactions += 1
+                try:
+                    yield self
+                finally:
+                    self._transactions -= 1
+                return
+            lock = getattr(self._store, "lock", None)
+            with lock() if callable(lock) else contextlib.nullcontext():
+                self._refresh()
+                self._transactions += 1
+                try:
+                    yield self
+                finally:
+                    self._transactions -= 1
+
+    def _refresh(self) -> None:
+        """Reload when the store holds a generation this memory has not seen (MW-6)."""
+        generation = getattr(self._store, "generation", None)
+        if not callable(generation):
+            return
+        found = generation()
+        if found == self._generation:
+            return
+        if self._dirty:
+            raise ConflictError(self._store, self._generation, found)
+        self.load()
 
     # -- entries -----------------------------------------------------------
 
     def remember(self, key: str, data: Any, *, importance: object = None, ttl: object = None) -> Entry:
         """Store ``data`` under ``key`` and return a copy of the stored entry (ENT-12)."""
-        state, dropped = core.remember(self._begin(), key, data, now=self._now(), importance=importance, ttl=ttl)
-        entry = core.remembered(state, dropped, key)  # before any side effect: nothing may raise after them
-        self._commit(state, dropped)
-        return entry
+        with self._change() as start:
+            state, dropped = core.remember(start, key, data, now=self._now(), importance=importance, ttl=ttl)
+            entry = core.remembered(state, dropped, key)  # before any side effect: nothing may raise after them
+            self._commit(state, dropped, keys=(key, *_dropped_keys(dropped)))
+            return entry
 
     def get(self, key: str, default: Any = None) -> Any:
         return core.get(self._state, key, now=self._now(), default=default)
@@ -144,14 +263,16 @@ class Memory:
         return core.has(self._state, key, now=self._now())
 
     def forget(self, key: str) -> bool:
-        state, removed = core.forget(self._begin(), key, now=self._now())
-        if removed:
-            self._commit(state)
-        return removed
+        with self._change() as start:
+            state, removed = core.forget(start, key, now=self._now())
+            if removed:
+                self._commit(state, keys=(key,))
+            return removed
 
     def clear(self) -> None:
         """Remove every entry; the cache and working memory have their own ``clear``."""
-        self._commit(core.clear(self._begin()))
+        with self._change() as start:
+            self._commit(core.clear(start))
 
     def size(self) -> int:
         return core.size(self._state, now=self._now())
@@ -164,9 +285,10 @@ class Memory:
 
     def compact(self) -> Compaction:
         """Compact now and return what was dropped; ``on_evict`` is for automatic runs only (CMP-3)."""
-        state, dropped = core.compact(self._begin(), now=self._now())
-        self._commit(state, persist=bool(dropped))
-        return dropped
+        with self._change() as start:
+            state, dropped = core.compact(start, now=self._now())
+            self._commit(state, persist=bool(dropped), keys=tuple(_dropped_keys(dropped)))
+            return dropped
 
     def get_context(
         self,
@@ -193,41 +315,49 @@ class Memory:
     # -- persistence -------------------------------------------------------
 
     def save(self) -> None:
-        self._save(self._state)
+        """Save the whole memory as the next generation (PER-1, MW-3)."""
+        with self._lock:
+            self._save(self._state, self._state, None)
 
     def load(self) -> LoadResult:
         """Replace entries and working memory with the store's content (PER-3, PER-14)."""
-        start = self._begin()
-        document = self._store.load()
-        # Checking a document copies its data, two frames per nesting level
-        # (ENT-13): make sure that works from any call depth (PER-17).
-        load = functools.partial(core.from_document, start, document, now=self._now())
-        try:
-            state, result, dropped = with_stack_room(2 * MAX_DEPTH + 100, load)
-        except DamagedStoreError as error:
-            if error.location is not None:
+        with self._lock:
+            start = self._begin()
+            document = self._store.load()
+            # Checking a document copies its data, two frames per nesting level
+            # (ENT-13): make sure that works from any call depth (PER-17).
+            load = functools.partial(core.from_document, start, document, now=self._now())
+            try:
+                state, result, dropped = with_stack_room(2 * MAX_DEPTH + 100, load)
+            except DamagedStoreError as error:
+                if error.location is not None:
+                    raise
+                # A store without a path of its own: name it, so the message says whose memory is damaged.
+                raise DamagedStoreError(error.problem, repr(self._store)) from None
+            before = (self._generation, self._dirty, self._in_sync, self._preserve_first)
+            self._generation = generation_of(document) if isinstance(document, dict) else 0
+            self._dirty, self._in_sync = False, not result.lost
+            self._preserve_first = self._preserve_first or bool(result.lost)
+            try:
+                self._commit(state, dropped, persist=bool(dropped))
+            except BaseException:
+                self._generation, self._dirty, self._in_sync, self._preserve_first = before
                 raise
-            # A store without a path of its own: name it, so the message says whose memory is damaged.
-            raise DamagedStoreError(error.problem, repr(self._store)) from None
-        was_preserving = self._preserve_first
-        self._preserve_first = was_preserving or bool(result.lost)
-        try:
-            self._commit(state, dropped, persist=bool(dropped))
-        except BaseException:
-            self._preserve_first = was_preserving
-            raise
-        self.last_load = result
-        if result.lost:
-            kept = "is kept" if callable(getattr(self._store, "preserve", None)) else "cannot be kept (the store has no preserve())"
-            warnings.warn(
-                LoadWarning(
-                    f"loading from {self._store!r} dropped {result.dropped} invalid entries and compacted "
-                    f"{result.compacted} to fit limit={self._state.config.limit}; the original {kept} "
-                    "before the next save overwrites it"
-                ),
-                stacklevel=2,
-            )
-        return result
+            self.last_load = result
+            if result.lost:
+                kept = (
+                    "is kept" if callable(getattr(self._store, "preserve", None))
+                    else "cannot be kept (the store has no preserve())"
+                )
+                warnings.warn(
+                    LoadWarning(
+                        f"loading from {self._store!r} dropped {result.dropped} invalid entries and compacted "
+                        f"{result.compacted} to fit limit={self._state.config.limit}; the original {kept} "
+                        "before the next save overwrites it"
+                    ),
+                    stacklevel=3,
+                )
+            return result
 
     # -- Python conveniences -----------------------------------------------
 
@@ -250,7 +380,8 @@ class CacheMemory:
 
     def put(self, key: str, value: Any, *, ttl: object = None) -> None:
         m = self._memory
-        m._commit(core.cache_put(m._begin(), key, value, now=m._now(), ttl=ttl), persist=False)
+        with m._change(persisted=False) as start:
+            m._commit(core.cache_put(start, key, value, now=m._now(), ttl=ttl), persist=False)
 
     def get(self, key: str, default: Any = None) -> Any:
         m = self._memory
@@ -258,13 +389,15 @@ class CacheMemory:
 
     def delete(self, key: str) -> bool:
         m = self._memory
-        state, removed = core.cache_delete(m._begin(), key, now=m._now())
-        m._commit(state, persist=False)
-        return removed
+        with m._change(persisted=False) as start:
+            state, removed = core.cache_delete(start, key, now=m._now())
+            m._commit(state, persist=False)
+            return removed
 
     def clear(self) -> None:
         m = self._memory
-        m._commit(core.cache_clear(m._begin()), persist=False)
+        with m._change(persisted=False) as start:
+            m._commit(core.cache_clear(start), persist=False)
 
 
 class WorkingMemory:
@@ -275,7 +408,8 @@ class WorkingMemory:
 
     def set(self, patch: dict[str, Any]) -> None:
         m = self._memory
-        m._commit(core.working_set(m._begin(), patch, now=m._now()))
+        with m._change() as start:
+            m._commit(core.working_set(start, patch, now=m._now()), keys=())
 
     def get(self) -> dict[str, Any]:
         m = self._memory
@@ -283,7 +417,8 @@ class WorkingMemory:
 
     def clear(self) -> None:
         m = self._memory
-        m._commit(core.working_clear(m._begin()))
+        with m._change() as start:
+            m._commit(core.working_clear(start), keys=())
 
 
 def create_memory(
@@ -298,15 +433,20 @@ def create_memory(
     working_ttl: object = None,
     cache_ttl: object = None,
     load: bool = True,
+    shared: bool = False,
 ) -> Memory:
     """A new :class:`Memory`, loaded from its store unless ``load=False`` (OPT-1, PER-2, PER-3).
 
     Numeric options follow the number rule; options of the wrong kind (a
     tokenizer, clock or ``on_evict`` that is not callable, a store without
-    ``load``/``save``, a non-bool ``autosave`` or ``load``) raise ``TypeError``.
+    ``load``/``save``, a non-bool ``autosave``, ``load`` or ``shared``) raise
+    ``TypeError``. With ``shared=True`` every persisted change is a
+    :meth:`Memory.transaction` of its own, so several processes can autosave
+    into one store and lose nothing (MW-6).
     """
     require_bool("autosave", autosave)
     require_bool("load", load)
+    require_bool("shared", shared)
     require_callable("clock", clock, optional=True)
     require_callable("on_evict", on_evict, optional=True)
     if store is None:
@@ -325,6 +465,7 @@ def create_memory(
         clock=clock or wall_clock,
         autosave=autosave,
         on_evict=on_evict,
+        shared=shared,
     )
     if load:
         memory.load()

@@ -17,10 +17,14 @@ and, optionally, a third:
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import threading
+from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
-from .filestore import JsonFileStore
+from .document import generation_of
+from .filestore import JsonFileStore, check_generation
 
 __all__ = ["JsonFileStore", "MemoryStore", "Store", "check_store"]
 
@@ -43,20 +47,40 @@ def check_store(store: object) -> None:
 class MemoryStore:
     """Keeps a deep copy of the last saved document in this process (PER-10).
 
-    ``preserved`` lists the documents :meth:`preserve` kept, oldest first.
+    Several memories may share one: saves check generations like every store
+    (MW-3), and :meth:`lock` serves their transactions. ``preserved`` lists
+    the documents :meth:`preserve` kept, oldest first.
     """
 
     def __init__(self) -> None:
         self._document: dict[str, Any] | None = None
+        self._lock = threading.RLock()
         self.preserved: list[dict[str, Any]] = []
+
+    def __repr__(self) -> str:
+        return f"<MemoryStore at {id(self):#x}>"
 
     def load(self) -> dict[str, Any] | None:
         """A deep copy of the last saved document, or None."""
-        return copy.deepcopy(self._document)
+        with self._lock:
+            return copy.deepcopy(self._document)
 
     def save(self, document: dict[str, Any]) -> None:
-        """Keep a deep copy of ``document``."""
-        self._document = copy.deepcopy(document)
+        """Keep a deep copy of ``document``; ConflictError when its generation does not follow the stored one (MW-3)."""
+        with self._lock:
+            check_generation(self, document, self.generation())
+            self._document = copy.deepcopy(document)
+
+    def generation(self) -> int:
+        """The generation of the stored document: 0 when there is none (MW-1)."""
+        with self._lock:
+            return 0 if self._document is None else generation_of(self._document)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold this store for a read-modify-write (MW-2)."""
+        with self._lock:
+            yield
 
     def preserve(self) -> None:
         """Append a copy of the current document to :attr:`preserved` (PER-14)."""

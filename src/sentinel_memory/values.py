@@ -26,6 +26,7 @@ from .tokens import Tokenizer, estimate_tokens, utf16_len
 
 __all__ = [
     "CacheItem",
+    "Changes",
     "Columns",
     "Compaction",
     "Config",
@@ -420,3 +421,19 @@ class LoadResult:
         """How many stored entries the next save will no longer hold: ``dropped + compacted``."""
         return self.dropped + self.compacted
 
+
+
+@attrs.frozen
+class Changes:
+    """What one change did to the persisted part of a memory, for a store that saves incrementally (MW-4).
+
+    ``upserts`` are the entries written or rewritten, oldest first;
+    ``deletes`` the keys removed; ``working`` the new working memory, or None
+    when it did not change. ``generation`` is the generation the store holds
+    after applying them (MW-1).
+    """
+
+    upserts: tuple[Entry, ...] = ()
+    deletes: tuple[str, ...] = ()
+    working: Working | None = None
+    generation: int = 0

@@ -327,4 +327,4 @@ def test_per_9_bad_input_anywhere_changes_nothing_when_it_raises(tmp_path_factor
             assert mem.state is before and path.read_bytes() == on_disk
         stats = mem.stats()
         assert stats["size"] <= stats["limit"] == 3 and stats["stored"] >= stats["size"]
-        assert sm.core.to_document(mem.state) == json.loads(path.read_text())
+        assert sm.core.to_document(mem.state, generation=mem.generation) == json.loads(path.read_text())

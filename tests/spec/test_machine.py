@@ -430,7 +430,8 @@ class RankingComparison(RuleBasedStateMachine):
             return
         saved = self.store.load()
         if saved is not None:
-            assert saved == core.to_document(self.mem.state)
+            # MW-1: the store holds the generation this memory last saved.
+            assert saved == core.to_document(self.mem.state, generation=self.mem.generation)
 
     @invariant()
     def shape_summarises_the_table(self):
@@ -570,7 +571,8 @@ class MemoryComparison(RankingComparison):
         """PER-1, PER-3, PER-12, L1-4, L0-2: save, then load into a fresh memory: same entries, order, working; no cache."""
         self.mem.save()
         document = self.store.load()
-        assert list(document) == ["version", "entries", "working"] and document["version"] == 1
+        assert list(document) == ["version", "generation", "entries", "working"] and document["version"] == 1
+        assert document["generation"] == self.mem.generation
         model_order = [e.key for e in sorted(self.model.entries.values(), key=lambda e: (e.updated_at, e.seq))]
         assert [e["key"] for e in document["entries"]] == model_order
         assert all(list(e) == ["key", "data", "importance", "createdAt", "updatedAt", "expiresAt"] for e in document["entries"])
