@@ -75,7 +75,7 @@ MUTANTS = [
     Mutant(
         "save drops the working memory",
         "document.py",
-        'return {"data": copy_json(dict(working.data)), "updatedAt": working.updated_at}',
+        'return {"data": clone(dict(working.data)), "updatedAt": working.updated_at}',
         'return {"data": {}, "updatedAt": None}',
     ),
     Mutant(

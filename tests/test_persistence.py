@@ -25,10 +25,88 @@ def sample(mem, clock):
 
 
 class StoreContract:
-    """The behaviour every store must have (PER-2, PER-3, PER-10, PER-12)."""
+    """The behaviour every store must have (PER-2, PER-3, PER-10, PER-12, MW-1 .. MW-4).
+
+    In the manner of cachetools' shared test mixin: each store class below
+    says how to build one (and, for a store that can be damaged, how to
+    damage it); every test here runs against each.
+    """
 
     def make_store(self, tmp_path):
         raise NotImplementedError
+
+    def damage(self, store) -> bytes | None:
+        """Put something that is not a memory where the store keeps one; its bytes, or None when impossible."""
+        return None
+
+    def test_mw_1_generations_count_saves(self, tmp_path, make, clock):
+        """MW-1: each save of a memory stores the next generation, and a fresh memory loads the last one."""
+        store = self.make_store(tmp_path)
+        assert store.generation() == 0
+        mem = make(store=store, autosave=True)
+        mem.remember("a", 1)
+        mem.working.set({"step": 1})
+        mem.forget("a")
+        assert store.generation() == mem.generation == 3
+        assert make(store=store).generation == 3
+
+    def test_mw_3_two_writers_from_one_generation_one_wins(self, tmp_path, make, clock):
+        """MW-3: two memories that loaded the same generation both save: one succeeds, the other gets ConflictError."""
+        store = self.make_store(tmp_path)
+        make(store=store).save()
+        first, second = make(store=store), make(store=store)
+        first.remember("winner", "first")
+        first.save()
+        second.remember("loser", "second")
+        before = second.state
+        with pytest.raises(sm.ConflictError) as raised:
+            second.save()
+        assert (raised.value.expected, raised.value.found) == (1, 2)
+        assert second.state is before
+        loaded = make(store=store)
+        assert loaded.has("winner") and not loaded.has("loser")
+
+    def test_mw_3_an_autosave_that_conflicts_changes_nothing(self, tmp_path, make, clock):
+        """MW-3, WRP-1: an autosaved change that conflicts raises, and neither the memory nor the store changes."""
+        store = self.make_store(tmp_path)
+        first, second = make(store=store, autosave=True), make(store=store, autosave=True)
+        first.remember("a", 1)
+        with pytest.raises(sm.ConflictError):
+            second.remember("b", 2)
+        assert not second.has("b") and make(store=store).get_recent() == first.get_recent()
+
+    def test_mw_4_incremental_saves_hold_what_a_whole_save_holds(self, tmp_path, make, clock):
+        """MW-4: after autosaved remembers, overwrites, forgets, evictions, expiry and working changes, the store loads as the memory."""
+        store = self.make_store(tmp_path)
+        mem = make(store=store, autosave=True, limit=4)
+        for i in range(7):
+            mem.remember(f"k{i % 5}", {"n": i}, importance=(i % 3) / 3, ttl=5 if i == 2 else None)
+            clock.advance(3)
+        mem.forget("k0")
+        mem.working.set({"task": "refund"})
+        mem.compact()
+        assert store.load() == sm.core.to_document(mem.state, generation=mem.generation)
+        again = make(store=store, limit=4)
+        fields = lambda m: [(e.key, e.data, e.importance, e.created_at, e.updated_at, e.expires_at) for e in m.get_recent()]
+        assert fields(again) == fields(mem) and again.working.get() == {"task": "refund"}
+
+    def test_per_13_damage_is_reported_and_left_alone(self, tmp_path, make):
+        """PER-13, MW-7: whatever the store keeps, when it is not a memory, raises DamagedStoreError and stays as it was."""
+        store = self.make_store(tmp_path)
+        damaged = self.damage(store)
+        if damaged is None:
+            pytest.skip("this store cannot be damaged from outside")
+        with pytest.raises(sm.DamagedStoreError):
+            make(store=store, autosave=True)
+        assert store.path.read_bytes() == damaged
+
+    def test_mw_6_processes_autosaving_in_shared_mode_lose_nothing(self, tmp_path, clock):
+        """MW-6, MW-5: four writers x 50 autosaved remembers into one store in shared mode end with all 200 entries."""
+        store = self.make_store(tmp_path)
+        writers = run_writers(store, workers=4, each=50)
+        final = sm.create_memory(store=store, limit=10_000)
+        assert final.size() == 200 and writers == 4
+        assert final.generation == 200
 
     def test_per_2_empty_store_loads_none(self, tmp_path):
         """PER-2: a store that was never saved loads None."""
@@ -70,14 +148,94 @@ class StoreContract:
         assert [e.key for e in again.compact().expired] == ["cart"]
 
 
+def run_writers(store, *, workers: int, each: int) -> int:
+    """``workers`` writers, each autosaving ``each`` remembers into ``store`` in shared mode.
+
+    Writers are processes (forked) for stores that live on disk, threads for
+    a MemoryStore, which lives in one process.
+    """
+    import threading
+
+    def write(worker: int, target) -> None:
+        mem = sm.create_memory(store=target, autosave=True, shared=True, limit=10_000, clock=lambda: T0 + worker)
+        for i in range(each):
+            mem.remember(f"w{worker}:{i}", i)
+
+    if isinstance(store, sm.MemoryStore):
+        threads = [threading.Thread(target=write, args=(w, store)) for w in range(workers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return workers
+    pids = []
+    for worker in range(workers):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                write(worker, type(store)(store.path))  # a process opens its own store
+                code = 0
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    return sum(os.waitpid(pid, 0)[1] == 0 for pid in pids)
+
+
 class TestMemoryStore(StoreContract):
     def make_store(self, tmp_path):
         return sm.MemoryStore()
 
 
+class TestSqliteStore(StoreContract):
+    def make_store(self, tmp_path):
+        return sm.SqliteStore(tmp_path / "data" / "memory.db")
+
+    def damage(self, store):
+        store.path.parent.mkdir(parents=True, exist_ok=True)
+        store.path.write_bytes(b"this is not a database, it only looks like a file " * 100)
+        return store.path.read_bytes()
+
+    def test_mw_7_a_foreign_sqlite_database_is_never_written(self, tmp_path, make):
+        """MW-7: a SQLite database of someone else's raises DamagedStoreError and keeps its bytes and its tables."""
+        import sqlite3
+
+        path = tmp_path / "data" / "memory.db"
+        path.parent.mkdir()
+        with sqlite3.connect(path) as other:
+            other.execute("CREATE TABLE invoices (id INTEGER)")
+        other.close()
+        before = path.read_bytes()
+        with pytest.raises(sm.DamagedStoreError, match="without sentinel-memory's tables"):
+            make(store=sm.SqliteStore(path), autosave=True)
+        with pytest.raises(sm.DamagedStoreError):
+            sm.SqliteStore(path).save({"version": 1, "entries": []})
+        assert path.read_bytes() == before
+
+    def test_mw_4_an_autosaved_remember_writes_one_row(self, tmp_path, make, clock):
+        """MW-4, MW-7: an autosaved remember into a store of many entries sends the one entry, not the memory."""
+        store = self.make_store(tmp_path)
+        mem = make(store=store, limit=1000)
+        for i in range(200):
+            mem.remember(f"k{i}", i)
+        mem.save()
+        mem = make(store=store, autosave=True, limit=1000)
+        sent = []
+        real = store.save_changes
+        store.save_changes = lambda changes: (sent.append(changes), real(changes))[1]
+        store.save = None  # a whole save now would fail loudly
+        mem.remember("new", "entry")
+        assert [(len(c.upserts), c.deletes, c.working) for c in sent] == [(1, (), None)]
+
+
 class TestJsonFileStore(StoreContract):
     def make_store(self, tmp_path):
         return sm.JsonFileStore(tmp_path / "data" / "memory.json")
+
+    def damage(self, store):
+        store.path.parent.mkdir(parents=True, exist_ok=True)
+        store.path.write_text('{"version": 1, "entries": [')
+        return store.path.read_bytes()
 
     def test_per_9_atomic_write_leaves_no_temp_file(self, tmp_path, make, clock):
         """PER-9: save creates missing folders, writes the target, and leaves no temp file."""

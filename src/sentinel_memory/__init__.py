@@ -7,14 +7,23 @@ applications use :func:`create_memory`.
 """
 
 from .core import make_config
-from .errors import DamagedStoreError, LoadWarning, ReentrantCallError, SentinelMemoryWarning, StoreWarning
+from .errors import (
+    ConflictError,
+    DamagedStoreError,
+    LoadWarning,
+    ReentrantCallError,
+    SentinelMemoryWarning,
+    StoreWarning,
+)
 from .filestore import JsonFileStore
 from .jsondata import MAX_DEPTH
 from .memory import CacheMemory, Memory, WorkingMemory, create_memory
 from .options import DEFAULTS, NUMBER_RULES
+from .sqlitestore import SqliteStore
 from .stores import MemoryStore, Store
 from .tokens import additive, estimate_tokens
 from .values import (
+    Changes,
     Compaction,
     Config,
     Context,
@@ -32,8 +41,10 @@ __all__ = [
     "MAX_DEPTH",
     "NUMBER_RULES",
     "CacheMemory",
+    "Changes",
     "Compaction",
     "Config",
+    "ConflictError",
     "Context",
     "DamagedStoreError",
     "Entry",
@@ -46,6 +57,7 @@ __all__ = [
     "MemoryStore",
     "ReentrantCallError",
     "SentinelMemoryWarning",
+    "SqliteStore",
     "Store",
     "StoreWarning",
     "WorkingMemory",

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import DamagedStoreError
-from .jsondata import copy_json
+from .jsondata import clone, copy_json
 from .options import is_number
 from .values import Entry, LoadResult, MemoryState, Working, by_age
 
@@ -52,7 +52,7 @@ def record(entry: Entry) -> dict[str, Any]:
     """One entry as the article's JSON, with its own copy of the data (PER-1)."""
     return {
         "key": entry.key,
-        "data": copy_json(entry.data),
+        "data": clone(entry.data),
         "importance": entry.importance,
         "createdAt": entry.created_at,
         "updatedAt": entry.updated_at,
@@ -62,12 +62,12 @@ def record(entry: Entry) -> dict[str, Any]:
 
 def working_record(working: Working) -> dict[str, Any]:
     """The working memory as saved (PER-1, L1-4)."""
-    return {"data": copy_json(dict(working.data)), "updatedAt": working.updated_at}
+    return {"data": clone(dict(working.data)), "updatedAt": working.updated_at}
 
 
-def generation_of(document: dict[str, Any]) -> int:
-    """A checked document's generation: 0 when it has none (MW-1)."""
-    value = document.get("generation", 0)
+def generation_of(document: object) -> int:
+    """A document's generation: 0 when it has none, or is no document (MW-1)."""
+    value = document.get("generation", 0) if isinstance(document, dict) else 0
     valid = isinstance(value, int) and not isinstance(value, bool) and value >= 0
     return value if valid else 0
 

@@ -170,7 +170,7 @@ class JsonFileStore:
 
 def check_generation(location: object, document: dict[str, Any], stored: int) -> None:
     """ConflictError unless a document's generation is the one after ``stored`` (MW-3); no generation, no check."""
-    if "generation" not in document:
+    if not isinstance(document, dict) or "generation" not in document:
         return
     expected = generation_of(document) - 1
     if stored != expected:

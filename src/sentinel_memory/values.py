@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from .jsondata import copy_json, text_of
+from .jsondata import clone, copy_json, text_of
 from .lexical import words
 from .tokens import Tokenizer, estimate_tokens, utf16_len
 
@@ -114,7 +114,7 @@ class Entry:
         """
         if not self.holds_container:
             return self
-        return attrs.evolve(self, data=copy_json(self.data))
+        return attrs.evolve(self, data=clone(self.data))
 
 
 #: Sort key for age order, oldest first: ascending ``(updated_at, seq)`` (ENT-6).

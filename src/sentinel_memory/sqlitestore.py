@@ -1,0 +1,275 @@
+"""``SqliteStore``: a memory in an embedded SQLite database, saved a change at a time (MW-1 .. MW-4, MW-7).
+
+The standard library's ``sqlite3`` only. The database holds two tables::
+
+    sentinel_memory_meta(name TEXT PRIMARY KEY, value)      -- format, version, generation, next_ord, working
+    sentinel_memory_entries(key TEXT PRIMARY KEY,
+                            updated_at REAL, ord INTEGER, record TEXT)
+
+one row per entry, ``record`` being the entry's JSON exactly as a file store
+would write it. ``ord`` grows with every write of a row, so ``ORDER BY
+updated_at, ord`` lists the entries oldest first, as a saved document does
+(PER-12).
+
+Every save is one transaction begun with ``BEGIN IMMEDIATE``, which takes
+SQLite's write lock at once; inside it the stored generation is checked
+(:class:`~sentinel_memory.errors.ConflictError` and nothing written when it
+is not the one before the save's). The database runs in WAL mode with
+``synchronous=FULL``, so a save that returns is on disk. A memory whose store
+holds exactly its last saved state sends only what a change touched
+(:meth:`SqliteStore.save_changes`): one or two rows for a remember, whatever
+the size of the memory.
+
+Opening never writes: a file that is not a SQLite database, or a database
+without this store's tables, raises
+:class:`~sentinel_memory.errors.DamagedStoreError` and is left as it is. A
+new database is set up by the first save. The store's ``lock()`` serves
+read-modify-write transactions with the same sidecar lock as the file store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from . import jsontext
+from .document import VERSION, record, working_record
+from .errors import ConflictError, DamagedStoreError
+from .filestore import check_generation
+from .locking import SidecarLock
+from .values import Changes
+
+__all__ = ["SqliteStore"]
+
+#: What the meta table's ``format`` row says, so a foreign database is never mistaken for a memory.
+FORMAT = "sentinel-memory"
+
+_SCHEMA = """
+CREATE TABLE sentinel_memory_meta (name TEXT PRIMARY KEY, value) WITHOUT ROWID;
+CREATE TABLE sentinel_memory_entries (key TEXT PRIMARY KEY, updated_at REAL NOT NULL, ord INTEGER NOT NULL,
+                                      record TEXT NOT NULL) WITHOUT ROWID;
+"""
+_TABLES = {"sentinel_memory_meta", "sentinel_memory_entries"}
+
+
+def _record_text(entry_record: dict[str, Any]) -> str:
+    return json.dumps(entry_record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+class SqliteStore:
+    """A memory in one SQLite database file, safe for many processes, saved incrementally (MW-7).
+
+    Args:
+        path: the database file. It is created, with missing parent folders,
+            on the first save.
+        timeout: seconds to wait for another process's write lock before a
+            save raises ``sqlite3.OperationalError``.
+
+    One ``SqliteStore`` may be used from several threads; its connection is
+    guarded by a lock of its own.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self._timeout = timeout
+        self._connection: sqlite3.Connection | None = None
+        self._ready = False  # this connection found (or made) the store's tables
+        self._guard = threading.RLock()
+        self._lock = SidecarLock()
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({str(self.path)!r})"
+
+    # -- the connection ------------------------------------------------------------
+
+    def _connect(self, *, create: bool) -> sqlite3.Connection | None:
+        """The open connection; None when the file does not exist and ``create`` is False."""
+        if self._connection is None:
+            if not create and not self.path.exists():
+                return None
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            connection = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
+            try:
+                connection.execute("PRAGMA synchronous=FULL")
+            except sqlite3.DatabaseError as error:
+                connection.close()
+                raise DamagedStoreError(f"is not a usable SQLite database: {error}", self.path) from None
+            self._connection = connection
+        return self._connection
+
+    def close(self) -> None:
+        """Close the database connection; the next call opens it again."""
+        with self._guard:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection, self._ready = None, False
+
+    def _tables(self, connection: sqlite3.Connection) -> set[str]:
+        try:
+            rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        except sqlite3.DatabaseError as error:  # not a database at all
+            raise DamagedStoreError(f"is not a SQLite database: {error}", self.path) from None
+        return {name for (name,) in rows}
+
+    def _check(self, connection: sqlite3.Connection, *, names: tuple[str, ...] = ()) -> dict[str, Any] | None:
+        """This store's meta rows (only ``names`` and the format, when given), None for an empty database.
+
+        A database that is not this store's raises DamagedStoreError. The
+        tables are looked for once per connection.
+        """
+        if not self._ready:
+            tables = self._tables(connection)
+            if not tables:
+                return None
+            if not _TABLES <= tables:
+                raise DamagedStoreError("is a SQLite database without sentinel-memory's tables", self.path)
+        query = "SELECT name, value FROM sentinel_memory_meta"
+        if names:
+            query += f" WHERE name IN ('format', 'version', {', '.join(repr(n) for n in names)})"
+        try:
+            meta = dict(connection.execute(query).fetchall())
+        except sqlite3.DatabaseError as error:
+            raise DamagedStoreError(f"has a damaged meta table: {error}", self.path) from None
+        if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+            raise DamagedStoreError(
+                f"holds format {meta.get('format')!r} version {meta.get('version')!r}, not {FORMAT} version {VERSION}",
+                self.path,
+            )
+        self._ready = True
+        return meta
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[tuple[sqlite3.Connection, dict[str, Any]]]:
+        """One write transaction (BEGIN IMMEDIATE) under the sidecar lock, set up on first use; rolled back on any error.
+
+        The sidecar lock is the one :meth:`lock` holds, so a save waits for
+        another process's read-modify-write, as a file store's save does (MW-2).
+        """
+        with self._guard, self.lock():
+            connection = self._connect(create=True)
+            assert connection is not None
+            if not self._ready and self._check(connection, names=("generation",)) is None:
+                self._set_up(connection)
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+            except sqlite3.DatabaseError as error:
+                if isinstance(error, sqlite3.OperationalError):
+                    raise  # busy: another writer held the lock past the timeout
+                raise DamagedStoreError(f"cannot be written: {error}", self.path) from None
+            try:
+                meta = self._check(connection, names=("generation", "next_ord"))
+                assert meta is not None
+                yield connection, meta
+                connection.execute("COMMIT")
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+
+    def _set_up(self, connection: sqlite3.Connection) -> None:
+        """Create the tables of a new, empty database, once, whoever gets there first."""
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            if not self._tables(connection):
+                for statement in _SCHEMA.strip().split(";"):
+                    if statement.strip():
+                        connection.execute(statement)
+                connection.executemany(
+                    "INSERT INTO sentinel_memory_meta (name, value) VALUES (?, ?)",
+                    [("format", FORMAT), ("version", VERSION), ("generation", 0), ("next_ord", 0),
+                     ("working", json.dumps(working_record_empty()))],
+                )
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("PRAGMA journal_mode=WAL")  # persistent: set once, outside a transaction
+
+    # -- the store protocol ----------------------------------------------------------
+
+    def load(self) -> dict[str, Any] | None:
+        """The stored memory as a document, or None when there is none yet (PER-2, MW-7)."""
+        with self._guard:
+            connection = self._connect(create=False)
+            if connection is None:
+                return None
+            connection.execute("BEGIN")  # one consistent snapshot
+            try:
+                meta = self._check(connection)
+                if meta is None:
+                    return None
+                records = connection.execute(
+                    "SELECT record FROM sentinel_memory_entries ORDER BY updated_at, ord"
+                ).fetchall()
+            except sqlite3.DatabaseError as error:
+                raise DamagedStoreError(f"cannot be read: {error}", self.path) from None
+            finally:
+                connection.execute("COMMIT")
+        # One strict parse of the whole document, as a file would get (PER-13).
+        text = (
+            f'{{"version":{VERSION},"generation":{int(meta["generation"])},"entries":['
+            + ",".join(text for (text,) in records)
+            + f'],"working":{meta["working"]}}}'
+        )
+        return jsontext.loads(text.encode("utf-8"), self.path)
+
+    def generation(self) -> int:
+        """The generation the database holds: 0 when it has none yet (MW-1)."""
+        with self._guard:
+            connection = self._connect(create=False)
+            if connection is None:
+                return 0
+            meta = self._check(connection, names=("generation",))
+            return 0 if meta is None else int(meta["generation"])
+
+    def save(self, document: dict[str, Any]) -> None:
+        """Replace the whole memory with ``document`` in one transaction (PER-2, MW-3)."""
+        entries = [(e["key"], e["updatedAt"], i, _record_text(e)) for i, e in enumerate(document["entries"])]
+        working = json.dumps(document.get("working") or working_record_empty(), ensure_ascii=False, allow_nan=False)
+        with self._writing() as (connection, meta):
+            check_generation(self.path, document, int(meta["generation"]))
+            connection.execute("DELETE FROM sentinel_memory_entries")
+            connection.executemany(
+                "INSERT INTO sentinel_memory_entries (key, updated_at, ord, record) VALUES (?, ?, ?, ?)", entries
+            )
+            self._set_meta(connection, document.get("generation", int(meta["generation"]) + 1), len(entries), working)
+
+    def save_changes(self, changes: Changes) -> None:
+        """Write only what one change touched, in one transaction (MW-4)."""
+        rows = [(e.key, e.updated_at, _record_text(record(e))) for e in changes.upserts]
+        working = None if changes.working is None else json.dumps(working_record(changes.working), ensure_ascii=False)
+        with self._writing() as (connection, meta):
+            stored = int(meta["generation"])
+            if stored != changes.generation - 1:
+                raise ConflictError(self.path, changes.generation - 1, stored)
+            connection.executemany("DELETE FROM sentinel_memory_entries WHERE key = ?", [(k,) for k in changes.deletes])
+            first = int(meta["next_ord"])
+            connection.executemany(
+                "INSERT OR REPLACE INTO sentinel_memory_entries (key, updated_at, ord, record) VALUES (?, ?, ?, ?)",
+                [(key, at, first + i, text) for i, (key, at, text) in enumerate(rows)],
+            )
+            self._set_meta(connection, changes.generation, first + len(rows), working)
+
+    def _set_meta(self, connection: sqlite3.Connection, generation: int, next_ord: int, working: str | None) -> None:
+        values = [("generation", generation), ("next_ord", next_ord)]
+        if working is not None:
+            values.append(("working", working))
+        connection.executemany("UPDATE sentinel_memory_meta SET value = ? WHERE name = ?", [(v, n) for n, v in values])
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the database's sidecar lock for a read-modify-write (MW-2)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with self._lock.hold(self.path.resolve()):
+            yield
+
+
+def working_record_empty() -> dict[str, Any]:
+    """The working memory of a new store: empty, never set."""
+    return {"data": {}, "updatedAt": None}

@@ -1,0 +1,127 @@
+"""Many writers, as properties: incremental saves, conflicts, shared memories in any interleaving (MW-1 .. MW-7)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import sentinel_memory as sm
+
+from .strategies import json_data
+
+T0 = 1_792_310_400_000
+
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("remember"), st.sampled_from("abcdef"), json_data, st.sampled_from([None, 0.1, 0.5, 0.9]),
+                  st.sampled_from([None, 1, 50])),
+        st.tuples(st.just("forget"), st.sampled_from("abcdef")),
+        st.tuples(st.just("working"), st.integers(0, 9)),
+        st.tuples(st.just("compact")),
+        st.tuples(st.just("clear")),
+        st.tuples(st.just("wait"), st.sampled_from([1, 10, 100])),
+    ),
+    max_size=12,
+)
+
+
+def folder() -> Path:
+    """A throwaway folder, in memory-backed /dev/shm where there is one, so fsync costs nothing."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix="sentinel-writers-", dir=base))
+
+
+def apply(mem: sm.Memory, operation: tuple, clock: list[int]) -> None:
+    kind = operation[0]
+    if kind == "remember":
+        _, key, data, importance, ttl = operation
+        mem.remember(key, data, importance=importance, ttl=ttl)
+    elif kind == "forget":
+        mem.forget(operation[1])
+    elif kind == "working":
+        mem.working.set({"step": operation[1]})
+    elif kind == "compact":
+        mem.compact()
+    elif kind == "clear":
+        mem.clear()
+    else:
+        clock[0] += operation[1]
+
+
+@given(ops=operations, limit=st.integers(2, 5))
+def test_mw_4_incremental_saves_equal_whole_saves(ops, limit):
+    """MW-1, MW-4, MW-7: the same autosaved changes leave SqliteStore (incremental) and JsonFileStore (whole) holding one document."""
+    where = folder()
+    try:
+        clock = [T0]
+        stores = [sm.JsonFileStore(where / "m.json"), sm.SqliteStore(where / "m.db"), sm.MemoryStore()]
+        memories = [sm.create_memory(store=s, autosave=True, limit=limit, clock=lambda: clock[0]) for s in stores]
+        for operation in ops:
+            for mem in memories:
+                apply(mem, operation, [0])
+            if operation[0] == "wait":
+                clock[0] += operation[1]
+            documents = [s.load() for s in stores]
+            assert documents[0] == documents[1] == documents[2]
+            if documents[0] is not None:
+                assert documents[0]["generation"] == memories[0].generation
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+@given(ops=st.lists(st.tuples(st.integers(0, 2), operations.map(lambda o: o[:1]).filter(bool)), max_size=10),
+       kind=st.sampled_from(["json", "sqlite", "memory"]))
+def test_mw_6_shared_memories_in_any_interleaving_lose_nothing(ops, kind):
+    """MW-2, MW-3, MW-5, MW-6: three shared memories on one store, changes interleaved at random, end as one memory doing them all."""
+    where = folder()
+    try:
+        shared_store = sm.MemoryStore()
+
+        def store():
+            return {"json": lambda: sm.JsonFileStore(where / "m.json"), "sqlite": lambda: sm.SqliteStore(where / "m.db"),
+                    "memory": lambda: shared_store}[kind]()
+
+        writers = [sm.create_memory(store=store(), autosave=True, shared=True, clock=lambda: T0) for _ in range(3)]
+        alone = sm.create_memory(autosave=True, clock=lambda: T0)  # the same changes, one after another
+        for who, (operation,) in ops:
+            apply(writers[who], operation, [0])
+            apply(alone, operation, [0])
+        final = sm.create_memory(store=store(), clock=lambda: T0)
+        fields = lambda m: [(e.key, e.data, e.importance, e.expires_at) for e in m.get_recent(10**6)]  # noqa: E731
+        assert fields(final) == fields(alone) and final.working.get() == alone.working.get()
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+@given(saves=st.lists(st.integers(0, 1), min_size=1, max_size=8), kind=st.sampled_from(["json", "sqlite", "memory"]))
+def test_mw_3_a_save_succeeds_exactly_when_its_writer_saw_the_last_generation(saves, kind):
+    """MW-1, MW-3: two writers saving in any order: each save succeeds iff that writer last saw the store's generation; else ConflictError and no change."""
+    where = folder()
+    try:
+        store = {"json": sm.JsonFileStore(where / "m.json"), "sqlite": sm.SqliteStore(where / "m.db"),
+                 "memory": sm.MemoryStore()}[kind]
+        writers = [sm.create_memory(store=store, clock=lambda: T0) for _ in range(2)]
+        stored = 0
+        for step, who in enumerate(saves):
+            writer = writers[who]
+            writer.remember(f"step{step}", who)
+            if writer.generation == stored:
+                writer.save()
+                stored += 1
+                assert store.generation() == stored == writer.generation
+            else:
+                with pytest.raises(sm.ConflictError):
+                    writer.save()
+                assert store.generation() == stored
+                writer.load()  # the documented way on: reload and make the change again
+                writer.remember(f"step{step}", who)
+                writer.save()
+                stored += 1
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
