@@ -1,0 +1,63 @@
+"""Store benchmarks (pytest-benchmark): an autosaved remember, and a load, per store and size.
+
+JsonFileStore rewrites the whole file on every save, so its cost grows with
+the memory; SqliteStore writes the rows a change touched. The memory itself
+still copies its entry table on every change, which is what a remember into
+SqliteStore costs at 100,000 entries.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from sentinel_memory import JsonFileStore, SqliteStore, core, create_memory
+from workload import NOW, make_state
+
+SIZES = [1_000, 10_000, 100_000]
+
+
+def only_when_timed(benchmark, n: int) -> None:
+    """Building 100,000-entry stores takes seconds: ``make test`` smoke-runs the smaller sizes only."""
+    if benchmark.disabled and n >= 100_000:
+        pytest.skip("100,000 entries only under make bench")
+STORES = {"json": (JsonFileStore, "memory.json"), "sqlite": (SqliteStore, "memory.db")}
+FOLDER = Path(tempfile.mkdtemp(prefix="sentinel-bench-stores-"))
+
+
+@functools.lru_cache(maxsize=None)
+def saved(kind: str, n: int, purpose: str) -> Path:
+    """A store of ``n`` entries on disk, one per purpose (built once per run)."""
+    store_type, name = STORES[kind]
+    path = FOLDER / f"{kind}-{n}-{purpose}" / name
+    store_type(path).save(core.to_document(make_state(n, limit=n + 10_000), generation=1))
+    return path
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("kind", sorted(STORES))
+def test_autosaved_remember(benchmark, kind, n):
+    """One autosaved remember into a memory of n entries."""
+    only_when_timed(benchmark, n)
+    store_type, _ = STORES[kind]
+    mem = create_memory(store=store_type(saved(kind, n, "remember")), autosave=True, limit=n + 10_000, clock=lambda: NOW)
+    keys = (f"new:{i}" for i in itertools.count())
+    benchmark.extra_info.update(n=n, store=kind)
+    benchmark.pedantic(lambda: mem.remember(next(keys), "the user asked about the refund", importance=0.5),
+                       rounds=5 if n == 100_000 else 30, warmup_rounds=1)
+    assert mem.size() > n
+
+
+@pytest.mark.parametrize("kind", sorted(STORES))
+def test_store_load(benchmark, kind):
+    """Loading 100,000 entries into a new memory."""
+    only_when_timed(benchmark, 100_000)
+    store_type, _ = STORES[kind]
+    path = saved(kind, 100_000, "load")
+    benchmark.extra_info.update(n=100_000, store=kind)
+    mem = benchmark.pedantic(lambda: create_memory(store=store_type(path), limit=200_000), rounds=3)
+    assert mem.size() == 100_000
