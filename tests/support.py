@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Callable
+
 import sentinel_memory as sm
 
 MINUTE = 60_000
@@ -37,3 +41,42 @@ class RecordingStore(sm.MemoryStore):
     def save(self, document: dict) -> None:
         self.saves.append(document)
         super().save(document)
+
+
+def in_processes(count: int, work: Callable[[int], object]) -> list[int]:
+    """Run ``work(worker)`` in ``count`` forked processes at once; their exit codes (0: ``work`` returned)."""
+    pids = []
+    for worker in range(count):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                work(worker)
+                code = 0
+            finally:
+                os._exit(code)  # never back into the test runner
+        pids.append(pid)
+    return [os.waitpid(pid, 0)[1] for pid in pids]
+
+
+def nest(depth: int, inner: object = None) -> object:
+    """A value ``depth`` lists deep: ``nest(2) == [[None]]``."""
+    value = inner
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def stack_depth() -> int:
+    """How many frames deep this call is."""
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    return depth
+
+
+def at_depth(frames: int, function: Callable[[], object]) -> object:
+    """Call ``function`` from ``frames`` frames deeper than here."""
+    if frames <= 0:
+        return function()
+    return at_depth(frames - 1, function)

@@ -14,17 +14,9 @@ import warnings
 import pytest
 
 import sentinel_memory as sm
-from support import T0, FakeClock
+from support import T0, at_depth, nest, stack_depth
 
 EMPTY = {"version": 1, "entries": [], "working": {"data": {}, "updatedAt": None}}
-
-
-def nest(depth: int, inner=None) -> object:
-    """A value ``depth`` lists deep: ``nest(2) == [[None]]``."""
-    value = inner
-    for _ in range(depth):
-        value = [value]
-    return value
 
 
 def raw_entry(key="k", **fields):
@@ -38,21 +30,6 @@ def write(path, content) -> bytes:
     data = content if isinstance(content, bytes) else content.encode("utf-8")
     path.write_bytes(data)
     return data
-
-
-def stack_depth() -> int:
-    """How many frames deep this call is."""
-    frame, depth = sys._getframe(), 0
-    while frame is not None:
-        depth, frame = depth + 1, frame.f_back
-    return depth
-
-
-def at_depth(frames: int, function):
-    """Call ``function`` from ``frames`` frames deeper than here."""
-    if frames <= 0:
-        return function()
-    return at_depth(frames - 1, function)
 
 
 # -- 1. temp files of killed saves ---------------------------------------------------

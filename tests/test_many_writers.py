@@ -18,7 +18,7 @@ import time
 import pytest
 
 import sentinel_memory as sm
-from support import T0
+from support import T0, in_processes
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs POSIX fork and flock")
 
@@ -108,20 +108,12 @@ def test_mw_6_four_processes_autosave_into_one_store_and_lose_nothing(tmp_path, 
     """MW-6, MW-3: 4 processes x 100 autosaved remembers, the documented way (shared=True), end with exactly 400 entries."""
     path = tmp_path / ("memory.json" if kind == "json" else "memory.db")
     store_type = sm.JsonFileStore if kind == "json" else sm.SqliteStore
-    pids = []
-    for worker in range(4):
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                mem = sm.create_memory(store=store_type(path), autosave=True, shared=True, limit=10_000)
-                for i in range(100):
-                    mem.remember(f"p{worker}:{i}", {"worker": worker, "i": i})
-                code = 0
-            finally:
-                os._exit(code)
-        pids.append(pid)
-    assert [os.waitpid(pid, 0)[1] for pid in pids] == [0, 0, 0, 0]
+    def write(worker: int) -> None:
+        mem = sm.create_memory(store=store_type(path), autosave=True, shared=True, limit=10_000)
+        for i in range(100):
+            mem.remember(f"p{worker}:{i}", {"worker": worker, "i": i})
+
+    assert in_processes(4, write) == [0, 0, 0, 0]
     final = sm.create_memory(store=store_type(path), limit=10_000)
     assert final.size() == 400 and final.generation == 400
     assert {e.key for e in final.get_recent(10**6)} == {f"p{w}:{i}" for w in range(4) for i in range(100)}
@@ -130,21 +122,13 @@ def test_mw_6_four_processes_autosave_into_one_store_and_lose_nothing(tmp_path, 
 def test_mw_6_a_transaction_reads_modifies_and_writes_without_conflicts(tmp_path):
     """MW-6: counters incremented in transactions by 4 processes end at exactly the number of increments."""
     path = tmp_path / "memory.json"
-    pids = []
-    for worker in range(4):
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                mem = sm.create_memory(store=sm.JsonFileStore(path), autosave=True)
-                for _ in range(25):
-                    with mem.transaction():
-                        mem.remember("visits", mem.get("visits", 0) + 1)
-                code = 0
-            finally:
-                os._exit(code)
-        pids.append(pid)
-    assert [os.waitpid(pid, 0)[1] for pid in pids] == [0, 0, 0, 0]
+    def count(worker: int) -> None:
+        mem = sm.create_memory(store=sm.JsonFileStore(path), autosave=True)
+        for _ in range(25):
+            with mem.transaction():
+                mem.remember("visits", mem.get("visits", 0) + 1)
+
+    assert in_processes(4, count) == [0, 0, 0, 0]
     assert sm.create_memory(store=sm.JsonFileStore(path)).get("visits") == 100
 
 

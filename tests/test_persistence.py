@@ -13,7 +13,7 @@ import warnings
 import pytest
 
 import sentinel_memory as sm
-from support import RecordingStore, T0
+from support import RecordingStore, T0, in_processes
 
 
 def sample(mem, clock):
@@ -168,18 +168,8 @@ def run_writers(store, *, workers: int, each: int) -> int:
         for thread in threads:
             thread.join()
         return workers
-    pids = []
-    for worker in range(workers):
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                write(worker, type(store)(store.path))  # a process opens its own store
-                code = 0
-            finally:
-                os._exit(code)
-        pids.append(pid)
-    return sum(os.waitpid(pid, 0)[1] == 0 for pid in pids)
+    codes = in_processes(workers, lambda worker: write(worker, type(store)(store.path)))  # each opens its own store
+    return codes.count(0)
 
 
 class TestMemoryStore(StoreContract):

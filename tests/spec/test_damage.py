@@ -26,6 +26,8 @@ import sentinel_memory as sm
 from sentinel_memory.document import VERSION
 from sentinel_memory.jsontext import dumps
 
+from support import at_depth, nest, stack_depth
+
 from .strategies import json_data
 
 T0 = 1_792_310_400_000
@@ -140,27 +142,6 @@ def test_per_14_documents_with_invalid_entries(tmp_path_factory, entries):
     """PER-6, PER-14, NUM-1: documents with any mix of invalid entries load with every drop counted, said and preserved."""
     text = json.dumps({"version": VERSION, "entries": entries}, allow_nan=True)
     check_load(tmp_path_factory.mktemp("entries"), text.encode("utf-8"))
-
-
-def nest(depth: int) -> object:
-    value: object = "core"
-    for _ in range(depth):
-        value = [value]
-    return value
-
-
-def stack_depth() -> int:
-    """How many frames deep this call is."""
-    frame, depth = sys._getframe(), 0
-    while frame is not None:
-        depth, frame = depth + 1, frame.f_back
-    return depth
-
-
-def at_depth(frames: int, function):
-    if frames <= 0:
-        return function()
-    return at_depth(frames - 1, function)
 
 
 @given(depth=st.integers(sm.MAX_DEPTH - 3, sm.MAX_DEPTH + 3), where=st.sampled_from(["data", "cache", "working"]),
@@ -278,16 +259,12 @@ def test_wrp_3_changes_from_side_effects_are_refused(change, read, caught, from_
 
 # -- bad input across the whole public API -------------------------------------------
 
-def deep(depth: int) -> object:
-    return nest(depth)
-
-
 anything = st.one_of(
     st.none(), st.booleans(), st.integers(), st.just(10**400), st.just(-(10**5000)),
     st.floats(), st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 1e-300, 1e300]),
     st.text(max_size=4), st.sampled_from(["", "\ud800", "a\udfffb", "k", "0.5", "60000"]),
     st.binary(max_size=3), st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
-    st.just(deep(sm.MAX_DEPTH + 1)), st.just({"a": deep(sm.MAX_DEPTH)}), st.just({1: "x"}), st.just({"s": {1}}),
+    st.just(nest(sm.MAX_DEPTH + 1)), st.just({"a": nest(sm.MAX_DEPTH)}), st.just({1: "x"}), st.just({"s": {1}}),
     st.just(object()), st.just(lambda text: -1), st.just(lambda text: []), st.just(lambda entry: 3), st.just(len),
     st.just("x" * 10_000), st.just([1] * 1000),
 )
