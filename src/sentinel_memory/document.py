@@ -23,12 +23,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import DamagedStoreError
+from .errors import ConflictError, DamagedStoreError
 from .jsondata import clone, copy_json
 from .options import is_number
 from .values import Entry, LoadResult, MemoryState, Working, by_age
 
-__all__ = ["VERSION", "dump", "generation_of", "parse", "problem", "record"]
+__all__ = [
+    "VERSION",
+    "check_generation",
+    "declared_generation",
+    "dump",
+    "generation_of",
+    "parse",
+    "problem",
+    "record",
+    "working_record",
+]
 
 #: PER-1: the only document version this release reads and writes.
 VERSION = 1
@@ -63,6 +73,21 @@ def record(entry: Entry) -> dict[str, Any]:
 def working_record(working: Working) -> dict[str, Any]:
     """The working memory as saved (PER-1, L1-4)."""
     return {"data": clone(dict(working.data)), "updatedAt": working.updated_at}
+
+
+def declared_generation(document: object) -> int | None:
+    """The generation a document to be saved declares, or None when it declares none (MW-3: then no check)."""
+    return generation_of(document) if isinstance(document, dict) and "generation" in document else None
+
+
+def check_generation(location: object, generation: int | None, stored: int) -> None:
+    """ConflictError unless ``generation`` is the one after ``stored`` (MW-3); None is not checked.
+
+    Every store calls this under its lock, for a whole document and for a
+    change alike.
+    """
+    if generation is not None and stored != generation - 1:
+        raise ConflictError(location, generation - 1, stored)
 
 
 def generation_of(document: object) -> int:

@@ -49,11 +49,11 @@ from pathlib import Path
 from typing import Any
 
 from . import jsontext
-from .document import generation_of, problem
-from .errors import ConflictError, DamagedStoreError, StoreWarning
+from .document import check_generation, declared_generation, generation_of, problem
+from .errors import DamagedStoreError, StoreWarning
 from .locking import HAS_FLOCK, SidecarLock
 
-__all__ = ["JsonFileStore", "check_generation"]
+__all__ = ["JsonFileStore"]
 
 #: How a file this store wrote begins: its generation is read without parsing the rest.
 _HEAD = re.compile(rb'\A\{\s*"version"\s*:\s*1\s*,\s*"generation"\s*:\s*(0|[1-9][0-9]{0,17})\s*,')
@@ -108,7 +108,7 @@ class JsonFileStore:
         target = self._target()
         _make_folders(target.parent)
         with _folder(target.parent) as folder, self._lock.hold(target):
-            check_generation(self.path, document, self._generation_at(target))
+            check_generation(self.path, declared_generation(document), self._generation_at(target))
             _remove_leftovers(target)
             _replace(target, data, folder)
 
@@ -166,15 +166,6 @@ class JsonFileStore:
                 _unlink_quietly(temp)
             _sync(folder)
         return copy
-
-
-def check_generation(location: object, document: dict[str, Any], stored: int) -> None:
-    """ConflictError unless a document's generation is the one after ``stored`` (MW-3); no generation, no check."""
-    if not isinstance(document, dict) or "generation" not in document:
-        return
-    expected = generation_of(document) - 1
-    if stored != expected:
-        raise ConflictError(location, expected, stored)
 
 
 def _temp_file(target: Path) -> tuple[int, str]:

@@ -39,11 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from . import jsontext
-from .document import VERSION, record, working_record
-from .errors import ConflictError, DamagedStoreError
-from .filestore import check_generation
+from .document import VERSION, check_generation, declared_generation, record, working_record
+from .errors import DamagedStoreError
 from .locking import SidecarLock
-from .values import Changes
+from .values import Changes, Working
 
 __all__ = ["SqliteStore"]
 
@@ -183,7 +182,7 @@ class SqliteStore:
                 connection.executemany(
                     "INSERT INTO sentinel_memory_meta (name, value) VALUES (?, ?)",
                     [("format", FORMAT), ("version", VERSION), ("generation", 0), ("next_ord", 0),
-                     ("working", json.dumps(working_record_empty()))],
+                     ("working", json.dumps(working_record(Working())))],
                 )
             connection.execute("COMMIT")
         except BaseException:
@@ -231,9 +230,9 @@ class SqliteStore:
     def save(self, document: dict[str, Any]) -> None:
         """Replace the whole memory with ``document`` in one transaction (PER-2, MW-3)."""
         entries = [(e["key"], e["updatedAt"], i, _record_text(e)) for i, e in enumerate(document["entries"])]
-        working = json.dumps(document.get("working") or working_record_empty(), ensure_ascii=False, allow_nan=False)
+        working = json.dumps(document.get("working") or working_record(Working()), ensure_ascii=False, allow_nan=False)
         with self._writing() as (connection, meta):
-            check_generation(self.path, document, int(meta["generation"]))
+            check_generation(self.path, declared_generation(document), int(meta["generation"]))
             connection.execute("DELETE FROM sentinel_memory_entries")
             connection.executemany(
                 "INSERT INTO sentinel_memory_entries (key, updated_at, ord, record) VALUES (?, ?, ?, ?)", entries
@@ -245,9 +244,7 @@ class SqliteStore:
         rows = [(e.key, e.updated_at, _record_text(record(e))) for e in changes.upserts]
         working = None if changes.working is None else json.dumps(working_record(changes.working), ensure_ascii=False)
         with self._writing() as (connection, meta):
-            stored = int(meta["generation"])
-            if stored != changes.generation - 1:
-                raise ConflictError(self.path, changes.generation - 1, stored)
+            check_generation(self.path, changes.generation, int(meta["generation"]))
             connection.executemany("DELETE FROM sentinel_memory_entries WHERE key = ?", [(k,) for k in changes.deletes])
             first = int(meta["next_ord"])
             connection.executemany(
@@ -269,7 +266,3 @@ class SqliteStore:
         with self._lock.hold(self.path.resolve()):
             yield
 
-
-def working_record_empty() -> dict[str, Any]:
-    """The working memory of a new store: empty, never set."""
-    return {"data": {}, "updatedAt": None}

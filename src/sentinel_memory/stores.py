@@ -23,8 +23,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
-from .document import generation_of
-from .filestore import JsonFileStore, check_generation
+from .document import check_generation, declared_generation, generation_of
+from .filestore import JsonFileStore
 
 __all__ = ["JsonFileStore", "MemoryStore", "Store", "check_store"]
 
@@ -74,7 +74,7 @@ class MemoryStore:
         A document that is not JSON (NaN, a set) raises ValueError or TypeError and nothing is kept.
         """
         with self._lock:
-            check_generation(self, document, self._generation)
+            check_generation(self, declared_generation(document), self._generation)
             self._text = json.dumps(document, ensure_ascii=False, allow_nan=False)
             self._generation = generation_of(document)
 
