@@ -111,8 +111,8 @@ MUTANTS = [
     Mutant(
         "the fast fill renders newest first",
         "prompt.py",
-        "chosen = [live[i] for i in sorted(map(order.__getitem__, picked))]",
-        "chosen = [live[i] for i in sorted(map(order.__getitem__, picked), reverse=True)]",
+        "chosen = sorted(map(order.__getitem__, picked), key=by_age)  # age order again",
+        "chosen = sorted(map(order.__getitem__, picked), key=by_age, reverse=True)",
     ),
     Mutant(
         "the fast fill stops at the first line that does not fit",
@@ -129,14 +129,26 @@ MUTANTS = [
     Mutant(
         "recall stops early without the freshness bound",
         "lexical.py",
-        "if top_weight + bonus < worst:",
-        "if top_weight < worst:",
+        "if best_weight + bonus < worst:",
+        "if best_weight < worst:",
     ),
     Mutant(
-        "the quick eviction takes each importance's newest entry",
+        "the quick eviction looks at the lowest importance only",
+        "index.py",
+        "while item is not None and (best is None or item[0] <= best[0]):",
+        "while item is not None and best is None:",
+    ),
+    Mutant(
+        "the index misses entries that expire exactly now",
+        "index.py",
+        "return list(map(_entry, self.by_expiry.below((now,) + _AFTER)))",
+        "return list(map(_entry, self.by_expiry.below((now,))))",
+    ),
+    Mutant(
+        "recall's bound counts one reachable query word",
         "core.py",
-        "candidates = [entries[keys[0]] for keys in shape.groups.values()]",
-        "candidates = [entries[keys[-1]] for keys in shape.groups.values()]",
+        "reach = sum(1 for word in query_words if word in held)",
+        "reach = min(1, sum(1 for word in query_words if word in held))",
     ),
     # The spec's blind spots, one class each: behaviours the mutants above left unpinned.
     Mutant(
@@ -148,14 +160,14 @@ MUTANTS = [
     Mutant(
         "the saved document lists entries in table order, not by age",
         "document.py",
-        'document["entries"] = [record(e) for e in sorted(state.entries.values(), key=by_age)]',
+        'document["entries"] = [record(e) for e in state.index.all_by_age()]',
         'document["entries"] = [record(e) for e in state.entries.values()]',
     ),
     Mutant(
         "context ranks at most ten query matches first",
         "core.py",
-        "matched = [entry.key for _, entry in _matches(state, query_words, now, len(live))]",
-        "matched = [entry.key for _, entry in _matches(state, query_words, now, 10)]",
+        "matched = [entry for _, entry in _matches(state, query_words, now, count if at_least is None else at_least)]",
+        "matched = [entry for _, entry in _matches(state, query_words, now, 10)]",
     ),
     Mutant(
         "working memory handed out as a shallow copy",
@@ -165,15 +177,15 @@ MUTANTS = [
     ),
     Mutant(
         "the start of the ranking ignores what freshness can lift",
-        "retention.py",
-        "lowest = min(value for value in counts if value + full >= level)",
-        "lowest = level",
+        "index.py",
+        "start = bisect.bisect_left(near, True, key=lambda item: item[0] + full >= level)",
+        "start = bisect.bisect_left(near, True, key=lambda item: item[0] >= level)",
     ),
     Mutant(
         "the fast fill sums fractional line measures",
         "prompt.py",
-        "if type(gap) is not int or set(map(type, sizes)) != {int} or gap < 0 or min(sizes) < 0:",
-        "if gap < 0 or min(sizes) < 0:",
+        "if type(gap) is not int or set(map(type, measured.values())) != {int} or gap < 0 or min(measured.values()) < 0:",
+        "if gap < 0 or min(measured.values()) < 0:",
     ),
     Mutant(
         "recall words fold compatibility characters (NFKD)",

@@ -275,7 +275,7 @@ def test_ctx_8_fractional_additive_counts_take_the_exact_fill(mem):
         mem.remember(f"k{i}", text, importance=0.2 * i)
     thirds = additive(lambda text: len(text) / 3)
     state = mem.state
-    args = dict(now=state.shape.latest, token_budget=9.5, tokenizer=thirds)
+    args = dict(now=max(e.updated_at for e in state.entries.values()), token_budget=9.5, tokenizer=thirds)
     with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
         naive = core.context(state, **args)
     assert core.context(state, **args) == naive
@@ -319,4 +319,4 @@ def test_ctx_8_fractional_line_measures_are_not_summed(mem):
     assert (ctx.text, ctx.tokens, ctx.omitted) == ("j: ab", 2.5, 1)
     state = mem.state
     with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
-        assert core.context(state, now=state.shape.latest, token_budget=2.5, tokenizer=halves) == ctx
+        assert core.context(state, now=max(e.updated_at for e in state.entries.values()), token_budget=2.5, tokenizer=halves) == ctx

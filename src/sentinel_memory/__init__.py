@@ -20,6 +20,7 @@ from .jsondata import MAX_DEPTH
 from .memory import CacheMemory, Memory, WorkingMemory, create_memory
 from .options import DEFAULTS, NUMBER_RULES
 from .sqlitestore import SqliteStore
+from .state import MemoryState
 from .stores import MemoryStore, Store
 from .tokens import additive, estimate_tokens
 from .values import (
@@ -30,7 +31,6 @@ from .values import (
     Entry,
     Hit,
     LoadResult,
-    MemoryState,
     default_format,
 )
 

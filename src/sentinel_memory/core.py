@@ -50,10 +50,9 @@ not illegal: it falls back to its documented default (the number rule,
 
 from __future__ import annotations
 
-import heapq
+import itertools
 import operator
-import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -64,12 +63,14 @@ from .jsondata import copy_json
 from .lexical import best_matches, words
 from .options import is_number, number_option, require_callable
 from .prompt import fill, render_default
-from .retention import keep_order, ranking
+from .index import Index
+from .retention import by_retention
+from .state import MemoryState
+from .table import Table
 from .tokens import Tokenizer
 from .values import (
     CacheItem,
     Changes,
-    Columns,
     Compaction,
     Config,
     Context,
@@ -77,9 +78,6 @@ from .values import (
     Entry,
     Hit,
     LoadResult,
-    MemoryState,
-    Shape,
-    ShapeDraft,
     Working,
     by_age,
     frozen_mapping,
@@ -151,52 +149,19 @@ def make_config(
     )
 
 
-def _with_entries(state: MemoryState, entries: dict[str, Entry], shape: Shape) -> MemoryState:
-    """The one way a transition replaces the entry table: always with its shape.
-
-    ``entries`` is a dict the transition just made and nobody else holds, so
-    it is wrapped as it is rather than copied once more.
-    """
-    return attrs.evolve(state, entries=types.MappingProxyType(entries), shape=shape)
+def _with_entries(state: MemoryState, entries: Table, index: Index) -> MemoryState:
+    """The one way a transition replaces the entry table: always with its index."""
+    return attrs.evolve(state, entries=entries, index=index)
 
 
-def _none_expired(state: MemoryState, now: int | float) -> bool:
-    """True when no stored entry can have expired at ``now``: ``now`` is before the shape's expiry floor."""
-    floor = state.shape.expiry_floor
-    return floor is None or now < floor
-
-
-def _live(state: MemoryState, now: int | float) -> list[Entry]:
-    """EXP-3: the entries every read path sees at ``now``, in table order.
-
-    While none can have expired, the table is copied at C speed. Otherwise
-    this is :func:`~sentinel_memory.expiry.is_past` inlined (EXP-2), since
-    it runs for every entry.
-    """
-    if _none_expired(state, now):
-        return list(state.entries.values())
-    return [e for e in state.entries.values() if e.expires_at is None or now < e.expires_at]
-
-
-def _live_by_age(state: MemoryState, now: int | float) -> list[Entry]:
-    """:func:`_live` in age order, oldest first: the table's own order unless a clock went back."""
-    live = _live(state, now)
-    if not state.shape.in_order:
-        live.sort(key=by_age)
-    return live
-
-
-def _live_columns(state: MemoryState, now: int | float) -> tuple[list[Entry], Columns]:
-    """:func:`_live_by_age` and its :class:`Columns`: the state's own when they describe the same entries."""
-    if state.shape.in_order and _none_expired(state, now):
-        return list(state.entries.values()), state.shape.columns
-    live = _live_by_age(state, now)
-    return live, Columns.of(live)
+def _live_count(state: MemoryState, now: int | float) -> int:
+    """EXP-3: how many entries every read path sees at ``now``."""
+    return len(state.entries) - state.index.expired_count(now)
 
 
 def _copies(state: MemoryState, entries: Iterable[Entry]) -> tuple[Entry, ...]:
     """ENT-3: entries on their way out. Only dict and list data need copying, and often there is none."""
-    if not state.shape.containers:
+    if not state.index.containers:
         return tuple(entries)
     return tuple(e.copy() for e in entries)
 
@@ -247,20 +212,15 @@ def remember(
         expires_at=deadline(now, ttl),
         seq=state.next_seq,
     )
-    entries = state.entries.copy()  # the proxy's dict, copied at C speed
-    # Re-insert rather than overwrite, so the table stays in seq order.
-    previous = entries.pop(key, None)
-    entries[key] = entry
-    shape = state.shape.draft()
-    if previous is not None:
-        shape.remove([previous])
-    shape.add(entry)
+    previous = state.entries.get(key)
+    gone = [] if previous is None else [previous]
+    entries = state.entries.changed(gone, [entry])
+    index = state.index.changed(gone, [entry])
     counters = attrs.evolve(state.counters, expired=state.counters.expired + len(replaced.expired))
     dropped = Compaction()
     if len(entries) > state.config.limit:
-        # The table and the draft are this call's own, so the compaction works on them in place.
-        dropped, counters = _compact_table(entries, shape, counters, state.config, now)
-    state = attrs.evolve(_with_entries(state, entries, shape.freeze()), next_seq=state.next_seq + 1, counters=counters)
+        entries, index, dropped, counters = _compact_table(entries, index, counters, state.config, now)
+    state = attrs.evolve(_with_entries(state, entries, index), next_seq=state.next_seq + 1, counters=counters)
     return state, replaced + dropped
 
 
@@ -287,60 +247,38 @@ def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compa
     that drops nothing.
     """
     _check_now(now)
-    entries = state.entries.copy()  # the proxy's dict, copied at C speed
-    shape = state.shape.draft()
-    dropped, counters = _compact_table(entries, shape, state.counters, state.config, now)
-    return attrs.evolve(_with_entries(state, entries, shape.freeze()), counters=counters), dropped
+    entries, index, dropped, counters = _compact_table(state.entries, state.index, state.counters, state.config, now)
+    return attrs.evolve(_with_entries(state, entries, index), counters=counters), dropped
 
 
 def _compact_table(
-    entries: dict[str, Entry], shape: ShapeDraft, counters: Counters, config: Config, now: int | float
-) -> tuple[Compaction, Counters]:
-    """:func:`compact` on a table and shape the caller owns, in place: what went, and the new counters."""
-    expired: list[Entry] = []
-    floor = shape.expiry_floor
-    if floor is not None and now >= floor:
-        # Something may have expired: one pass finds it and the new floor.
-        floor = None
-        for entry in list(entries.values()):
-            if is_past(entry.expires_at, now):
-                expired.append(entry)
-                del entries[entry.key]
-            elif entry.expires_at is not None:
-                floor = entry.expires_at if floor is None else min(floor, entry.expires_at)
+    entries: Table, index: Index, counters: Counters, config: Config, now: int | float
+) -> tuple[Table, Index, Compaction, Counters]:
+    """:func:`compact` on a table and its index: the new ones, what went, and the new counters.
+
+    The index finds the expired entries as a prefix of its expiry order and
+    the lowest retention among the lowest importances
+    (:meth:`~sentinel_memory.index.Index.lowest_retention`), so dropping k
+    entries costs about ``O(k log n)``.
+    """
+    containers = index.containers  # ENT-3: only dict and list data need copying on the way out
+    expired = index.expired(now)
+    if expired:
+        entries = entries.changed(expired)
+        index = index.changed(expired, expired_at=now)
         expired.sort(key=by_age)  # CMP-2: oldest first, also if the clock went back
-        shape.remove(expired)
-        shape.expiry_floor = floor
-    evicted = _lowest_retention(entries, shape, len(entries) - config.limit, now, config.recency_window)
-    for entry in evicted:
-        del entries[entry.key]
+    evicted = index.lowest_retention(len(entries) - config.limit, now, config.recency_window)
+    if evicted:
+        entries = entries.changed(evicted)
+        index = index.changed(evicted)
     counters = Counters(
         compactions=counters.compactions + 1,
         expired=counters.expired + len(expired),
         evicted=counters.evicted + len(evicted),
     )
-    dropped = Compaction(tuple(e.copy() for e in expired), tuple(e.copy() for e in evicted))
-    shape.remove(evicted)
-    return dropped, counters
-
-
-def _lowest_retention(
-    entries: Mapping[str, Entry], shape: ShapeDraft, count: int, now: int | float, window: int | float
-) -> list[Entry]:
-    """The ``count`` live entries to evict, lowest retention first, ties older first (CMP-1).
-
-    The common case, one entry over the limit in a table in age order, needs
-    no scan: among entries of equal importance retention can only fall with
-    age, and ties evict the older, so each importance's oldest entry (the
-    first key of its group) is its candidate, and the victim is the lowest
-    of those candidates.
-    """
-    if count <= 0:
-        return []
-    if count == 1 and shape.in_order:
-        candidates = [entries[keys[0]] for keys in shape.groups.values()]
-        return [min(candidates, key=lambda e: keep_order(e, now, window))]
-    return heapq.nsmallest(count, entries.values(), key=lambda e: keep_order(e, now, window))
+    copies = (lambda entries: tuple(e.copy() for e in entries)) if containers else tuple
+    dropped = Compaction(copies(expired), copies(evicted))
+    return entries, index, dropped, counters
 
 
 def forget(state: MemoryState, key: str, *, now: int | float) -> tuple[MemoryState, bool]:
@@ -354,15 +292,13 @@ def forget(state: MemoryState, key: str, *, now: int | float) -> tuple[MemorySta
     key = _check_key(key)
     if _live_entry(state, key, now) is None:
         return state, False
-    entries = state.entries.copy()  # the proxy's dict, copied at C speed
-    shape = state.shape.draft()
-    shape.remove([entries.pop(key)])
-    return _with_entries(state, entries, shape.freeze()), True
+    gone = [state.entries[key]]
+    return _with_entries(state, state.entries.changed(gone), state.index.changed(gone)), True
 
 
 def clear(state: MemoryState) -> MemoryState:
     """Remove every entry, expired ones too; cache and working memory stay (ENT-9)."""
-    return _with_entries(state, {}, Shape())
+    return _with_entries(state, Table(), Index.of(()))
 
 
 # ---------------------------------------------------------------------------
@@ -385,14 +321,14 @@ def has(state: MemoryState, key: str, *, now: int | float) -> bool:
 def size(state: MemoryState, *, now: int | float) -> int:
     """The number of live entries (ENT-11, EXP-3)."""
     _check_now(now)
-    return len(_live(state, now))
+    return _live_count(state, now)
 
 
 def get_recent(state: MemoryState, n: object = None, *, now: int | float) -> tuple[Entry, ...]:
     """The ``n`` newest live entries, newest first, as copies (ENT-10)."""
     _check_now(now)
     count = number_option("recent_n", n)
-    return _copies(state, heapq.nlargest(count, _live(state, now), key=by_age))
+    return _copies(state, itertools.islice(state.index.newest_first(now), min(count, len(state.entries))))
 
 
 def stats(state: MemoryState, *, now: int | float) -> dict[str, int]:
@@ -425,22 +361,17 @@ def _query_words(query: object, *, optional: bool = False) -> frozenset[str]:
 def _matches(state: MemoryState, query_words: frozenset[str], now: int | float, limit: int) -> list[tuple[float, Entry]]:
     """The best ``limit`` live entries sharing a query word, best first (REC-2, REC-3).
 
-    :func:`~sentinel_memory.lexical.best_matches` wants them by importance,
-    each group newest first: the shape's groups, when the table is in age
-    order, else worked out from the live entries.
+    :func:`~sentinel_memory.lexical.best_matches` walks the index by
+    importance; a query word no stored entry holds cannot raise any score.
     """
-    shape, entries = state.shape, state.entries
-    if shape.in_order:
-        groups = [(importance, map(entries.__getitem__, reversed(keys))) for importance, keys in shape.groups.items()]
-        if not _none_expired(state, now):
-            groups = [(importance, (e for e in group if not is_past(e.expires_at, now))) for importance, group in groups]
-    else:
-        by_importance: dict[float, list[Entry]] = {}
-        for entry in reversed(_live_by_age(state, now)):
-            by_importance.setdefault(entry.importance, []).append(entry)
-        groups = list(by_importance.items())
-    groups.sort(key=operator.itemgetter(0), reverse=True)
-    return best_matches(groups, query_words, now, state.config.recency_window, limit)
+    index = state.index
+    held = index.held_words()
+    reach = sum(1 for word in query_words if word in held)
+
+    def walk(below: float | None) -> Iterator[Entry]:
+        return index.by_importance_desc(now, below)
+
+    return best_matches(walk, query_words, reach, now, state.config.recency_window, limit)
 
 
 def recall(state: MemoryState, query: str, *, now: int | float, limit: object = None) -> tuple[Hit, ...]:
@@ -488,39 +419,48 @@ def context(
     tokenizer = tokenizer or state.config.tokenizer
     render = _renderer(format) if format is not None else render_default
 
-    live, columns = _live_columns(state, now)
-    window = state.config.recency_window
-    counts = state.shape.counts  # of every stored entry: at least the live counts
+    index, window = state.index, state.config.recency_window
+    count = _live_count(state, now)
+    live: list[Entry] = []
 
-    def rank(at_least: int | None) -> list[int]:
-        """Positions in ``live``: query matches first, then the rest by retention (CTX-1).
+    def oldest_first() -> list[Entry]:
+        if not live:
+            live.extend(index.live_by_age(now))
+        return live
+
+    def by_retention_start(at_least: int | None) -> list[Entry] | None:
+        return None if at_least is None else index.ranking_start(at_least, now, window)
+
+    def rank(at_least: int | None) -> list[Entry]:
+        """The live entries: query matches first, then the rest by retention (CTX-1).
 
         With ``at_least``, possibly only the first ``at_least`` or more.
         """
         if not query_words:
-            return ranking(columns.importances, columns.updated, now, window, at_least=at_least, counts=counts)
-        matched = [entry.key for _, entry in _matches(state, query_words, now, len(live))]
-        position = {key: i for i, key in enumerate(columns.keys)}
-        first = [position[key] for key in matched]
-        if at_least is not None and len(first) >= at_least:
-            return first
-        taken = set(matched)
-        rest = [i for i, key in enumerate(columns.keys) if key not in taken]
-        more = None if at_least is None else at_least - len(first)
-        importances = [columns.importances[i] for i in rest]
-        updated = [columns.updated[i] for i in rest]
-        return first + [rest[i] for i in ranking(importances, updated, now, window, at_least=more, counts=counts)]
+            start = by_retention_start(at_least)
+            return start if start is not None else by_retention(oldest_first(), now, window, in_age_order=True)
+        matched = [entry for _, entry in _matches(state, query_words, now, count if at_least is None else at_least)]
+        if at_least is not None and len(matched) >= at_least:
+            return matched
+        # Fewer than asked for: these are all the matches. The first
+        # ``at_least`` of the retention ranking hold at least the rest's first.
+        taken = {entry.key for entry in matched}
+        start = by_retention_start(at_least)
+        if start is None:
+            start = by_retention(oldest_first(), now, window, in_age_order=True)
+        return matched + [entry for entry in start if entry.key not in taken]
 
     text, chosen, tokens = fill(
-        live,
+        count,
+        oldest_first,
         rank,
         token_budget=token_budget,
         tokenizer=tokenizer,
         render=render,
         separator=separator,
-        line_units=columns.units,
+        least_units=index.least_units(),
     )
-    return Context(text=text, entries=_copies(state, chosen), tokens=tokens, omitted=len(live) - len(chosen))
+    return Context(text=text, entries=_copies(state, chosen), tokens=tokens, omitted=count - len(chosen))
 
 
 def _renderer(format: Callable[[Entry], str]) -> Callable[[Entry], str]:
@@ -663,7 +603,7 @@ def from_document(
     _check_now(now)
     entries, working, result = _document.parse(document, first_seq=state.next_seq)
     state = attrs.evolve(
-        _with_entries(state, {e.key: e for e in entries}, Shape.of(entries)),
+        _with_entries(state, Table(entries), Index.of(entries)),
         working=working,
         next_seq=state.next_seq + len(entries),
     )

@@ -26,7 +26,8 @@ from typing import Any
 from .errors import ConflictError, DamagedStoreError
 from .jsondata import clone, copy_json
 from .options import is_number
-from .values import Entry, LoadResult, MemoryState, Working, by_age
+from .state import MemoryState
+from .values import Entry, LoadResult, Working
 
 __all__ = [
     "VERSION",
@@ -53,7 +54,7 @@ def dump(state: MemoryState, *, generation: int | None = None) -> dict[str, Any]
     document: dict[str, Any] = {"version": VERSION}
     if generation is not None:
         document["generation"] = generation
-    document["entries"] = [record(e) for e in sorted(state.entries.values(), key=by_age)]
+    document["entries"] = [record(e) for e in state.index.all_by_age()]
     document["working"] = working_record(state.working)
     return document
 

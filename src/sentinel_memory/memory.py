@@ -55,7 +55,8 @@ from .jsontext import with_stack_room
 from .options import is_number, require_bool, require_callable
 from .stores import MemoryStore, Store, check_store
 from .tokens import Tokenizer
-from .values import Compaction, Context, Entry, Hit, LoadResult, MemoryState
+from .state import MemoryState
+from .values import Compaction, Context, Entry, Hit, LoadResult
 
 __all__ = ["CacheMemory", "Memory", "WorkingMemory", "create_memory", "wall_clock"]
 

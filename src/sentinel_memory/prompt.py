@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .tokens import Tokenizer, count_tokens, utf16_len
-from .values import Entry
+from .values import Entry, by_age
 
 __all__ = ["fill", "fill_naive", "fill_ranked_naive"]
 
@@ -80,45 +80,49 @@ def fill_naive(
 
 
 def fill_ranked_naive(
-    live: Sequence[Entry],
-    rank: Callable[[int | None], Sequence[int]],
+    count: int,
+    oldest_first: Callable[[], Sequence[Entry]],
+    rank: Callable[[int | None], Sequence[Entry]],
     *,
-    line_units: Sequence[int] | None = None,
+    least_units: int = 0,
     **options: Any,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """:func:`fill_naive` with :func:`fill`'s arguments: the reference the fast fill must equal.
 
-    ``line_units`` is only a shortcut for the fast fill, so it is ignored.
+    It reads only the whole ranking; the rest are shortcuts for the fast fill.
     """
-    return fill_naive([live[i] for i in rank(None)], **options)
+    return fill_naive(rank(None), **options)
 
 
 def fill(
-    live: Sequence[Entry],
-    rank: Callable[[int | None], Sequence[int]],
+    count: int,
+    oldest_first: Callable[[], Sequence[Entry]],
+    rank: Callable[[int | None], Sequence[Entry]],
     *,
     token_budget: int | float,
     tokenizer: Tokenizer,
     render: Callable[[Entry], str],
     separator: str,
-    line_units: Sequence[int] | None = None,
+    least_units: int = 0,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """The greedy fill, in linear time where the tokenizer allows it (CTX-8).
 
-    ``live`` are the candidates in age order and ``rank(None)`` ranks them,
-    as positions in ``live``; ``rank(n)`` may return just the first ``n`` or
-    more of that ranking. The result is that of ``fill_naive`` over the
-    ranked entries. ``line_units``, when given, are the entries'
-    :attr:`~sentinel_memory.values.Entry.line_units`, already at hand.
+    There are ``count`` candidates; ``oldest_first()`` lists them oldest first
+    and ``rank(None)`` best first; ``rank(n)`` may return just the first
+    ``n`` or more of that ranking. The result is that of ``fill_naive`` over
+    ``rank(None)``. ``least_units`` is a lower bound of the candidates'
+    :attr:`~sentinel_memory.values.Entry.line_units` (0 when unknown).
 
     With a measured tokenizer whose line measures are whole numbers, all
     arithmetic is exact integer arithmetic: when every candidate fits
     together the ranking is not needed at all, and otherwise
-    :func:`_greedy` picks in the ranking's order.
+    :func:`_greedy` picks in the ranking's order. With the default format
+    and the estimator, a line's measure is cached on its entry, so only
+    the lines the walk reaches are measured.
     """
 
     def naive() -> tuple[str, tuple[Entry, ...], int | float]:
-        return fill_ranked_naive(live, rank, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
+        return fill_naive(rank(None), token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
 
     measure = getattr(tokenizer, "measure", None)
     to_tokens = getattr(tokenizer, "tokens_from_measure", None)
@@ -126,33 +130,45 @@ def fill(
     if measure is None or to_tokens is None or limit_of is None:
         return naive()
     empty = _empty_count(tokenizer, token_budget)
-    if not live:
+    if not count:
         return "", (), empty
     gap = measure(separator)
+    cap = limit_of(token_budget)
+    live: Sequence[Entry] | None = None
+    size_of: Callable[[Entry], Any]
     if render is render_default and measure is utf16_len:
-        # Cached on each entry, and lengths are whole numbers.
-        sizes = line_units if line_units is not None else list(map(_line_units, live))
+        size_of, floor, exact = _line_units, least_units, False  # whole numbers, cached per entry
     else:
-        sizes = [measure(render(entry)) for entry in live]
+        live = oldest_first()
+        measured = {entry.seq: measure(render(entry)) for entry in live}
         # Whole numbers >= 0 only: float sums round, so they could not
         # promise the naive fill's result, and the naive fill reports bad counts.
-        if type(gap) is not int or set(map(type, sizes)) != {int} or gap < 0 or min(sizes) < 0:
+        if type(gap) is not int or set(map(type, measured.values())) != {int} or gap < 0 or min(measured.values()) < 0:
             return naive()
-    cap = limit_of(token_budget)
-    total = sum(sizes) + gap * (len(sizes) - 1)
+        size_of, floor, exact = lambda entry: measured[entry.seq], min(measured.values()), True
+    chosen: Sequence[Entry]
+    total = cap + 1
+    if count * (floor + gap) - gap <= cap:
+        # Everything may fit: only then is every line looked at.
+        live = oldest_first() if live is None else live
+        sizes = list(map(size_of, live))
+        total = sum(sizes) + gap * (len(sizes) - 1)
+        floor, exact = min(sizes), True
     if total <= cap:
-        chosen = list(live)  # everything fits: no ranking needed
+        chosen = live  # everything fits: no ranking needed
     else:
         # No more lines fit than the budget holds of the smallest, so the
         # walk usually needs only the start of the ranking. When it ends
         # with room for a line it has not seen, it walks the whole ranking.
-        least = min(sizes) + gap
-        order = rank(len(live) if least <= 0 else (cap + gap) // least + 1)
-        picked, total = _greedy(list(map(sizes.__getitem__, order)), gap, cap)
-        if len(order) < len(live) and cap - total >= least:
+        least = floor + gap
+        order = rank(None if least <= 0 else (cap + gap) // least + 1)
+        picked, total = _greedy(list(map(size_of, order)), gap, cap)
+        if len(order) < count and cap - total >= least and not exact:
+            least = min(map(size_of, oldest_first())) + gap  # the bound was too low: the exact smallest line
+        if len(order) < count and cap - total >= least:
             order = rank(None)
-            picked, total = _greedy(list(map(sizes.__getitem__, order)), gap, cap)
-        chosen = [live[i] for i in sorted(map(order.__getitem__, picked))]  # age order again
+            picked, total = _greedy(list(map(size_of, order)), gap, cap)
+        chosen = sorted(map(order.__getitem__, picked), key=by_age)  # age order again
     if not chosen:
         return "", (), empty
     text = separator.join(map(_line if render is render_default else render, chosen))

@@ -12,14 +12,11 @@ doubles, so a port that follows them gets bit-identical scores.
 from __future__ import annotations
 
 import bisect
-import collections
-import itertools
-import operator
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from .values import Entry, by_age
 
-__all__ = ["FRESHNESS_WEIGHT", "by_retention", "freshness", "keep_order", "ranking", "retention"]
+__all__ = ["FRESHNESS_WEIGHT", "by_retention", "freshness", "keep_order", "ranking", "retention", "scored_ranking"]
 
 #: RET-2: the most freshness can add to an entry's importance.
 FRESHNESS_WEIGHT = 0.1
@@ -50,29 +47,28 @@ def ranking(
     updated: Sequence[int | float],
     now: int | float,
     recency_window: int | float,
-    *,
-    at_least: int | None = None,
-    counts: Mapping[float, int] | None = None,
 ) -> list[int]:
     """Best retention first, ties newer first (CTX-1), as positions in the columns given.
 
     The columns describe entries in age order: ``importances`` and
-    ``updated`` (``updated_at``) of each. With ``at_least``, possibly only
-    the start of the ranking: its first ``at_least`` positions or more (see
-    :func:`_leading`); ``counts`` are how many entries have each importance,
-    when the caller knows (too high a count only makes the start shorter).
-    The greedy fill rarely walks further, and then asks for the rest.
+    ``updated`` (``updated_at``) of each. The context asks
+    :meth:`~sentinel_memory.index.Index.ranking_start` for the start of this
+    ranking first, and for all of it only when the budget still has room.
 
     Sorting on one float is much faster than on tuples, so the tie-break is
     done by stability: lay the scores out in age order, sort them ascending
     (equal scores keep older first), and reverse the result (best first,
     equal scores newer first).
     """
-    if at_least is not None and at_least < len(importances):
-        leading = _leading(importances, updated, now, recency_window, at_least, counts or collections.Counter(importances))
-        if leading is not None:
-            return leading
-    return _best_first(_scores(importances, updated, now, recency_window))
+    return scored_ranking(importances, updated, now, recency_window)[0]
+
+
+def scored_ranking(
+    importances: Sequence[float], updated: Sequence[int | float], now: int | float, recency_window: int | float
+) -> tuple[list[int], list[float]]:
+    """:func:`ranking` and the retention of each entry, by position in the columns given."""
+    scores = _scores(importances, updated, now, recency_window)
+    return _best_first(scores), scores
 
 
 def _best_first(scores: list[float]) -> list[int]:
@@ -108,50 +104,13 @@ def _scores(
     return scores
 
 
-def _leading(
-    importances: Sequence[float],
-    updated: Sequence[int | float],
-    now: int | float,
-    recency_window: int | float,
-    at_least: int,
-    counts: Mapping[float, int],
-) -> list[int] | None:
-    """The start of :func:`ranking`, ``at_least`` positions or more, scoring only entries that can be in it.
-
-    Retention lies between the importance and the importance plus the full
-    freshness weight. So take the highest importance ``level`` that at least
-    ``at_least`` entries reach: the ranking starts with exactly the entries
-    that score ``>= level`` (there are enough of them), and an entry whose
-    importance plus the full weight is below ``level`` cannot be one of them.
-    None when no importance can be left out.
-    """
-    reached = 0
-    for level in sorted(counts, reverse=True):
-        reached += counts[level]
-        if reached >= at_least:
-            break
-    full = FRESHNESS_WEIGHT * 1.0
-    # Importance + full weight grows with importance, so the ones that can reach form a top range.
-    lowest = min(value for value in counts if value + full >= level)
-    if lowest <= min(counts):
-        return None
-    positions = list(itertools.compress(range(len(importances)), map(operator.ge, importances, itertools.repeat(lowest))))
-    scores = _scores(
-        list(map(importances.__getitem__, positions)), list(map(updated.__getitem__, positions)), now, recency_window
-    )
-    order = _best_first(scores)
-    # Best first, so the scores >= level are a prefix of ``order``.
-    cut = bisect.bisect_right(order, -level, key=lambda i: -scores[i])
-    return [positions[i] for i in order[:cut]]
-
-
 def by_retention(
     entries: Iterable[Entry], now: int | float, recency_window: int | float, *, in_age_order: bool = False
 ) -> list[Entry]:
     """``entries`` sorted best first: highest retention, ties newer first (CTX-1).
 
     :func:`ranking` as entries. ``in_age_order`` says the caller knows they
-    already are in age order (:class:`~sentinel_memory.values.Shape`);
+    already are in age order (:meth:`~sentinel_memory.index.Index.live_by_age`);
     otherwise they are sorted first.
     """
     entries = list(entries) if in_age_order else sorted(entries, key=by_age)

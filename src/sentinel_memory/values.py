@@ -1,4 +1,4 @@
-"""The immutable values the core passes around.
+"""The immutable values the core passes around: an entry, the config, the results.
 
 Every class here is a frozen attrs class: a transition never changes a value,
 it builds a new one with :func:`attrs.evolve`. Containers inside a
@@ -15,19 +15,18 @@ from __future__ import annotations
 import functools
 import operator
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from .jsondata import clone, copy_json, text_of
+from .jsondata import clone, text_of
 from .lexical import words
 from .tokens import Tokenizer, estimate_tokens, utf16_len
 
 __all__ = [
     "CacheItem",
     "Changes",
-    "Columns",
     "Compaction",
     "Config",
     "Context",
@@ -35,8 +34,6 @@ __all__ = [
     "Entry",
     "Hit",
     "LoadResult",
-    "MemoryState",
-    "Shape",
     "Working",
     "by_age",
     "default_format",
@@ -118,7 +115,7 @@ class Entry:
 
 
 #: Sort key for age order, oldest first: ascending ``(updated_at, seq)`` (ENT-6).
-by_age = operator.attrgetter("order")
+by_age = operator.attrgetter("updated_at", "seq")
 
 
 def default_format(entry: Entry) -> str:
@@ -163,206 +160,6 @@ class Config:
     working_ttl: int | float = 3_600_000
     cache_ttl: int | float = 300_000
     tokenizer: Tokenizer = estimate_tokens
-
-
-_key = operator.attrgetter("key")
-_importance = operator.attrgetter("importance")
-_updated_at = operator.attrgetter("updated_at")
-_line_units = operator.attrgetter("line_units")
-
-
-@attrs.frozen
-class Columns:
-    """The entry table read by column, in table order: what context ranking reads of every entry.
-
-    Fetching one attribute of each of a thousand entries costs about as much
-    as the arithmetic done with it, while copying a list costs a small
-    fraction of that. So the transitions keep these lists next to the table,
-    and a context call reads numbers from them instead of attributes from
-    entries. The lists are never changed once a shape holds them: a
-    transition changes its own copies (:class:`ShapeDraft`).
-
-    ``units`` is :attr:`Entry.line_units`: what the estimator's fast fill
-    sums for the default format (CTX-8).
-    """
-
-    keys: list[str] = attrs.field(factory=list)
-    importances: list[float] = attrs.field(factory=list)
-    updated: list[int | float] = attrs.field(factory=list)
-    units: list[int] = attrs.field(factory=list)
-
-    @classmethod
-    def of(cls, entries: Iterable[Entry]) -> Columns:
-        """The columns of ``entries``, in the order given."""
-        entries = list(entries)
-        return cls(
-            list(map(_key, entries)),
-            list(map(_importance, entries)),
-            list(map(_updated_at, entries)),
-            list(map(_line_units, entries)),
-        )
-
-
-@attrs.frozen
-class Shape:
-    """What every transition keeps current about a state's entries, so no read has to scan for it.
-
-    It is a summary, not data: two states with equal entries are equal
-    whatever their shapes say. ``groups``, ``containers`` and ``columns``
-    are exact; the other facts are allowed to be conservative.
-
-    * ``groups``: for each importance, the keys of the stored entries that
-      have it, in table order. Apps use a handful of importances, so there
-      are few groups, and a transition copies only the groups it changes.
-    * ``expiry_floor``: no stored entry expires before this moment (None:
-      none has an expiry). After a removal it may be too low, never too high.
-    * ``in_order``: the table's order (ascending ``seq``) is also age order,
-      ascending ``(updated_at, seq)``. It holds as long as the clock never
-      went back; False only means "sort to be sure".
-    * ``latest``: no stored entry was updated after this moment.
-    * ``containers``: how many stored entries have a dict or a list as data,
-      the only data that has to be copied on the way out (ENT-3). At 0 a
-      read hands out the stored entries themselves, which are frozen.
-    * ``columns``: the table by column (:class:`Columns`).
-    """
-
-    groups: Mapping[float, list[str]] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
-    expiry_floor: int | float | None = None
-    in_order: bool = True
-    latest: int | float | None = None
-    containers: int = 0
-    columns: Columns = attrs.field(factory=Columns)
-
-    @classmethod
-    def of(cls, entries: Iterable[Entry]) -> Shape:
-        """The shape of a table, worked out from scratch in one pass per fact."""
-        entries = list(entries)
-        groups: dict[float, list[str]] = {}
-        for entry in entries:
-            groups.setdefault(entry.importance, []).append(entry.key)
-        return cls(
-            groups=groups,
-            expiry_floor=min((e.expires_at for e in entries if e.expires_at is not None), default=None),
-            in_order=all(a.order < b.order for a, b in zip(entries, entries[1:], strict=False)),
-            latest=max((e.updated_at for e in entries), default=None),
-            containers=sum(1 for e in entries if e.holds_container),
-            columns=Columns.of(entries),
-        )
-
-    @property
-    def counts(self) -> dict[float, int]:
-        """How many stored entries have each importance."""
-        return {importance: len(keys) for importance, keys in self.groups.items()}
-
-    def draft(self) -> ShapeDraft:
-        """A copy to change in place during one transition, then :meth:`ShapeDraft.freeze`."""
-        return ShapeDraft(self)
-
-
-class ShapeDraft:
-    """A :class:`Shape` being changed by one transition.
-
-    Like the transition's own copy of the entry table, it holds its own
-    copies of everything, changes them in place, and hands them to a new
-    frozen shape at the end. So a transition copies each column once,
-    however many entries it adds and removes. Appends to the columns wait
-    until :meth:`freeze`, after the removals, so a list never has to grow
-    past the size it was copied at.
-    """
-
-    def __init__(self, shape: Shape) -> None:
-        self.groups = dict(shape.groups)  # the lists are still the shape's: copied before a change
-        self.own: set[float] = set()
-        self.expiry_floor = shape.expiry_floor
-        self.in_order = shape.in_order
-        self.latest = shape.latest
-        self.containers = shape.containers
-        self.columns = [column.copy() for column in attrs.astuple(shape.columns, recurse=False)]
-        self.appended: list[Entry] = []
-
-    def add(self, entry: Entry) -> None:
-        """Append ``entry`` (the newest ``seq``) to the table."""
-        self._group(entry.importance).append(entry.key)
-        if entry.expires_at is not None:
-            floor = self.expiry_floor
-            self.expiry_floor = entry.expires_at if floor is None else min(floor, entry.expires_at)
-        self.in_order = self.in_order and (self.latest is None or entry.updated_at >= self.latest)
-        self.latest = entry.updated_at if self.latest is None else max(self.latest, entry.updated_at)
-        self.containers += entry.holds_container
-        self.appended.append(entry)
-
-    def remove(self, entries: Iterable[Entry]) -> None:
-        """Remove ``entries``, which must all be in the table; the floor and latest stay safe bounds."""
-        entries = list(entries)
-        gone = {entry.key for entry in entries}
-        for importance in {entry.importance for entry in entries}:
-            group = self._group(importance)
-            leaving = [entry.key for entry in entries if entry.importance == importance]
-            if len(leaving) == 1:
-                group.remove(leaving[0])
-            else:
-                group[:] = [key for key in group if key not in gone]
-            if not group:
-                del self.groups[importance]
-                self.own.discard(importance)
-        self.containers -= sum(entry.holds_container for entry in entries)
-        # An entry added by this same transition is not in the columns yet.
-        stored = gone - {entry.key for entry in self.appended}
-        self.appended = [entry for entry in self.appended if entry.key not in gone]
-        keys = self.columns[0]
-        if len(stored) == 1:
-            # One removal (an overwrite, an eviction, a forget): find it, then close the gap.
-            at = keys.index(next(iter(stored)))
-            for column in self.columns:
-                del column[at]
-        elif stored:
-            kept = [i for i, key in enumerate(keys) if key not in stored]
-            self.columns = [list(map(column.__getitem__, kept)) for column in self.columns]
-
-    def _group(self, importance: float) -> list[str]:
-        """The draft's own list of keys with ``importance``, copied from the shape on first use."""
-        if importance not in self.own:
-            self.own.add(importance)
-            self.groups[importance] = list(self.groups.get(importance, ()))
-        return self.groups[importance]
-
-    def freeze(self) -> Shape:
-        """The finished shape; the draft must not be used afterwards."""
-        for entry in self.appended:
-            for column, value in zip(
-                self.columns, (entry.key, entry.importance, entry.updated_at, entry.line_units), strict=True
-            ):
-                column.append(value)
-        return Shape(
-            groups=self.groups,
-            expiry_floor=self.expiry_floor,
-            in_order=self.in_order,
-            latest=self.latest,
-            containers=self.containers,
-            columns=Columns(*self.columns),
-        )
-
-
-def _shape_of(state: MemoryState) -> Shape:
-    return Shape.of(state.entries.values())
-
-
-@attrs.frozen
-class MemoryState:
-    """Everything a memory holds at one moment. Build the first one with ``MemoryState()``.
-
-    ``entries`` is kept in ``seq`` order. ``shape`` summarises it (see
-    :class:`Shape`); it is worked out when a state is built by hand and kept
-    current by the core's transitions.
-    """
-
-    config: Config = attrs.field(factory=Config)
-    entries: Mapping[str, Entry] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
-    cache: Mapping[str, CacheItem] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
-    working: Working = attrs.field(factory=Working)
-    counters: Counters = attrs.field(factory=Counters)
-    next_seq: int = 0
-    shape: Shape = attrs.field(default=attrs.Factory(_shape_of, takes_self=True), eq=False, repr=False)
 
 
 @attrs.frozen

@@ -31,7 +31,7 @@ from hypothesis.stateful import (
 import sentinel_memory as sm
 from sentinel_memory import core
 from sentinel_memory.jsondata import copy_json
-from sentinel_memory.values import Shape
+from sentinel_memory.index import Index
 
 from .model import DAY, Model, is_num, model_estimate, valid_count, valid_positive
 from .strategies import (
@@ -434,19 +434,20 @@ class RankingComparison(RuleBasedStateMachine):
             assert saved == core.to_document(self.mem.state, generation=self.mem.generation)
 
     @invariant()
-    def shape_summarises_the_table(self):
-        """CTX-8, REC-3, ENT-3: the summary the fast paths read is exact where it must be, and safe where it may lag."""
+    def index_matches_the_table(self):
+        """CMP-1, CTX-8, REC-3, ENT-3: the index the fast paths read holds exactly the table's entries in its orders; its bounds are safe."""
         if not hasattr(self, "mem"):
             return
         state = self.mem.state
-        shape, truth = state.shape, Shape.of(state.entries.values())
-        assert shape.columns == truth.columns
-        assert (dict(shape.groups), shape.containers) == (dict(truth.groups), truth.containers)
-        if truth.expiry_floor is not None:
-            assert shape.expiry_floor is not None and shape.expiry_floor <= truth.expiry_floor
-        if truth.latest is not None:
-            assert shape.latest >= truth.latest
-        assert truth.in_order or not shape.in_order
+        index, truth = state.index, Index.of(state.entries.values())
+        for order in ("by_importance", "by_age", "by_expiry"):
+            assert list(getattr(index, order)) == list(getattr(truth, order)), order
+        assert index.containers == truth.containers
+        assert set(index.held_words()) >= set(truth.held_words())
+        assert truth.in_order or not index.in_order
+        if state.entries:
+            assert index.least_units() <= truth.least_units()
+        assert list(state.entries) == [e.key for e in sorted(state.entries.values(), key=lambda e: e.seq)]
 
     @invariant()
     def core_is_pure(self):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import collections
 import copy
 import json
 import math
@@ -442,7 +441,9 @@ def test_rec_2_inline_scores_equal_the_reference_formulas(items, query, now):
     assert [h.score for h in core.recall(state, query, now=now, limit=100)] == [s for s, _ in expected]
     by_reference = sorted(entries, key=lambda e: (retention(e, now, window), e.order), reverse=True)
     assert by_retention(entries, now, window) == by_reference
-    assert by_retention(entries, now, window, in_age_order=state.shape.in_order) == by_reference
+    assert by_retention(state.index.live_by_age(now), now, window, in_age_order=True) == [
+        e for e in by_reference if e.expires_at is None or now < e.expires_at
+    ]
 
 
 timed_entries = st.lists(
@@ -458,36 +459,33 @@ timed_entries = st.lists(
 )
 
 
-def state_from(items) -> sm.MemoryState:
+def state_from(items, *, ttl=None) -> sm.MemoryState:
     """remember() each item at its own time: clocks that go back make tables that are not in age order."""
     state = sm.MemoryState()
     for key, value, importance, at in items:
-        state, _ = core.remember(state, key, value, now=at, importance=importance)
+        state, _ = core.remember(state, key, value, now=at, importance=importance, ttl=ttl)
     return state
 
 
 # Freshness lifts a fresh 0.5 (0.6) above a stale 0.55: a start of the ranking
 # taken only from the highest importances would leave the best entry out.
-@example(items=[("a", "x", 0.55, 0), ("b", "y", 0.5, 86_400_000)], now=86_400_000, at_least=1, overcount=False)
+@example(items=[("a", "x", 0.55, 0), ("b", "y", 0.5, 86_400_000)], now=86_400_000, at_least=1, ttl=None)
 # Two stale entries: freshness stops at 0, so the older one's higher importance still wins.
-@example(items=[("a", "x", 0.5, 0), ("b", "y", 0.4, 2 * 86_400_000)], now=3 * 86_400_000, at_least=0, overcount=False)
-@given(items=timed_entries, now=st.integers(0, 4 * 86_400_000), at_least=st.integers(0, 15), overcount=st.booleans())
-def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_least, overcount):
-    """CTX-1, CTX-8, RET-1: the full ranking follows the reference formulas, and a start of it is exactly its first positions."""
+@example(items=[("a", "x", 0.5, 0), ("b", "y", 0.4, 2 * 86_400_000)], now=3 * 86_400_000, at_least=0, ttl=None)
+@given(items=timed_entries, now=st.integers(0, 4 * 86_400_000), at_least=st.integers(0, 15), ttl=st.sampled_from([None, 1, 86_400_000]))
+def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_least, ttl):
+    """CTX-1, CTX-8, RET-1: the full ranking follows the reference formulas, and the index's start of it is exactly its first entries."""
     from sentinel_memory.retention import ranking, retention
 
-    state = state_from(items)
-    entries = sorted(state.entries.values(), key=lambda e: e.order)
+    state = state_from(items, ttl=ttl)
+    entries = state.index.live_by_age(now)
     importances, updated = [e.importance for e in entries], [e.updated_at for e in entries]
     window = state.config.recency_window
-    counts = collections.Counter(importances)
-    if overcount:  # counts of a table that also holds expired entries: too high is allowed
-        counts.update(importances[:2])
-    full = ranking(importances, updated, now, window)
-    assert [entries[i] for i in full] == sorted(entries, key=lambda e: (retention(e, now, window), e.order), reverse=True)
-    start = ranking(importances, updated, now, window, at_least=at_least, counts=counts)
-    assert start == full[: len(start)]
-    if not overcount:
+    full = [entries[i] for i in ranking(importances, updated, now, window)]
+    assert full == sorted(entries, key=lambda e: (retention(e, now, window), e.order), reverse=True)
+    start = state.index.ranking_start(at_least, now, window)
+    if start is not None:
+        assert start == full[: len(start)]
         assert len(start) >= min(at_least, len(entries))
 
 
@@ -568,7 +566,7 @@ def test_ctx_8_fractional_additive_counts_equal_the_reference(items, budget, sep
     from .strategies import half_length
 
     state = state_from(items)
-    now = state.shape.latest or 0
+    now = max((e.updated_at for e in state.entries.values()), default=0)
     halves = additive(half_length)
     fast = core.context(state, now=now, token_budget=budget, separator=separator, tokenizer=halves)
     with mock.patch.object(core, "fill", prompt.fill_ranked_naive):

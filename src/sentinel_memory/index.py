@@ -1,0 +1,282 @@
+"""The index: what every transition keeps current so that no read has to scan.
+
+The rules (:mod:`sentinel_memory.core`) are stated over "every live entry":
+evict the lowest retention, drop what has expired, rank everything for a
+context, score every match for recall. Read literally, each of those scans
+the whole table. The index keeps the entries in the three orders those rules
+ask about, so each of them reads only the few entries that can matter:
+
+* ``by_importance``: ascending ``(importance, updated_at, seq)``. Retention
+  is the importance plus at most 0.1 of freshness, so the entry to evict is
+  among the lowest importances, and the start of a context ranking among the
+  highest. Within one importance, older means less fresh, so the first entry
+  of each importance is that importance's weakest (CMP-1) and walking
+  downwards gives each importance newest first (REC-3).
+* ``by_age``: ascending ``(updated_at, seq)``, the order a context renders
+  in and ``get_recent`` counts back from (ENT-6).
+* ``by_expiry``: ascending ``(expires_at, seq)`` of the entries with a ttl.
+  The expired ones are always a prefix (EXP-2), so finding and dropping k
+  of them costs about ``O(k log n)``, whatever the importances are.
+
+Each order is a :class:`~sentinel_memory.persistent.SortedRun` of tuples
+that end in ``seq`` (unique) and the entry. A transition asks for a new index
+with :meth:`Index.changed`; the old one stays valid, sharing all but a few
+chunks.
+
+Two facts are worked out only when a read first needs them, then kept up to
+date by the transitions that follow: the recall words the stored entries
+hold (:meth:`Index.held_words`, which bounds what a query can match) and a
+lower bound of the line measures (:meth:`Index.least_units`, which bounds
+how many lines a budget can hold). Both are bounds, so a removal leaves them
+as they are and costs nothing. Working them out for a
+freshly loaded memory of 100,000 entries would double the load, and many
+memories never recall. The cache changes no result, only the time it takes.
+
+Every method returns exactly what the reference formulas of
+:mod:`sentinel_memory.retention` and :mod:`sentinel_memory.lexical` would, and
+the property tests hold them to it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import itertools
+import math
+import operator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from .persistent import HashTable, SortedRun
+from .retention import FRESHNESS_WEIGHT, keep_order, scored_ranking
+from .values import Entry, by_age
+
+__all__ = ["Index"]
+
+#: A probe above every ``(updated_at, seq, ...)`` that follows a given first field.
+_AFTER = (math.inf,)
+_entry = operator.itemgetter(-1)
+_words = operator.attrgetter("words")
+_seq = operator.attrgetter("seq")
+_importance = operator.attrgetter("importance")
+_importance_order = operator.attrgetter("importance", "updated_at", "seq")
+_updated = operator.attrgetter("updated_at")
+_units = operator.attrgetter("line_units")
+
+
+def _importance_item(entry: Entry) -> tuple[float, int | float, int, Entry]:
+    return (entry.importance, entry.updated_at, entry.seq, entry)
+
+
+def _age_item(entry: Entry) -> tuple[int | float, int, Entry]:
+    return (entry.updated_at, entry.seq, entry)
+
+
+def _expiry_items(entries: Iterable[Entry]) -> list[tuple[int | float, int, Entry]]:
+    return [(e.expires_at, e.seq, e) for e in entries if e.expires_at is not None]
+
+
+class Index:
+    """The orders and counts of one state's entries. Build one with :meth:`of`, change it with :meth:`changed`."""
+
+    __slots__ = ("by_importance", "by_age", "by_expiry", "containers", "in_order", "_held_words", "_words_left", "_least_units")
+
+    by_importance: SortedRun[tuple[float, int | float, int, Entry]]
+    by_age: SortedRun[tuple[int | float, int, Entry]]
+    by_expiry: SortedRun[tuple[int | float, int, Entry]]
+    #: How many stored entries hold a dict or a list, the only data copied on the way out (ENT-3).
+    containers: int
+    #: ``seq`` order is also age order (true unless a clock went back); False only means "sort by age to be sure".
+    in_order: bool
+    _held_words: HashTable[str, bool] | None
+    _words_left: int
+    _least_units: int | None
+
+    @classmethod
+    def of(cls, entries: Iterable[Entry]) -> Index:
+        """The index of ``entries`` (in ``seq`` order), worked out from scratch."""
+        entries = list(entries)
+        index = object.__new__(cls)
+        # Made in their sorted order, so that walking them walks memory in order too.
+        index.by_importance = SortedRun(map(_importance_item, sorted(entries, key=_importance_order)), presorted=True)
+        index.by_age = SortedRun(map(_age_item, entries), presorted=True)
+        index.by_expiry = SortedRun(_expiry_items(entries))
+        index.containers = sum(1 for e in entries if e.holds_container)
+        index.in_order = all(a.order < b.order for a, b in zip(entries, entries[1:]))
+        index._held_words, index._words_left = None, 0
+        index._least_units = None
+        return index
+
+    def changed(self, removed: Sequence[Entry] = (), added: Sequence[Entry] = (), *, expired_at: int | float | None = None) -> Index:
+        """A new index without ``removed`` (each indexed) and with ``added``.
+
+        ``expired_at`` says that ``removed`` are exactly the entries expired
+        at that moment, which then leave ``by_expiry`` as a prefix.
+        """
+        index = object.__new__(Index)
+        index.by_importance = self.by_importance.changed(map(_importance_item, removed), map(_importance_item, added))
+        index.by_age = self.by_age.changed(map(_age_item, removed), map(_age_item, added))
+        if expired_at is not None:
+            index.by_expiry = self.by_expiry.without_below((expired_at,) + _AFTER).changed((), _expiry_items(added))
+        else:
+            index.by_expiry = self.by_expiry.changed(_expiry_items(removed), _expiry_items(added))
+        leaving = sum(e.holds_container for e in removed) if self.containers else 0
+        index.containers = self.containers - leaving + sum(e.holds_container for e in added)
+        # An added entry has the newest seq, so the order holds when it is also the newest by age.
+        # Several at once is not a case transitions have: say "sort to be sure".
+        newest = index.by_age.last()
+        index.in_order = self.in_order and (not added or (len(added) == 1 and newest is not None and newest[-1] is added[0]))
+        index._held_words, index._words_left = None, 0
+        if self._held_words is not None:
+            left = self._words_left + len(removed)
+            # Removing costs nothing: the set may keep words no entry holds any
+            # more, until as many entries have left as remain; then it is
+            # worked out afresh on its next use. So each removal pays O(1).
+            if left <= len(index.by_age):
+                held = self._held_words
+                new = {word for entry in added for word in entry.words if word not in held}
+                index._held_words = held.changed((), dict.fromkeys(new, True).items()) if new else held
+                index._words_left = left
+        least = self._least_units
+        index._least_units = None if least is None else min(itertools.chain((least,), map(_units, added)))
+        return index
+
+    # -- facts worked out on first use -------------------------------------
+
+    def held_words(self) -> HashTable[str, bool]:
+        """Every recall word a stored entry holds (REC-1), and possibly words that left with removed entries.
+
+        A superset is all recall needs: a query word outside it cannot match.
+        """
+        if self._held_words is None:
+            self._held_words = HashTable(dict.fromkeys(itertools.chain.from_iterable(map(_words, map(_entry, self.by_age))), True))
+            self._words_left = 0
+        return self._held_words
+
+    def least_units(self) -> int:
+        """No stored entry's default line measures fewer UTF-16 units than this (CTX-8); 0 when empty.
+
+        A bound, not the minimum: removing the shortest line leaves it as it was.
+        """
+        if self._least_units is None:
+            self._least_units = min(map(_units, map(_entry, self.by_age)), default=0)
+        return self._least_units
+
+    # -- expiry -------------------------------------------------------------
+
+    def none_expired(self, now: int | float) -> bool:
+        """True when no stored entry has expired at ``now`` (EXP-2)."""
+        first = self.by_expiry.first()
+        return first is None or now < first[0]
+
+    def expired(self, now: int | float) -> list[Entry]:
+        """The stored entries expired at ``now``, soonest deadline first (EXP-2)."""
+        return list(map(_entry, self.by_expiry.below((now,) + _AFTER)))
+
+    def expired_count(self, now: int | float) -> int:
+        """How many stored entries have expired at ``now``."""
+        return self.by_expiry.count_below((now,) + _AFTER)
+
+    def _live(self, items: Iterable[tuple[Any, ...]], now: int | float) -> Iterator[Entry]:
+        """The entries of index ``items``, without the expired ones (told apart by ``seq``), lazily."""
+        if self.none_expired(now):
+            return map(_entry, items)
+        expired = {item[-2] for item in self.by_expiry.below((now,) + _AFTER)}
+        return (item[-1] for item in items if item[-2] not in expired)
+
+    # -- reads ---------------------------------------------------------------
+
+    def all_by_age(self) -> list[Entry]:
+        """Every stored entry, expired ones too, oldest first (ENT-6, PER-1)."""
+        return list(map(_entry, self.by_age))
+
+    def live_by_age(self, now: int | float) -> list[Entry]:
+        """The live entries, oldest first (EXP-3, ENT-6)."""
+        return list(self._live(self.by_age, now))
+
+    def newest_first(self, now: int | float) -> Iterator[Entry]:
+        """The live entries, newest first (ENT-10)."""
+        return self._live(reversed(self.by_age), now)
+
+    def by_importance_desc(self, now: int | float, below: float | None = None) -> Iterator[Entry]:
+        """The live entries by importance, highest first, each importance newest first (REC-3).
+
+        With ``below``, only those of lower importance than that.
+        """
+        run = self.by_importance
+        return self._live(reversed(run) if below is None else run.descending_below((below, -math.inf)), now)
+
+    def lowest_retention(self, count: int, now: int | float, window: int | float) -> list[Entry]:
+        """The ``count`` entries to evict, lowest retention first, ties older first (CMP-1).
+
+        The index must hold no expired entry (a compaction drops those first).
+        Retention is at least the importance, so once the importances passed
+        exceed the ``count``-th lowest retention found, nothing further can
+        enter. For one victim, only the first (weakest) entry of each
+        importance is looked at, jumping over the rest.
+        """
+        if count <= 0:
+            return []
+        run = self.by_importance
+        if count == 1:
+            best: tuple | None = None
+            item = run.first()
+            while item is not None and (best is None or item[0] <= best[0]):
+                order = keep_order(item[-1], now, window)
+                if best is None or order < best:
+                    best = order
+                    victim = item[-1]
+                item = run.ceiling((item[0],) + _AFTER)
+            return [] if best is None else [victim]
+        # A max-heap of the ``count`` lowest so far, by negated keep_order; seq is unique.
+        held: list[tuple] = []
+        for item in run:
+            if len(held) == count and item[0] > -held[0][0]:
+                break
+            retention_, updated_at, seq = keep_order(item[-1], now, window)
+            negated = (-retention_, -updated_at, -seq, item[-1])
+            if len(held) < count:
+                heapq.heappush(held, negated)
+            elif negated > held[0]:
+                heapq.heapreplace(held, negated)
+        return [negated[-1] for negated in sorted(held, reverse=True)]
+
+    def ranking_start(self, at_least: int, now: int | float, window: int | float) -> list[Entry] | None:
+        """The start of the retention ranking (CTX-1): its first ``at_least`` or more live entries.
+
+        None when the start would be every live entry; then rank them all.
+
+        Retention lies between the importance and the importance plus the
+        full freshness weight. Let ``level`` be the importance of the
+        ``at_least``-th live entry from the top: at least ``at_least``
+        entries score ``>= level``, so the ranking starts with exactly the
+        entries that do, and only an entry whose importance plus the full
+        weight reaches ``level`` can be one of them. Those are a top range of
+        ``by_importance``; only they are scored.
+        """
+        run, full = self.by_importance, FRESHNESS_WEIGHT * 1.0
+        if at_least <= 0:
+            return []
+        if self.none_expired(now):
+            if at_least >= len(run):
+                return None
+            level = run.at(len(run) - at_least)[0]
+        else:
+            found = list(itertools.islice(self.by_importance_desc(now), at_least))
+            if len(found) < at_least:
+                return None
+            level = found[-1].importance
+        # Everything from twice the weight below is a superset; bisect for the exact range.
+        near = run.from_((level - 2 * full,))
+        start = bisect.bisect_left(near, True, key=lambda item: item[0] + full >= level)
+        if start == 0 and len(near) == len(run):
+            return None
+        near = near[start:]
+        candidates = list(self._live(near, now))
+        # In age order, the ranking's tie-break (newer first) is a stable sort's.
+        candidates.sort(key=_seq if self.in_order else by_age)
+        order, scores = scored_ranking(list(map(_importance, candidates)), list(map(_updated, candidates)), now, window)
+        # Best first, so the scores >= level are a prefix.
+        cut = bisect.bisect_left(order, True, key=lambda i: scores[i] < level)
+        return list(map(candidates.__getitem__, order[:cut]))
+

@@ -1,0 +1,106 @@
+"""The entry table: ``key -> Entry``, read-only, in ``seq`` order (ENT-6).
+
+A :class:`Table` is what ``MemoryState.entries`` holds. It reads like any
+mapping, iterates oldest remember first, and cannot be changed: a
+transition asks :meth:`Table.changed` for a new table, which shares all but
+a few chunks with the old one (:mod:`sentinel_memory.persistent`). So a
+remember into a memory of 100,000 entries does not copy 100,000 entries.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
+from typing import Any
+
+from .persistent import HashTable, SortedRun
+from .values import Entry
+
+__all__ = ["Table"]
+
+_entry = operator.itemgetter(-1)
+_key = operator.attrgetter("key")
+
+
+def _seq_item(entry: Entry) -> tuple[int, Entry]:
+    return (entry.seq, entry)
+
+
+class Table(Mapping[str, Entry]):
+    """Entries by key, iterated in ``seq`` order. Build one from a mapping or from entries."""
+
+    __slots__ = ("_by_key", "_by_seq")
+
+    _by_key: HashTable[str, Entry]
+    _by_seq: SortedRun[tuple[int, Entry]]
+
+    def __init__(self, entries: Mapping[str, Entry] | Iterable[Entry] = ()) -> None:
+        values = list(entries.values() if isinstance(entries, Mapping) else entries)
+        self._by_key = HashTable((entry.key, entry) for entry in values)
+        self._by_seq = SortedRun(map(_seq_item, values), presorted=True)
+        if len(self._by_key) != len(self._by_seq):
+            raise ValueError("a table holds one entry per key")
+
+    @classmethod
+    def _of(cls, by_key: HashTable[str, Entry], by_seq: SortedRun[tuple[int, Entry]]) -> Table:
+        table = object.__new__(cls)
+        table._by_key, table._by_seq = by_key, by_seq
+        return table
+
+    def __getitem__(self, key: str) -> Entry:
+        return self._by_key[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._by_key.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._by_key
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def __iter__(self) -> Iterator[str]:
+        return map(_key, self._entries())
+
+    def _entries(self) -> Iterator[Entry]:
+        return map(_entry, self._by_seq)
+
+    def keys(self) -> KeysView[str]:
+        return _Keys(self)
+
+    def values(self) -> ValuesView[Entry]:
+        """The entries in ``seq`` order."""
+        return _Values(self)
+
+    def items(self) -> ItemsView[str, Entry]:
+        return _Items(self)
+
+    def __repr__(self) -> str:
+        return f"Table({dict(self.items())!r})"
+
+    def changed(self, removed: Iterable[Entry] = (), added: Iterable[Entry] = ()) -> Table:
+        """A new table without ``removed`` (each stored) and with ``added`` (whose keys are then free)."""
+        removed, added = list(removed), list(added)
+        by_key = self._by_key.changed(map(_key, removed), [(entry.key, entry) for entry in added])
+        by_seq = self._by_seq.changed(map(_seq_item, removed), map(_seq_item, added))
+        if len(by_key) != len(by_seq):
+            raise ValueError("a table holds one entry per key")
+        return Table._of(by_key, by_seq)
+
+
+class _Keys(KeysView[str]):
+    def __iter__(self) -> Iterator[str]:
+        assert isinstance(self._mapping, Table)
+        return iter(self._mapping)
+
+
+class _Values(ValuesView[Entry]):
+    def __iter__(self) -> Iterator[Entry]:
+        assert isinstance(self._mapping, Table)
+        return self._mapping._entries()
+
+
+class _Items(ItemsView[str, Entry]):
+    def __iter__(self) -> Iterator[tuple[str, Entry]]:
+        assert isinstance(self._mapping, Table)
+        return ((entry.key, entry) for entry in self._mapping._entries())
