@@ -192,17 +192,19 @@ VOCABULARY = "refund order status cart peanut allergy name weather prague czech 
 def random_state(rng: random.Random):
     state = sm.MemoryState(config=sm.Config(limit=rng.choice([5, 50, 1000])))
     now = 0
+    discrete, mass_expiry = rng.random() < 0.5, rng.random() < 0.3
     for _ in range(rng.randint(0, 60)):
         now += rng.choice([0, 1, 1000, 3_600_000])
         key = f"k{rng.randint(0, 40)}"
         data = " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(0, 12)))
         if rng.random() < 0.2:
             data = {"note": data, "n": rng.randint(-5, 5)}
-        state, _ = core.remember(
-            state, key, data, now=now, importance=rng.choice([None, 0, 0.1, 0.5, 0.9, 1, 1.5]),
-            ttl=rng.choice([None, None, 10, 5000])
-        )
-    return state, now + rng.choice([0, 5, 10, 100_000])
+        # Discrete importances, or (the shape a classifier gives) every one its own.
+        importance = rng.choice([None, 0, 0.1, 0.5, 0.9, 1, 1.5]) if discrete else rng.random()
+        # Some memories let many entries expire together: a mass expiry.
+        ttl = rng.choice([None, None, 10, 5000]) if not mass_expiry or rng.random() < 0.5 else 7_200_000 - now % 3_600_000
+        state, _ = core.remember(state, key, data, now=now, importance=importance, ttl=ttl)
+    return state, now + rng.choice([0, 5, 10, 100_000, 7_200_000])
 
 
 def test_ctx_4_seeded_random_memories_respect_the_budget():

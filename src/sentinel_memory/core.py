@@ -41,6 +41,16 @@ returns them, next to the new state, as a :class:`Compaction`.
 (the larger ``(updated_at, seq)``, ENT-6) is defined even within one
 millisecond, and every tie in every ranking goes to the newer entry.
 
+**Speed sits behind one seam: the index.** Every rule here is stated over
+"every live entry", and the functions read that way. Where reading it
+literally would scan the table, they ask ``state.index``
+(:mod:`sentinel_memory.index`) instead: the lowest retention, the expired
+entries, the start of a ranking, the entries by importance. Each of its
+answers is, by construction and by property test, what the scan would have
+found; :mod:`sentinel_memory.retention`, :mod:`sentinel_memory.lexical` and
+:func:`sentinel_memory.prompt.fill_naive` keep the reference formulas it is
+compared with.
+
 Illegal input raises before anything is built (a bad key, data that is not
 JSON, a bad token budget); the state passed in is never changed, so "raised"
 always means "nothing happened". A numeric *option* that is out of range is

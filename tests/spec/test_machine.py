@@ -285,6 +285,20 @@ class RankingComparison(RuleBasedStateMachine):
         self.recall(word, None)
         self.context(budget, word, sm.estimate_tokens, sm.default_format, "\n")
 
+    @rule(
+        count=st.integers(3, 12),
+        importances=st.lists(st.floats(0, 1), min_size=12, max_size=12),
+        ttl=st.sampled_from([1, 1000, 60_000]),
+        budget=st.integers(0, 120),
+    )
+    def mass_expiry(self, count, importances, ttl, budget):
+        """EXP-2, EXP-4, CMP-1, CMP-2: many entries of continuous importance expire at once; the next remember compacts them all."""
+        for i in range(count):
+            self.remember_one(f"expiring:{i}", f"cart note {i}", importances[i], ttl)
+        self.clock.now += ttl
+        self.remember_one("after", "the morning after", importances[-1], None)
+        self.context(budget, None, sm.estimate_tokens, sm.default_format, "\n")
+
     @rule(n=st.one_of(st.integers(-2, 12), st.sampled_from([3.0, 2.5, "3", None, True, math.nan])))
     def get_recent(self, n):
         """ENT-10, NUM-2: newest first, n by the number rule."""
