@@ -51,6 +51,7 @@ class Table(Mapping[str, Entry]):
         return self._by_key[key]
 
     def get(self, key: str, default: Any = None) -> Any:
+        """The entry stored under ``key``, expired or not, else ``default``."""
         return self._by_key.get(key, default)
 
     def __contains__(self, key: object) -> bool:
@@ -66,6 +67,7 @@ class Table(Mapping[str, Entry]):
         return map(_entry, self._by_seq)
 
     def keys(self) -> KeysView[str]:
+        """The keys in ``seq`` order."""
         return _Keys(self)
 
     def values(self) -> ValuesView[Entry]:
@@ -73,6 +75,7 @@ class Table(Mapping[str, Entry]):
         return _Values(self)
 
     def items(self) -> ItemsView[str, Entry]:
+        """``(key, entry)`` pairs in ``seq`` order."""
         return _Items(self)
 
     def __repr__(self) -> str:

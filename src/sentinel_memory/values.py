@@ -2,8 +2,8 @@
 
 Every class here is a frozen attrs class: a transition never changes a value,
 it builds a new one with :func:`attrs.evolve`. Containers inside a
-:class:`MemoryState` are read-only mappings and tuples, so code that holds an
-old state keeps seeing exactly that state.
+:class:`~sentinel_memory.state.MemoryState` are read-only mappings, tables
+and tuples, so code that holds an old state keeps seeing exactly that state.
 
 The one thing attrs cannot freeze is an entry's JSON ``data`` (a dict stays a
 dict). The core therefore copies data on the way in and hands out copies on
