@@ -97,12 +97,15 @@ class Index:
         """The index of ``entries`` (in ``seq`` order), worked out from scratch."""
         entries = list(entries)
         index = object.__new__(cls)
+        ages = list(map(by_age, entries))
+        index.in_order = all(map(operator.lt, ages, itertools.islice(ages, 1, None)))
         # Made in their sorted order, so that walking them walks memory in order too.
-        index.by_importance = SortedRun(map(_importance_item, sorted(entries, key=_importance_order)), presorted=True)
-        index.by_age = SortedRun(map(_age_item, entries), presorted=True)
+        by_importance = sorted(entries, key=_importance_order)
+        index.by_importance = SortedRun.of_sorted([(e.importance, e.updated_at, e.seq, e) for e in by_importance])
+        by_age_ = entries if index.in_order else sorted(entries, key=by_age)
+        index.by_age = SortedRun.of_sorted([(e.updated_at, e.seq, e) for e in by_age_])
         index.by_expiry = SortedRun(_expiry_items(entries))
-        index.containers = sum(1 for e in entries if e.holds_container)
-        index.in_order = all(a.order < b.order for a, b in zip(entries, entries[1:]))
+        index.containers = sum(isinstance(e.data, (dict, list)) for e in entries)
         index._held_words, index._words_left = None, 0
         index._least_units = None
         return index

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import threading
 import time
 import warnings
@@ -324,12 +325,13 @@ class Memory:
         """Replace entries and working memory with the store's content (PER-3, PER-14)."""
         with self._lock:
             start = self._begin()
-            document = self._store.load()
             # Checking a document copies its data, two frames per nesting level
             # (ENT-13): make sure that works from any call depth (PER-17).
-            load = functools.partial(core.from_document, start, document, now=self._now())
             try:
-                state, result, dropped = with_stack_room(2 * MAX_DEPTH + 100, load)
+                with _cycle_collector_paused():
+                    document = self._store.load()
+                    load = functools.partial(core.from_document, start, document, now=self._now())
+                    state, result, dropped = with_stack_room(2 * MAX_DEPTH + 100, load)
             except DamagedStoreError as error:
                 if error.location is not None:
                     raise
@@ -420,6 +422,25 @@ class WorkingMemory:
         m = self._memory
         with m._change() as start:
             m._commit(core.working_clear(start), keys=())
+
+
+@contextlib.contextmanager
+def _cycle_collector_paused() -> Iterator[None]:
+    """Pause Python's cycle collector while a document becomes a state.
+
+    A load makes a few objects per entry, none of them part of a cycle, and
+    while they are made the collector would walk every object the process
+    holds again and again: most of the time of a 100,000-entry load.
+    Reference counting still frees what it frees; the collector resumes
+    afterwards, unless it was off to begin with.
+    """
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def create_memory(

@@ -56,6 +56,12 @@ class SortedRun(Generic[T]):
         chunks = tuple(tuple(ordered[i : i + CHUNK]) for i in range(0, len(ordered), CHUNK))
         self._set(chunks, len(ordered))
 
+    @classmethod
+    def of_sorted(cls, items: list[T]) -> SortedRun[T]:
+        """A run of ``items``, which the caller has just sorted: they are not checked again."""
+        chunks = tuple(tuple(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK))
+        return cls._of_chunks(chunks, len(items))
+
     def _set(self, chunks: tuple[tuple[T, ...], ...], size: int) -> None:
         self._chunks = chunks
         self._lasts = tuple(chunk[-1] for chunk in chunks)
