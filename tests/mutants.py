@@ -150,6 +150,12 @@ MUTANTS = [
         "reach = sum(1 for word in query_words if word in held)",
         "reach = min(1, sum(1 for word in query_words if word in held))",
     ),
+    Mutant(
+        "the walk past the start drops lines that fill the room exactly",
+        "prompt.py",
+        "fitting = [entry for entry in oldest_first() if entry.seq not in seen and size_of(entry) + gap <= room]",
+        "fitting = [entry for entry in oldest_first() if entry.seq not in seen and size_of(entry) + gap < room]",
+    ),
     # The spec's blind spots, one class each: behaviours the mutants above left unpinned.
     Mutant(
         "expired entries reported in table order after the clock went back",

@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -248,6 +248,7 @@ def remembered(state: MemoryState, compaction: Compaction, key: str) -> Entry:
 
 
 _seq = operator.attrgetter("seq")
+_importance_order = operator.attrgetter("importance", "updated_at", "seq")
 
 
 def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compaction]:
@@ -460,6 +461,21 @@ def context(
             start = by_retention(oldest_first(), now, window, in_age_order=True)
         return matched + [entry for entry in start if entry.key not in taken]
 
+    def rank_among(some: Sequence[Entry]) -> list[Entry]:
+        """``some`` live entries in the order :func:`rank` gives them: matches by score first, then by retention."""
+        if not query_words:
+            return by_retention(some, now, window)
+        ordered = sorted(some, key=_importance_order, reverse=True)  # by importance, each newest first
+
+        def walk(below: float | None) -> Iterator[Entry]:
+            return iter(ordered) if below is None else (e for e in ordered if e.importance < below)
+
+        held = index.held_words()
+        reach = sum(1 for word in query_words if word in held)
+        matched = [entry for _, entry in best_matches(walk, query_words, reach, now, window, len(ordered))]
+        taken = {entry.seq for entry in matched}
+        return matched + by_retention([e for e in some if e.seq not in taken], now, window)
+
     text, chosen, tokens = fill(
         count,
         oldest_first,
@@ -469,6 +485,7 @@ def context(
         render=render,
         separator=separator,
         least_units=index.least_units(),
+        rank_among=rank_among,
     )
     return Context(text=text, entries=_copies(state, chosen), tokens=tokens, omitted=count - len(chosen))
 

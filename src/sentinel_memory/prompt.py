@@ -85,6 +85,7 @@ def fill_ranked_naive(
     rank: Callable[[int | None], Sequence[Entry]],
     *,
     least_units: int = 0,
+    rank_among: Callable[[Sequence[Entry]], Sequence[Entry]] | None = None,
     **options: Any,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """:func:`fill_naive` with :func:`fill`'s arguments: the reference the fast fill must equal.
@@ -104,12 +105,14 @@ def fill(
     render: Callable[[Entry], str],
     separator: str,
     least_units: int = 0,
+    rank_among: Callable[[Sequence[Entry]], Sequence[Entry]] | None = None,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """The greedy fill, in linear time where the tokenizer allows it (CTX-8).
 
     There are ``count`` candidates; ``oldest_first()`` lists them oldest first
     and ``rank(None)`` best first; ``rank(n)`` may return just the first
-    ``n`` or more of that ranking. The result is that of ``fill_naive`` over
+    ``n`` or more of that ranking, and ``rank_among(some)`` returns ``some``
+    in the order they have in it (by default, taken from ``rank(None)``). The result is that of ``fill_naive`` over
     ``rank(None)``. ``least_units`` is a lower bound of the candidates'
     :attr:`~sentinel_memory.values.Entry.line_units` (0 when unknown).
 
@@ -123,6 +126,12 @@ def fill(
 
     def naive() -> tuple[str, tuple[Entry, ...], int | float]:
         return fill_naive(rank(None), token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
+
+    if rank_among is None:
+
+        def rank_among(some: Sequence[Entry]) -> Sequence[Entry]:
+            wanted = {entry.seq for entry in some}
+            return [entry for entry in rank(None) if entry.seq in wanted]
 
     measure = getattr(tokenizer, "measure", None)
     to_tokens = getattr(tokenizer, "tokens_from_measure", None)
@@ -159,14 +168,22 @@ def fill(
     else:
         # No more lines fit than the budget holds of the smallest, so the
         # walk usually needs only the start of the ranking. When it ends
-        # with room for a line it has not seen, it walks the whole ranking.
+        # with room for a line it has not seen, it walks a start twice as
+        # long, and so on up to the whole ranking.
         least = floor + gap
         order = rank(None if least <= 0 else (cap + gap) // least + 1)
         picked, total = _greedy(list(map(size_of, order)), gap, cap)
         if len(order) < count and cap - total >= least and not exact:
-            least = min(map(size_of, oldest_first())) + gap  # the bound was too low: the exact smallest line
+            least = min(map(size_of, oldest_first())) + gap  # the bound was too low: the smallest line
         if len(order) < count and cap - total >= least:
-            order = rank(None)
+            # Room is left for a line the start did not reach. Room only
+            # shrinks, so only the unseen lines that fit it now can still be
+            # picked: rank just those (their order in the whole ranking) and
+            # walk on. The picks are those of a walk over the whole ranking.
+            room = cap - total
+            seen = {entry.seq for entry in order}
+            fitting = [entry for entry in oldest_first() if entry.seq not in seen and size_of(entry) + gap <= room]
+            order = [*order, *rank_among(fitting)]
             picked, total = _greedy(list(map(size_of, order)), gap, cap)
         chosen = sorted(map(order.__getitem__, picked), key=by_age)  # age order again
     if not chosen:
