@@ -378,9 +378,10 @@ def _matches(state: MemoryState, query_words: frozenset[str], now: int | float, 
     index = state.index
     held = index.held_words()
     reach = sum(1 for word in query_words if word in held)
+    expired = index.expired_seqs(now)
 
     def walk(below: float | None) -> Iterator[Entry]:
-        return index.by_importance_desc(now, below)
+        return index.by_importance_desc(now, below, expired=expired)
 
     return best_matches(walk, query_words, reach, now, state.config.recency_window, limit)
 

@@ -180,11 +180,21 @@ class Index:
         """How many stored entries have expired at ``now``."""
         return self.by_expiry.count_below((now,) + _AFTER)
 
-    def _live(self, items: Iterable[tuple[Any, ...]], now: int | float) -> Iterator[Entry]:
-        """The entries of index ``items``, without the expired ones (told apart by ``seq``), lazily."""
+    def expired_seqs(self, now: int | float) -> set[int] | None:
+        """The ``seq`` of every stored entry expired at ``now``; None when there is none (EXP-2)."""
         if self.none_expired(now):
+            return None
+        return {item[-2] for item in self.by_expiry.below((now,) + _AFTER)}
+
+    def _live(self, items: Iterable[tuple[Any, ...]], now: int | float, expired: set[int] | None = None) -> Iterator[Entry]:
+        """The entries of index ``items``, without the expired ones (told apart by ``seq``), lazily.
+
+        ``expired`` is :meth:`expired_seqs` when the caller already has it.
+        """
+        if expired is None:
+            expired = self.expired_seqs(now)
+        if not expired:
             return map(_entry, items)
-        expired = {item[-2] for item in self.by_expiry.below((now,) + _AFTER)}
         return (item[-1] for item in items if item[-2] not in expired)
 
     # -- reads ---------------------------------------------------------------
@@ -201,13 +211,14 @@ class Index:
         """The live entries, newest first (ENT-10)."""
         return self._live(reversed(self.by_age), now)
 
-    def by_importance_desc(self, now: int | float, below: float | None = None) -> Iterator[Entry]:
+    def by_importance_desc(self, now: int | float, below: float | None = None, *, expired: set[int] | None = None) -> Iterator[Entry]:
         """The live entries by importance, highest first, each importance newest first (REC-3).
 
-        With ``below``, only those of lower importance than that.
+        With ``below``, only those of lower importance than that; ``expired``
+        is :meth:`expired_seqs`, for a caller that walks more than once.
         """
         run = self.by_importance
-        return self._live(reversed(run) if below is None else run.descending_below((below, -math.inf)), now)
+        return self._live(reversed(run) if below is None else run.descending_below((below, -math.inf)), now, expired)
 
     def lowest_retention(self, count: int, now: int | float, window: int | float) -> list[Entry]:
         """The ``count`` entries to evict, lowest retention first, ties older first (CMP-1).

@@ -138,6 +138,7 @@ def best_matches(
     importance: float | None = None
     skipping, skipped = None, 0
     top_weight = best_weight = 0.0
+    push, replace, bonus_weight = heapq.heappush, heapq.heapreplace, FRESHNESS_BONUS  # locals: this loop is hot
     while (entry := next(candidates, None)) is not None:
         if entry.importance == skipping:
             skipped += 1
@@ -150,20 +151,20 @@ def best_matches(
             best_weight = (reach / total) * top_weight
             if best_weight + full_bonus < worst:
                 break
-        found = query_words & entry.words
-        weight = (len(found) / total) * top_weight
+        weight = (len(query_words & entry.words) / total) * top_weight
         if weight + full_bonus < worst:
             continue
-        age = now - entry.updated_at if now > entry.updated_at else 0
-        bonus = FRESHNESS_BONUS * (f if (f := 1 - age / recency_window) > 0 else 0.0)
+        updated_at = entry.updated_at
+        age = now - updated_at if now > updated_at else 0
+        bonus = bonus_weight * (f if (f := 1 - age / recency_window) > 0 else 0.0)
         if best_weight + bonus < worst:
             skipping, skipped = importance, 0
             continue
-        item = (weight + bonus, entry.updated_at, entry.seq, entry)  # seq is unique: entries never compared
+        item = (weight + bonus, updated_at, entry.seq, entry)  # seq is unique: entries never compared
         if len(held) < limit:
-            heapq.heappush(held, item)
+            push(held, item)
         elif item > held[0]:
-            heapq.heapreplace(held, item)
+            replace(held, item)
         else:
             continue
         if len(held) == limit:
