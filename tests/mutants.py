@@ -93,8 +93,8 @@ MUTANTS = [
     Mutant(
         "recall ties go to the older entry",
         "lexical.py",
-        "item = (weight + bonus, entry.updated_at, entry.seq, entry)",
-        "item = (weight + bonus, -entry.updated_at, -entry.seq, entry)",
+        "item = (weight + bonus, updated_at, entry.seq, entry)",
+        "item = (weight + bonus, -updated_at, -entry.seq, entry)",
     ),
     Mutant(
         "working memory never goes idle",
@@ -147,8 +147,8 @@ MUTANTS = [
     Mutant(
         "recall's bound counts one reachable query word",
         "core.py",
-        "reach = sum(1 for word in query_words if word in held)",
-        "reach = min(1, sum(1 for word in query_words if word in held))",
+        "return sum(1 for word in query_words if word in held)",
+        "return min(1, sum(1 for word in query_words if word in held))",
     ),
     Mutant(
         "the walk past the start drops lines that fill the room exactly",

@@ -376,14 +376,18 @@ def _matches(state: MemoryState, query_words: frozenset[str], now: int | float, 
     importance; a query word no stored entry holds cannot raise any score.
     """
     index = state.index
-    held = index.held_words()
-    reach = sum(1 for word in query_words if word in held)
     expired = index.expired_seqs(now)
 
     def walk(below: float | None) -> Iterator[Entry]:
         return index.by_importance_desc(now, below, expired=expired)
 
-    return best_matches(walk, query_words, reach, now, state.config.recency_window, limit)
+    return best_matches(walk, query_words, _reach(index, query_words), now, state.config.recency_window, limit)
+
+
+def _reach(index: Index, query_words: frozenset[str]) -> int:
+    """How many query words some stored entry holds: the most any entry can match (REC-2)."""
+    held = index.held_words()
+    return sum(1 for word in query_words if word in held)
 
 
 def recall(state: MemoryState, query: str, *, now: int | float, limit: object = None) -> tuple[Hit, ...]:
@@ -471,9 +475,7 @@ def context(
         def walk(below: float | None) -> Iterator[Entry]:
             return iter(ordered) if below is None else (e for e in ordered if e.importance < below)
 
-        held = index.held_words()
-        reach = sum(1 for word in query_words if word in held)
-        matched = [entry for _, entry in best_matches(walk, query_words, reach, now, window, len(ordered))]
+        matched = [entry for _, entry in best_matches(walk, query_words, _reach(index, query_words), now, window, len(ordered))]
         taken = {entry.seq for entry in matched}
         return matched + by_retention([e for e in some if e.seq not in taken], now, window)
 
