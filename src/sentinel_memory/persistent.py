@@ -48,11 +48,9 @@ class SortedRun(Generic[T]):
     _lasts: tuple[T, ...]
     _size: int
 
-    def __init__(self, items: Iterable[T] = (), *, presorted: bool = False) -> None:
-        """A run of ``items``; ``presorted`` says they are already ascending (checked: unsorted items get sorted)."""
-        ordered = list(items)
-        if not (presorted and all(a < b for a, b in zip(ordered, itertools.islice(ordered, 1, None)))):
-            ordered.sort()
+    def __init__(self, items: Iterable[T] = ()) -> None:
+        """A run of ``items``, in any order (items already in order sort in linear time)."""
+        ordered = sorted(items)
         chunks = tuple(tuple(ordered[i : i + CHUNK]) for i in range(0, len(ordered), CHUNK))
         self._set(chunks, len(ordered))
 

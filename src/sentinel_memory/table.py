@@ -37,7 +37,7 @@ class Table(Mapping[str, Entry]):
     def __init__(self, entries: Mapping[str, Entry] | Iterable[Entry] = ()) -> None:
         values = list(entries.values() if isinstance(entries, Mapping) else entries)
         self._by_key = HashTable((entry.key, entry) for entry in values)
-        self._by_seq = SortedRun(map(_seq_item, values), presorted=True)
+        self._by_seq = SortedRun(map(_seq_item, values))
         if len(self._by_key) != len(self._by_seq):
             raise ValueError("a table holds one entry per key")
 
