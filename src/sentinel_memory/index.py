@@ -271,12 +271,13 @@ class Index:
         run, full = self.by_importance, FRESHNESS_WEIGHT * 1.0
         if at_least <= 0:
             return []
-        if self.none_expired(now):
+        expired = self.expired_seqs(now)
+        if not expired:
             if at_least >= len(run):
                 return None
             level = run.at(len(run) - at_least)[0]
         else:
-            found = list(itertools.islice(self.by_importance_desc(now), at_least))
+            found = list(itertools.islice(self.by_importance_desc(now, expired=expired), at_least))
             if len(found) < at_least:
                 return None
             level = found[-1].importance
@@ -286,7 +287,7 @@ class Index:
         if start == 0 and len(near) == len(run):
             return None
         near = near[start:]
-        candidates = list(self._live(near, now))
+        candidates = list(self._live(near, now, expired))
         # In age order, the ranking's tie-break (newer first) is a stable sort's.
         candidates.sort(key=_seq if self.in_order else by_age)
         order, scores = scored_ranking(list(map(_importance, candidates)), list(map(_updated, candidates)), now, window)
