@@ -203,7 +203,7 @@ def main() -> None:
         lines += [
             f"### {name.capitalize()}",
             "",
-            "| entries | budget | picked | fast ms | naive ms | naive / fast | trim_messages ms | fast / trim | ChatMemoryBuffer ms | fast / buffer |",
+            "| entries | budget | picked | fast ms | naive ms | naive / fast | trim_messages ms | fast / trim | ChatMemoryBuffer ms | buffer / fast |",
             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for kind, s, n, budget, _, _ in sorted(k for k in median if k[0] == "fast" and k[1] == shape):
@@ -215,7 +215,7 @@ def main() -> None:
             count = "-" if count is None else f"{count:,}"
             lines.append(
                 f"| {n:,} | {budget:,} | {count} | {ms(fast)} | {ms(naive)} | {ratio(naive, fast)} | {ms(trim)} | {ratio(fast, trim)} "
-                f"| {ms(buffer)} | {ratio(fast, buffer)} |"
+                f"| {ms(buffer)} | {ratio(buffer, fast)} |"
             )
         lines.append("")
     lines += [
