@@ -117,8 +117,14 @@ class Index:
         at that moment, which then leave ``by_expiry`` as a prefix.
         """
         index = object.__new__(Index)
-        index.by_importance = self.by_importance.changed(map(_importance_item, removed), map(_importance_item, added))
-        index.by_age = self.by_age.changed(map(_age_item, removed), map(_age_item, added))
+        if len(removed) > self.by_importance.chunk_count():
+            # Many leave at once (a mass expiry): one pass over each order, by seq.
+            gone = {entry.seq for entry in removed}
+            index.by_importance = self.by_importance.without_ids(gone).changed((), map(_importance_item, added))
+            index.by_age = self.by_age.without_ids(gone).changed((), map(_age_item, added))
+        else:
+            index.by_importance = self.by_importance.changed(map(_importance_item, removed), map(_importance_item, added))
+            index.by_age = self.by_age.changed(map(_age_item, removed), map(_age_item, added))
         if expired_at is not None:
             index.by_expiry = self.by_expiry.without_below((expired_at,) + _AFTER).changed((), _expiry_items(added))
         else:

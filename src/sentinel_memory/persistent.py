@@ -211,13 +211,27 @@ class SortedRun(Generic[T]):
         return SortedRun._of_chunks(tuple(chunks), size)
 
     def _without_many(self, removed: list[T]) -> SortedRun[T]:
-        """Without ``removed``, more items than there are chunks: one pass over the whole run at C speed beats a search each."""
+        """Without ``removed``, more items than there are chunks: one pass over the whole run beats a search each."""
         gone = {item[-2] for item in removed}  # type: ignore[index]
-        kept = [item for item in itertools.chain.from_iterable(self._chunks) if item[-2] not in gone]  # type: ignore[index]
-        if len(gone) != len(removed) or len(kept) != self._size - len(removed):
-            raise ValueError("item not in the run, or removed twice")
+        if len(gone) != len(removed):
+            raise ValueError("item removed twice")
+        return self.without_ids(gone)
+
+    def without_ids(self, ids: set[Any]) -> SortedRun[T]:
+        """A new run without the items whose second-to-last field is in ``ids``: one pass over the whole run.
+
+        For removing many items at once (a mass expiry): it needs only their
+        ids, not the items. Every id must be in the run.
+        """
+        kept = [item for item in itertools.chain.from_iterable(self._chunks) if item[-2] not in ids]  # type: ignore[index]
+        if len(kept) != self._size - len(ids):
+            raise ValueError("item not in the run")
         chunks = tuple(tuple(kept[i : i + CHUNK]) for i in range(0, len(kept), CHUNK))
         return SortedRun._of_chunks(chunks, len(kept))
+
+    def chunk_count(self) -> int:
+        """How many chunks the run is cut into: past this many removals, :meth:`without_ids` is the cheaper way."""
+        return len(self._chunks)
 
     def without_below(self, probe: Any) -> SortedRun[T]:
         """A new run without the items ``< probe``: whole chunks go at once."""
