@@ -69,11 +69,11 @@ import attrs
 
 from . import document as _document
 from .expiry import deadline, is_past
+from .index import Index
 from .jsondata import copy_json
 from .lexical import best_matches, words
 from .options import is_number, number_option, require_callable
 from .prompt import fill, render_default
-from .index import Index
 from .retention import by_retention
 from .state import MemoryState
 from .table import Table

@@ -25,7 +25,7 @@ from typing import Any, Generic, TypeVar
 
 __all__ = ["CHUNK", "HashTable", "SortedRun"]
 
-T = TypeVar("T")
+T = TypeVar("T", bound=tuple[Any, ...])  # items are tuples: ordered, their id second to last
 K = TypeVar("K")
 V = TypeVar("V")
 

@@ -164,6 +164,7 @@ def fill(
         total = sum(sizes) + gap * (len(sizes) - 1)
         floor, exact = min(sizes), True
     if total <= cap:
+        assert live is not None  # only the everything-fits check can make total fit
         chosen = live  # everything fits: no ranking needed
     else:
         # No more lines fit than the budget holds of the smallest, so the

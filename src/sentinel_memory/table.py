@@ -95,18 +95,27 @@ class Table(Mapping[str, Entry]):
 
 
 class _Keys(KeysView[str]):
+    def __init__(self, table: Table) -> None:
+        super().__init__(table)
+        self._table = table
+
     def __iter__(self) -> Iterator[str]:
-        assert isinstance(self._mapping, Table)
-        return iter(self._mapping)
+        return iter(self._table)
 
 
 class _Values(ValuesView[Entry]):
+    def __init__(self, table: Table) -> None:
+        super().__init__(table)
+        self._table = table
+
     def __iter__(self) -> Iterator[Entry]:
-        assert isinstance(self._mapping, Table)
-        return self._mapping._entries()
+        return self._table._entries()
 
 
 class _Items(ItemsView[str, Entry]):
+    def __init__(self, table: Table) -> None:
+        super().__init__(table)
+        self._table = table
+
     def __iter__(self) -> Iterator[tuple[str, Entry]]:
-        assert isinstance(self._mapping, Table)
-        return ((entry.key, entry) for entry in self._mapping._entries())
+        return ((entry.key, entry) for entry in self._table._entries())
