@@ -286,8 +286,8 @@ class RankingComparison(RuleBasedStateMachine):
         self.context(budget, word, sm.estimate_tokens, sm.default_format, "\n")
 
     @rule(
-        count=st.integers(3, 12),
-        importances=st.lists(st.floats(0, 1), min_size=12, max_size=12),
+        count=st.integers(3, 8),
+        importances=st.lists(st.floats(0, 1), min_size=9, max_size=9),
         ttl=st.sampled_from([1, 1000, 60_000]),
         budget=st.integers(0, 120),
     )
