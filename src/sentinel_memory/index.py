@@ -15,8 +15,11 @@ ask about, so each of them reads only the few entries that can matter:
 * ``by_age``: ascending ``(updated_at, seq)``, the order a context renders
   in and ``get_recent`` counts back from (ENT-6).
 * ``by_expiry``: ascending ``(expires_at, seq)`` of the entries with a ttl.
-  The expired ones are always a prefix (EXP-2), so finding and dropping k
-  of them costs about ``O(k log n)``, whatever the importances are.
+  The expired ones are always a prefix (EXP-2), so finding them costs
+  ``O(k + log n)`` and dropping them from every order about
+  ``O(k log n)``; once k is more than the number of chunks, one pass over
+  each order by ``seq`` is cheaper and is taken instead. None of it depends
+  on how many distinct importances there are.
 
 Each order is a :class:`~sentinel_memory.persistent.SortedRun` of tuples
 that end in ``seq`` (unique) and the entry. A transition asks for a new index
@@ -28,7 +31,8 @@ date by the transitions that follow: the recall words the stored entries
 hold (:meth:`Index.held_words`, which bounds what a query can match) and a
 lower bound of the line measures (:meth:`Index.least_units`, which bounds
 how many lines a budget can hold). Both are bounds, so a removal leaves them
-as they are and costs nothing. Working them out for a
+as they are and costs nothing; the word set is worked out afresh once as
+many entries have left it as remain. Working them out for a
 freshly loaded memory of 100,000 entries would double the load, and many
 memories never recall. The cache changes no result, only the time it takes.
 
