@@ -109,10 +109,11 @@ def fill(
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """The greedy fill, in linear time where the tokenizer allows it (CTX-8).
 
-    There are ``count`` candidates; ``oldest_first()`` lists them oldest first
-    and ``rank(None)`` best first; ``rank(n)`` may return just the first
-    ``n`` or more of that ranking, and ``rank_among(some)`` returns ``some``
-    in the order they have in it (by default, taken from ``rank(None)``). The result is that of ``fill_naive`` over
+    There are ``count`` candidates; ``oldest_first()`` lists them oldest
+    first and ``rank(None)`` best first; ``rank(n)`` may return just the
+    first ``n`` or more of that ranking, and ``rank_among(some)`` returns
+    ``some`` in the order they have in it (by default, taken from
+    ``rank(None)``). The result is that of ``fill_naive`` over
     ``rank(None)``. ``least_units`` is a lower bound of the candidates'
     :attr:`~sentinel_memory.values.Entry.line_units` (0 when unknown).
 
@@ -168,9 +169,7 @@ def fill(
         chosen = live  # everything fits: no ranking needed
     else:
         # No more lines fit than the budget holds of the smallest, so the
-        # walk usually needs only the start of the ranking. When it ends
-        # with room for a line it has not seen, it walks a start twice as
-        # long, and so on up to the whole ranking.
+        # walk usually needs only the start of the ranking.
         least = floor + gap
         order = rank(None if least <= 0 else (cap + gap) // least + 1)
         picked, total = _greedy(list(map(size_of, order)), gap, cap)
