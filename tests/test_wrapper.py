@@ -124,6 +124,16 @@ def test_wrp_2_core_functions_are_pure(call):
     assert (core.to_document(state), dict(state.cache), state.counters, state.next_seq) == snapshot
 
 
+def test_ent_14_a_hand_built_state_keys_by_entry_and_orders_by_seq():
+    """ENT-14: a state built from a mapping files entries under their own keys, in seq order; a key twice raises ValueError."""
+    late = sm.Entry(key="late", data="b", importance=0.5, created_at=0, updated_at=0, expires_at=None, seq=7)
+    early = sm.Entry(key="early", data="a", importance=0.5, created_at=0, updated_at=0, expires_at=None, seq=2)
+    state = sm.MemoryState(entries={"x": late, "y": early})
+    assert list(state.entries) == ["early", "late"] and state.entries["late"] is late and "x" not in state.entries
+    with pytest.raises(ValueError):
+        sm.MemoryState(entries={"a": early, "b": early})
+
+
 def test_wrp_2_state_tables_are_read_only():
     """WRP-2: the mappings inside a state cannot be written to."""
     state = build_state()

@@ -449,7 +449,7 @@ class RankingComparison(RuleBasedStateMachine):
 
     @invariant()
     def index_matches_the_table(self):
-        """CMP-1, CTX-8, REC-3, ENT-3: the index the fast paths read holds exactly the table's entries in its orders; its bounds are safe."""
+        """CMP-1, CTX-8, REC-3, ENT-3, ENT-14: the index holds exactly the table's entries in its orders, its bounds are safe, the table is in seq order."""
         if not hasattr(self, "mem"):
             return
         state = self.mem.state
