@@ -90,6 +90,7 @@ from .values import (
     LoadResult,
     Working,
     by_age,
+    by_importance,
     frozen_mapping,
 )
 
@@ -248,7 +249,6 @@ def remembered(state: MemoryState, compaction: Compaction, key: str) -> Entry:
 
 
 _seq = operator.attrgetter("seq")
-_importance_order = operator.attrgetter("importance", "updated_at", "seq")
 
 
 def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compaction]:
@@ -369,17 +369,27 @@ def _query_words(query: object, *, optional: bool = False) -> frozenset[str]:
     return words(query)
 
 
-def _matches(state: MemoryState, query_words: frozenset[str], now: int | float, limit: int) -> list[tuple[float, Entry]]:
+def _matches(
+    state: MemoryState, query_words: frozenset[str], now: int | float, limit: int, among: Sequence[Entry] | None = None
+) -> list[tuple[float, Entry]]:
     """The best ``limit`` live entries sharing a query word, best first (REC-2, REC-3).
 
     :func:`~sentinel_memory.lexical.best_matches` walks the index by
     importance; a query word no stored entry holds cannot raise any score.
+    With ``among``, only those live entries are looked at.
     """
     index = state.index
-    expired = index.expired_seqs(now)
+    if among is None:
+        expired = index.expired_seqs(now)
 
-    def walk(below: float | None) -> Iterator[Entry]:
-        return index.by_importance_desc(now, below, expired=expired)
+        def walk(below: float | None) -> Iterator[Entry]:
+            return index.by_importance_desc(now, below, expired=expired)
+
+    else:
+        ordered = sorted(among, key=by_importance, reverse=True)  # by importance, each newest first
+
+        def walk(below: float | None) -> Iterator[Entry]:
+            return iter(ordered) if below is None else (e for e in ordered if e.importance < below)
 
     return best_matches(walk, query_words, _reach(index, query_words), now, state.config.recency_window, limit)
 
@@ -460,22 +470,15 @@ def context(
             return matched
         # Fewer than asked for: these are all the matches. The first
         # ``at_least`` of the retention ranking hold at least the rest's first.
-        taken = {entry.key for entry in matched}
+        taken = {entry.seq for entry in matched}
         start = by_retention_start(at_least)
         if start is None:
             start = by_retention(oldest_first(), now, window, in_age_order=True)
-        return matched + [entry for entry in start if entry.key not in taken]
+        return matched + [entry for entry in start if entry.seq not in taken]
 
     def rank_among(some: Sequence[Entry]) -> list[Entry]:
         """``some`` live entries in the order :func:`rank` gives them: matches by score first, then by retention."""
-        if not query_words:
-            return by_retention(some, now, window)
-        ordered = sorted(some, key=_importance_order, reverse=True)  # by importance, each newest first
-
-        def walk(below: float | None) -> Iterator[Entry]:
-            return iter(ordered) if below is None else (e for e in ordered if e.importance < below)
-
-        matched = [entry for _, entry in best_matches(walk, query_words, _reach(index, query_words), now, window, len(ordered))]
+        matched = [entry for _, entry in _matches(state, query_words, now, len(some), among=some)] if query_words else []
         taken = {entry.seq for entry in matched}
         return matched + by_retention([e for e in some if e.seq not in taken], now, window)
 

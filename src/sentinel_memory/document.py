@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import ConflictError, DamagedStoreError
-from .jsondata import clone, copy_json, is_json_text
+from .jsondata import clone, copy_json
 from .options import is_number
 from .state import MemoryState
 from .values import Entry, LoadResult, Working
@@ -148,12 +148,7 @@ def problem(document: object) -> str | None:
 
 
 def _entry(raw: object, *, seq: int) -> Entry | None:
-    """A valid entry, or None when any field is invalid (PER-6).
-
-    A load checks every entry of the document, so the usual case (plain
-    ints and floats, text data) is checked by type first; anything else goes
-    through the full number rule and :func:`~sentinel_memory.jsondata.copy_json`.
-    """
+    """A valid entry, or None when any field is invalid (PER-6)."""
     if not isinstance(raw, dict):
         return None
     key = raw.get("key")
@@ -163,37 +158,18 @@ def _entry(raw: object, *, seq: int) -> Entry | None:
     expires_at = raw.get("expiresAt")
     if not (isinstance(key, str) and key and "data" in raw):
         return None
-    if not (_number(importance) and 0 <= importance <= 1):
+    if not (is_number(importance) and 0 <= importance <= 1):  # type: ignore[operator]
         return None
-    if not (_number(created_at) and _number(updated_at)):
+    if not (is_number(created_at) and is_number(updated_at)):
         return None
-    if expires_at is not None and not _number(expires_at):
+    if expires_at is not None and not is_number(expires_at):
         return None
-    data = raw["data"]
-    if type(data) is str and type(key) is str:
-        if not (is_json_text(data) and is_json_text(key)):
-            return None  # a lone surrogate: not JSON text (ENT-2)
-    else:
-        try:
-            data = copy_json(data)
-            copy_json(key, what="key")
-        except (TypeError, ValueError):  # not JSON, or nested too deep (ENT-13)
-            return None
-    return Entry(key, data, importance, created_at, updated_at, expires_at, seq)
-
-
-def _number(value: object) -> bool:
-    """:func:`~sentinel_memory.options.is_number`, with plain floats and ints decided by type first."""
-    kind = type(value)
-    if kind is float:
-        return value - value == 0.0  # type: ignore[operator]  # False for infinities and NaN
-    if kind is int:
-        return -_DOUBLE_SAFE < value < _DOUBLE_SAFE or is_number(value)  # type: ignore[operator]
-    return is_number(value)
-
-
-#: Every int of smaller magnitude converts to a finite double; larger ones are asked properly.
-_DOUBLE_SAFE = 2**1000
+    try:
+        data = copy_json(raw["data"])
+        copy_json(key, what="key")
+    except (TypeError, ValueError):  # not JSON, or nested too deep (ENT-13)
+        return None
+    return Entry(key, data, importance, created_at, updated_at, expires_at, seq)  # type: ignore[arg-type]
 
 
 def _working(raw: object) -> Working:

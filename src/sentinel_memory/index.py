@@ -53,7 +53,7 @@ from typing import Any
 
 from .persistent import HashTable, SortedRun
 from .retention import FRESHNESS_WEIGHT, keep_order, scored_ranking
-from .values import Entry, by_age
+from .values import Entry, by_age, by_importance
 
 __all__ = ["Index"]
 
@@ -63,7 +63,6 @@ _entry = operator.itemgetter(-1)
 _words = operator.attrgetter("words")
 _seq = operator.attrgetter("seq")
 _importance = operator.attrgetter("importance")
-_importance_order = operator.attrgetter("importance", "updated_at", "seq")
 _updated = operator.attrgetter("updated_at")
 _units = operator.attrgetter("line_units")
 
@@ -104,10 +103,9 @@ class Index:
         ages = list(map(by_age, entries))
         index.in_order = all(map(operator.lt, ages, itertools.islice(ages, 1, None)))
         # Made in their sorted order, so that walking them walks memory in order too.
-        by_importance = sorted(entries, key=_importance_order)
-        index.by_importance = SortedRun.of_sorted([(e.importance, e.updated_at, e.seq, e) for e in by_importance])
+        index.by_importance = SortedRun.of_sorted(list(map(_importance_item, sorted(entries, key=by_importance))))
         by_age_ = entries if index.in_order else sorted(entries, key=by_age)
-        index.by_age = SortedRun.of_sorted([(e.updated_at, e.seq, e) for e in by_age_])
+        index.by_age = SortedRun.of_sorted(list(map(_age_item, by_age_)))
         index.by_expiry = SortedRun(_expiry_items(entries))
         index.containers = sum(isinstance(e.data, (dict, list)) for e in entries)
         index._held_words, index._words_left = None, 0
@@ -121,14 +119,11 @@ class Index:
         at that moment, which then leave ``by_expiry`` as a prefix.
         """
         index = object.__new__(Index)
-        if len(removed) > self.by_importance.chunk_count():
-            # Many leave at once (a mass expiry): one pass over each order, by seq.
-            gone = {entry.seq for entry in removed}
-            index.by_importance = self.by_importance.without_ids(gone).changed((), map(_importance_item, added))
-            index.by_age = self.by_age.without_ids(gone).changed((), map(_age_item, added))
-        else:
-            index.by_importance = self.by_importance.changed(map(_importance_item, removed), map(_importance_item, added))
-            index.by_age = self.by_age.changed(map(_age_item, removed), map(_age_item, added))
+        gone = {entry.seq for entry in removed}  # lets a run drop many at once without their items
+        index.by_importance = self.by_importance.changed(
+            map(_importance_item, removed), map(_importance_item, added), removed_ids=gone
+        )
+        index.by_age = self.by_age.changed(map(_age_item, removed), map(_age_item, added), removed_ids=gone)
         if expired_at is not None:
             index.by_expiry = self.by_expiry.without_below((expired_at,) + _AFTER).changed((), _expiry_items(added))
         else:

@@ -60,6 +60,8 @@ def copy_json(value: Any, *, what: str = "data") -> Any:
     raises ``ValueError`` (ENT-13). Either way the caller has changed nothing
     yet.
     """
+    if type(value) is str:  # the usual data: nothing to copy, only the check
+        return _check_text(value, what)
     return _copy(value, what, set())
 
 

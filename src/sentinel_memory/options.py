@@ -77,6 +77,11 @@ def is_number(value: object) -> bool:
     An int too large for a double (``10**400``) is not a number here: it
     could not be saved as one, nor compared with a time without overflowing.
     """
+    kind = type(value)  # plain floats and ints first: a load asks this of every entry
+    if kind is float:
+        return math.isfinite(value)  # type: ignore[arg-type]
+    if kind is int:
+        return fits_double(value)  # type: ignore[arg-type]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     if isinstance(value, int):

@@ -51,14 +51,12 @@ class SortedRun(Generic[T]):
     def __init__(self, items: Iterable[T] = ()) -> None:
         """A run of ``items``, in any order (items already in order sort in linear time)."""
         ordered = sorted(items)
-        chunks = tuple(tuple(ordered[i : i + CHUNK]) for i in range(0, len(ordered), CHUNK))
-        self._set(chunks, len(ordered))
+        self._set(_chunked(ordered), len(ordered))
 
     @classmethod
     def of_sorted(cls, items: list[T]) -> SortedRun[T]:
         """A run of ``items``, which the caller has just sorted: they are not checked again."""
-        chunks = tuple(tuple(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK))
-        return cls._of_chunks(chunks, len(items))
+        return cls._of_chunks(_chunked(items), len(items))
 
     def _set(self, chunks: tuple[tuple[T, ...], ...], size: int) -> None:
         self._chunks = chunks
@@ -147,17 +145,29 @@ class SortedRun(Generic[T]):
             count += bisect.bisect_left(self._chunks[at], probe)
         return count
 
-    def changed(self, removed: Iterable[T] = (), added: Iterable[T] = ()) -> SortedRun[T]:
+    def changed(
+        self, removed: Iterable[T] = (), added: Iterable[T] = (), *, removed_ids: set[Any] | None = None
+    ) -> SortedRun[T]:
         """A new run without ``removed`` (each must be present) and with ``added`` (each must be absent).
 
         Only the chunks that lose or gain an item are copied. Each chunk
         holds the items between its predecessor's last and its own last, so
         the chunk of an item is found by bisecting the lasts of the run as it
         was; removals and additions then go to that chunk's copy.
+
+        When more items leave than there are chunks (a mass expiry), one
+        pass over the whole run by id beats a search for each. A caller that
+        has the removed items' ids passes them as ``removed_ids``; then, in
+        that case, ``removed`` is not even read.
         """
+        if removed_ids is not None and len(removed_ids) > len(self._chunks):
+            return self._without_ids(removed_ids).changed((), added)
         removed = list(removed)
         if len(removed) > len(self._chunks):
-            return self._without_many(removed).changed((), added)
+            ids = {item[-2] for item in removed}
+            if len(ids) != len(removed):
+                raise ValueError("item removed twice")
+            return self._without_ids(ids).changed((), added)
         chunks = list(self._chunks)
         lasts = self._lasts
         copies: dict[int, list[T]] = {}
@@ -210,28 +220,12 @@ class SortedRun(Generic[T]):
                 chunks[at] = tuple(own)
         return SortedRun._of_chunks(tuple(chunks), size)
 
-    def _without_many(self, removed: list[T]) -> SortedRun[T]:
-        """Without ``removed``, more items than there are chunks: one pass over the whole run beats a search each."""
-        gone = {item[-2] for item in removed}  # type: ignore[index]
-        if len(gone) != len(removed):
-            raise ValueError("item removed twice")
-        return self.without_ids(gone)
-
-    def without_ids(self, ids: set[Any]) -> SortedRun[T]:
-        """A new run without the items whose second-to-last field is in ``ids``: one pass over the whole run.
-
-        For removing many items at once (a mass expiry): it needs only their
-        ids, not the items. Every id must be in the run.
-        """
-        kept = [item for item in itertools.chain.from_iterable(self._chunks) if item[-2] not in ids]  # type: ignore[index]
+    def _without_ids(self, ids: set[Any]) -> SortedRun[T]:
+        """A new run without the items whose id (second-to-last field) is in ``ids``, each of which must be present."""
+        kept = [item for item in itertools.chain.from_iterable(self._chunks) if item[-2] not in ids]
         if len(kept) != self._size - len(ids):
             raise ValueError("item not in the run")
-        chunks = tuple(tuple(kept[i : i + CHUNK]) for i in range(0, len(kept), CHUNK))
-        return SortedRun._of_chunks(chunks, len(kept))
-
-    def chunk_count(self) -> int:
-        """How many chunks the run is cut into: past this many removals, :meth:`without_ids` is the cheaper way."""
-        return len(self._chunks)
+        return SortedRun._of_chunks(_chunked(kept), len(kept))
 
     def without_below(self, probe: Any) -> SortedRun[T]:
         """A new run without the items ``< probe``: whole chunks go at once."""
@@ -243,6 +237,11 @@ class SortedRun(Generic[T]):
         head = (chunk[cut:],) if cut else (chunk,)
         rest = self._chunks[at + 1 :]
         return SortedRun._of_chunks(head + rest, len(chunk) - cut + sum(map(len, rest)))
+
+
+def _chunked(items: list[T]) -> tuple[tuple[T, ...], ...]:
+    """Sorted ``items`` cut into chunks of :data:`CHUNK`."""
+    return tuple(tuple(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK))
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -105,17 +105,17 @@ def fill(
     render: Callable[[Entry], str],
     separator: str,
     least_units: int = 0,
-    rank_among: Callable[[Sequence[Entry]], Sequence[Entry]] | None = None,
+    rank_among: Callable[[Sequence[Entry]], Sequence[Entry]],
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """The greedy fill, in linear time where the tokenizer allows it (CTX-8).
 
     There are ``count`` candidates; ``oldest_first()`` lists them oldest
     first and ``rank(None)`` best first; ``rank(n)`` may return just the
     first ``n`` or more of that ranking, and ``rank_among(some)`` returns
-    ``some`` in the order they have in it (by default, taken from
-    ``rank(None)``). The result is that of ``fill_naive`` over
-    ``rank(None)``. ``least_units`` is a lower bound of the candidates'
-    :attr:`~sentinel_memory.values.Entry.line_units` (0 when unknown).
+    ``some`` in the order they have in it. The result is that of
+    ``fill_naive`` over ``rank(None)``. ``least_units`` is a lower bound of
+    the candidates' :attr:`~sentinel_memory.values.Entry.line_units` (0 when
+    unknown).
 
     With a measured tokenizer whose line measures are whole numbers, all
     arithmetic is exact integer arithmetic: when every candidate fits
@@ -127,12 +127,6 @@ def fill(
 
     def naive() -> tuple[str, tuple[Entry, ...], int | float]:
         return fill_naive(rank(None), token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
-
-    if rank_among is None:
-
-        def rank_among(some: Sequence[Entry]) -> Sequence[Entry]:
-            wanted = {entry.seq for entry in some}
-            return [entry for entry in rank(None) if entry.seq in wanted]
 
     measure = getattr(tokenizer, "measure", None)
     to_tokens = getattr(tokenizer, "tokens_from_measure", None)

@@ -85,10 +85,8 @@ class Table(Mapping[str, Entry]):
         """A new table without ``removed`` (each stored) and with ``added`` (whose keys are then free)."""
         removed, added = list(removed), list(added)
         by_key = self._by_key.changed(map(_key, removed), [(entry.key, entry) for entry in added])
-        if len(removed) > self._by_seq.chunk_count():
-            by_seq = self._by_seq.without_ids({entry.seq for entry in removed}).changed((), map(_seq_item, added))
-        else:
-            by_seq = self._by_seq.changed(map(_seq_item, removed), map(_seq_item, added))
+        gone = {entry.seq for entry in removed}
+        by_seq = self._by_seq.changed(map(_seq_item, removed), map(_seq_item, added), removed_ids=gone)
         if len(by_key) != len(by_seq):
             raise ValueError("a table holds one entry per key")
         return Table._of(by_key, by_seq)

@@ -36,6 +36,7 @@ __all__ = [
     "LoadResult",
     "Working",
     "by_age",
+    "by_importance",
     "default_format",
     "frozen_mapping",
 ]
@@ -116,6 +117,9 @@ class Entry:
 
 #: Sort key for age order, oldest first: ascending ``(updated_at, seq)`` (ENT-6).
 by_age = operator.attrgetter("updated_at", "seq")
+
+#: Sort key for importance order, weakest first: ascending ``(importance, updated_at, seq)`` (CMP-1, REC-3).
+by_importance = operator.attrgetter("importance", "updated_at", "seq")
 
 
 def default_format(entry: Entry) -> str:
