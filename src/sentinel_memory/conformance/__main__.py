@@ -1,0 +1,7 @@
+"""``python -m sentinel_memory.conformance``: see :mod:`sentinel_memory.conformance.cli`."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,306 @@
+"""This library as a protocol backend: the reference every other backend is compared with.
+
+:func:`run_case` builds a fresh :class:`~sentinel_memory.memory.Memory` from a
+case's config and runs its steps, each at its own ``now``; :func:`serve`
+answers cases read from a stream, one JSON line each. Nothing here decides a
+result: every answer is what the public API returned, written with
+:mod:`.wire`, or the error code of what it raised.
+
+The reference tokenizers and formats a case may name are data
+(:data:`TOKENIZERS`, :data:`FORMATS`), each defined exactly in PROTOCOL.md so
+a port can build the same ones.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from typing import IO, Any
+
+from .. import __version__
+from ..document import check_generation, declared_generation, generation_of, problem
+from ..errors import DamagedStoreError
+from ..jsontext import dumps, loads
+from ..lexical import words
+from ..memory import Memory, create_memory
+from ..tokens import Tokenizer, additive, estimate_tokens, utf16_len
+from ..values import Compaction, Entry
+from . import OPTIONAL_GROUPS, PROTOCOL, REQUIRED_GROUPS, wire
+
+__all__ = ["FORMATS", "IMPLEMENTATION", "TOKENIZERS", "ProtocolStore", "handshake", "run_case", "serve"]
+
+IMPLEMENTATION = {"name": "sentinel-memory", "language": "python", "version": __version__}
+
+
+def _utf8_bytes(text: str) -> int:
+    # A lone surrogate (possible in a separator) is counted as the 3 bytes
+    # WTF-8 gives it, the way JavaScript's TextEncoder would not; cases avoid it.
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+#: The tokenizers a case may name. Those whose count of a concatenation is
+#: the sum of the counts are declared additive, so the suite runs the fast
+#: fill (CTX-8) as well as the plain one.
+TOKENIZERS: Mapping[str, Tokenizer] = {
+    "estimate": estimate_tokens,
+    "utf16_units": additive(utf16_len),
+    "utf8_bytes": additive(_utf8_bytes),
+    "code_points": additive(len),
+    "distinct_words": lambda text: len(words(text)),
+    "plus_one": lambda text: utf16_len(text) + 1,
+    "negative": lambda text: -1,
+}
+
+#: The formats a case may name; ``number`` breaks CTX-3 on purpose (it returns a number).
+FORMATS: Mapping[str, Callable[[Entry], Any] | None] = {
+    "default": None,
+    "text": lambda entry: entry.text,
+    "key": lambda entry: entry.key,
+    "number": lambda entry: entry.importance,
+}
+
+#: The config keys a case may set, all optional.
+CONFIG_KEYS = ("limit", "recency_window", "working_ttl", "cache_ttl", "tokenizer", "autosave")
+
+
+class Unsupported(Exception):
+    """A case asked for something this backend does not have: answered as ``E_UNSUPPORTED``."""
+
+
+class ProtocolStore:
+    """A store that holds its document as the text a file would hold, and reads it as strictly (PER-13).
+
+    The ``load`` op puts a document, a text or nothing into it; ``save`` and
+    ``stored`` answer what it holds. Generations are checked as a file store
+    checks them (MW-3).
+    """
+
+    def __init__(self) -> None:
+        self.raw: bytes | None = None
+
+    def __repr__(self) -> str:
+        return "<the protocol store>"
+
+    def load(self) -> dict[str, Any] | None:
+        if self.raw is None:
+            return None
+        document = loads(self.raw, "the protocol store")
+        found = problem(document)
+        if found is not None:
+            raise DamagedStoreError(found, "the protocol store")
+        return document
+
+    def save(self, document: dict[str, Any]) -> None:
+        check_generation(self, declared_generation(document), self.generation())
+        self.raw = dumps(document)
+
+    def generation(self) -> int:
+        # A damaged text raises, as a damaged file does: a save never overwrites damage unseen.
+        return generation_of(self.load())
+
+    def held(self) -> Any:
+        """What the store holds, as a JSON value (None when nothing)."""
+        return None if self.raw is None else json.loads(self.raw)
+
+
+def _named(table: Mapping[str, Any], kind: str, name: object) -> Any:
+    if name is None:
+        return None
+    if not isinstance(name, str) or name not in table:
+        raise Unsupported(f"unknown {kind} {name!r}")
+    return table[name]
+
+
+class _Session:
+    """One case: a memory, the time its clock reads, and what ``on_evict`` received."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        unknown = set(config) - set(CONFIG_KEYS)
+        if unknown:
+            raise Unsupported(f"unknown config keys {sorted(unknown)}")
+        self.now: Any = 0
+        self.evicted: list[Compaction] = []
+        self.store = ProtocolStore()
+        options = {name: wire.decode(config[name]) for name in ("limit", "recency_window", "working_ttl", "cache_ttl") if name in config}
+        self.memory: Memory = create_memory(
+            store=self.store,
+            clock=lambda: self.now,
+            on_evict=self.evicted.append,
+            tokenizer=_named(TOKENIZERS, "tokenizer", config.get("tokenizer")),
+            autosave=config.get("autosave", False),
+            **options,
+        )
+
+    def step(self, op: str, args: Mapping[str, Any]) -> Any:
+        handler = getattr(self, f"op_{op}", None)
+        if handler is None or op not in wire.OP_GROUPS:
+            raise Unsupported(f"unknown op {op!r}")
+        if not isinstance(args, dict):
+            raise Unsupported(f"the args of {op} must be an object")
+        unknown = set(args) - set(inspect.signature(handler).parameters)
+        if unknown:
+            raise Unsupported(f"{op} takes no {sorted(unknown)}")
+        return handler(**args)
+
+    # -- entries --------------------------------------------------------------
+
+    def op_remember(self, key: Any = None, data: Any = None, importance: Any = None, ttl: Any = None) -> Any:
+        return wire.entries((self.memory.remember(key, data, importance=importance, ttl=ttl),))[0]
+
+    def op_get(self, key: Any = None, default: Any = None) -> Any:
+        return self.memory.get(key, default)
+
+    def op_has(self, key: Any = None) -> Any:
+        return self.memory.has(key)
+
+    def op_forget(self, key: Any = None) -> Any:
+        return self.memory.forget(key)
+
+    def op_clear(self) -> Any:
+        self.memory.clear()
+
+    def op_size(self) -> Any:
+        return self.memory.size()
+
+    def op_get_recent(self, n: Any = None) -> Any:
+        return wire.entries(self.memory.get_recent(n))
+
+    def op_stats(self) -> Any:
+        return self.memory.stats()
+
+    # -- compaction -----------------------------------------------------------
+
+    def op_compact(self) -> Any:
+        return wire.compaction(self.memory.compact())
+
+    def op_evictions(self) -> Any:
+        delivered, self.evicted[:] = list(self.evicted), []
+        return [wire.compaction(item) for item in delivered]
+
+    # -- recall and context ---------------------------------------------------
+
+    def op_recall(self, query: Any = None, limit: Any = None) -> Any:
+        return wire.hits(self.memory.recall(query, limit=limit))
+
+    def op_get_context(
+        self, token_budget: Any = None, query: Any = None, tokenizer: Any = None, format: Any = None, separator: Any = None
+    ) -> Any:
+        context = self.memory.get_context(
+            token_budget=token_budget,
+            query=query,
+            tokenizer=_named(TOKENIZERS, "tokenizer", tokenizer),
+            format=_named(FORMATS, "format", format),
+            separator=separator,
+        )
+        return wire.context(context)
+
+    # -- the L0 cache and the L1 working memory ----------------------------------
+
+    def op_cache_put(self, key: Any = None, value: Any = None, ttl: Any = None) -> Any:
+        self.memory.cache.put(key, value, ttl=ttl)
+
+    def op_cache_get(self, key: Any = None, default: Any = None) -> Any:
+        return self.memory.cache.get(key, default)
+
+    def op_cache_delete(self, key: Any = None) -> Any:
+        return self.memory.cache.delete(key)
+
+    def op_cache_clear(self) -> Any:
+        self.memory.cache.clear()
+
+    def op_working_set(self, patch: Any = None) -> Any:
+        self.memory.working.set(patch)
+
+    def op_working_get(self) -> Any:
+        return self.memory.working.get()
+
+    def op_working_clear(self) -> Any:
+        self.memory.working.clear()
+
+    # -- persistence ------------------------------------------------------------
+
+    def op_save(self) -> Any:
+        self.memory.save()
+        return self.store.held()
+
+    def op_stored(self) -> Any:
+        return self.store.held()
+
+    def op_load(self, document: Any = ..., text: Any = None, missing: Any = False) -> Any:
+        if missing is True:
+            self.store.raw = None
+        elif text is not None:
+            if not isinstance(text, str):
+                raise Unsupported("load's text must be a string")
+            self.store.raw = text.encode("utf-8", "surrogatepass")
+        elif document is not ...:
+            self.store.raw = json.dumps(document, ensure_ascii=False, allow_nan=False).encode("utf-8", "surrogatepass")
+        return wire.load_result(self.memory.load())
+
+
+def error_code(error: BaseException) -> str | None:
+    """The protocol's code for what a step raised, or None when it is no rule's error (PROTOCOL.md, "Errors")."""
+    if isinstance(error, Unsupported):
+        return "E_UNSUPPORTED"
+    if isinstance(error, DamagedStoreError):
+        return "E_PARSE"
+    if isinstance(error, TypeError):
+        return "E_TYPE"
+    if isinstance(error, ValueError):
+        return "E_RANGE"
+    return None
+
+
+def _answer(run: Callable[[], Any]) -> dict[str, Any]:
+    try:
+        return {"ok": run()}
+    except Exception as error:  # a rule's error becomes its code; anything else is a crash
+        code = error_code(error)
+        if code is None:
+            raise
+        return {"error": code}
+
+
+def run_case(case: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer to one case: ``{"id", "results"}``, or ``{"id", "error"}`` when its config is refused."""
+    answer: dict[str, Any] = {"id": case.get("id")}
+    with warnings.catch_warnings():
+        # LoadWarning and friends are for people; the protocol reports LoadResult.
+        warnings.simplefilter("ignore")
+        created = _answer(lambda: _Session(case.get("config") or {}))
+        if "error" in created:
+            answer["error"] = created["error"]
+            return answer
+        session: _Session = created["ok"]
+        results = []
+        for step in case.get("steps", []):
+            session.now = wire.decode(step.get("now"))
+            args = wire.decode(step.get("args") or {})
+            results.append(_answer(lambda: session.step(step.get("op"), args)))
+        answer["results"] = results
+    return answer
+
+
+def handshake() -> dict[str, Any]:
+    """The answer to ``{"op": "start", "protocol": 1}``."""
+    return {"protocol": PROTOCOL, "implementation": IMPLEMENTATION, "groups": [*REQUIRED_GROUPS, *OPTIONAL_GROUPS]}
+
+
+def _lines(stream: IO[str]) -> Iterator[str]:
+    for line in stream:
+        if line.strip():
+            yield line
+
+
+def serve(source: IO[str], sink: IO[str]) -> None:
+    """Answer the handshake and then every case read from ``source``, one JSON line each, until it ends."""
+    for line in _lines(source):
+        request = json.loads(line)
+        if request.get("op") == "start":
+            answer = handshake() if request.get("protocol") == PROTOCOL else {"error": "E_UNSUPPORTED"}
+        else:
+            answer = run_case(request)
+        sink.write(json.dumps(answer, ensure_ascii=True, allow_nan=False) + "\n")
+        sink.flush()

@@ -1,0 +1,103 @@
+"""Deliberate bugs for ``serve --bug NAME``: proof that the vectors catch what ports get wrong.
+
+Each bug is one plausible mistake a port could make, applied to this
+process's copy of the library by replacing one function. The tests run the
+suite against every one of them and insist that the runner fails with a
+diff that names a case and a step. None of this is used by anything else.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from .. import core, index, prompt, tokens, values
+from ..tokens import count_tokens
+
+__all__ = ["BUGS", "apply"]
+
+
+def _expiry_strictly_after() -> None:
+    """Expiry at ``now > expires_at`` instead of ``>=`` (against EXP-2): gone a millisecond late."""
+    # Reading at a hair before `now` turns every `now >= deadline` into `now > deadline`.
+    def earlier(now: Any) -> Any:
+        return math.nextafter(now, -math.inf) if isinstance(now, (int, float)) else now
+
+    is_past = core.is_past
+    core.is_past = lambda deadline, now: is_past(deadline, earlier(now))  # type: ignore[assignment]
+    for name in ("none_expired", "expired", "expired_count", "expired_seqs"):
+        method = getattr(index.Index, name)
+        setattr(index.Index, name, lambda self, now, _method=method: _method(self, earlier(now)))
+
+
+def _ties_to_the_older() -> None:
+    """Every tie goes to the older entry (against ENT-6): new entries get ever smaller sequence numbers."""
+    remember = core.remember
+
+    def backwards(state: Any, *args: Any, **kwargs: Any) -> Any:
+        real = state.next_seq
+        after, compaction = remember(attrs.evolve(state, next_seq=-1_000_000_000 - real), *args, **kwargs)
+        return attrs.evolve(after, next_seq=real + 1), compaction
+
+    core.remember = backwards  # type: ignore[assignment]
+
+
+def _estimate_counts_code_points() -> None:
+    """The estimator divides code points, not UTF-16 units, by 4 (against TOK-1): an emoji counts 1."""
+    def code_points(text: str) -> int:
+        return len(text)
+
+    for module in (tokens, values, prompt):
+        module.utf16_len = code_points  # type: ignore[attr-defined]
+    tokens.estimate_tokens.measure = code_points  # type: ignore[attr-defined]
+
+
+def _importance_clamped() -> None:
+    """An out-of-range importance is clamped into [0, 1] instead of defaulted (against NUM-1)."""
+    number_option = core.number_option
+
+    def clamping(name: str, value: object, *default: Any) -> Any:
+        if name == "importance" and core.is_number(value) and math.isfinite(value):  # type: ignore[arg-type]
+            return min(1.0, max(0.0, value))  # type: ignore[type-var]
+        return number_option(name, value, *default)
+
+    core.number_option = clamping  # type: ignore[assignment]
+
+
+def _budget_per_entry() -> None:
+    """The budget is checked per line, not for the whole text (against CTX-2)."""
+
+    def per_line(
+        count: int,
+        oldest_first: Callable[[], Sequence[values.Entry]],
+        rank: Callable[[int | None], Sequence[values.Entry]],
+        *,
+        token_budget: int | float,
+        tokenizer: Any,
+        render: Callable[[values.Entry], str],
+        separator: str,
+        **_: Any,
+    ) -> tuple[str, tuple[values.Entry, ...], int | float]:
+        chosen = sorted((e for e in rank(None) if count_tokens(tokenizer, render(e)) <= token_budget), key=values.by_age)
+        text = separator.join(map(render, chosen))
+        return text, tuple(chosen), count_tokens(tokenizer, text)
+
+    core.fill = per_line  # type: ignore[attr-defined]
+
+
+#: Every bug by its flag name.
+BUGS: Mapping[str, Callable[[], None]] = {
+    "expiry-gt": _expiry_strictly_after,
+    "ties-older": _ties_to_the_older,
+    "estimate-code-points": _estimate_counts_code_points,
+    "importance-clamped": _importance_clamped,
+    "budget-per-entry": _budget_per_entry,
+}
+
+
+def apply(name: str) -> None:
+    """Break this process's library the way ``name`` says."""
+    BUGS[name]()

@@ -1,0 +1,145 @@
+"""``python -m sentinel_memory.conformance``: run, serve, dump and regen.
+
+Exit status: 0 when everything asked for passed, 1 when a case failed or
+errored (or the expected-failures list is wrong, or regen found a
+difference), 2 for a usage error or a backend that cannot be started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import PROTOCOL
+from .backend import run_case, serve
+from .bugs import BUGS, apply
+from .compare import first_difference
+from .runner import BackendError, Outcome, Subprocess, default_env, describe, read_expected_failures, run, select
+from .vectors import answer_of, compact, files, load_all, write_file
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m sentinel_memory.conformance",
+        description="The sentinel-memory conformance suite: check a backend against the reviewed vectors.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def selection(command: argparse.ArgumentParser) -> None:
+        command.add_argument("--only", action="append", default=[], metavar="GLOB", help="run only cases whose id matches (repeatable)")
+        command.add_argument("--skip", action="append", default=[], metavar="GLOB", help="leave out cases whose id matches (repeatable)")
+
+    run_ = commands.add_parser("run", help="run the vectors through a backend and compare")
+    run_.add_argument("--backend", required=True, metavar="CMD", help="the backend command line, e.g. 'node backend.js'")
+    selection(run_)
+    run_.add_argument("--expected-failures", type=Path, metavar="FILE", help="case ids expected to fail, one per line")
+    run_.add_argument("--json", type=Path, metavar="REPORT", help="also write the whole report as JSON")
+    run_.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per-case timeout (default 10)")
+    run_.add_argument(
+        "--tolerance", type=float, default=0.0, metavar="REL",
+        help="relative tolerance for numbers (default 0: doubles must be equal)",
+    )
+    run_.add_argument("--quiet", action="store_true", help="print only failures and the summary")
+
+    serve_ = commands.add_parser("serve", help="this library as a protocol backend on stdin/stdout")
+    serve_.add_argument("--bug", choices=sorted(BUGS), help="break the library on purpose (to test the suite)")
+
+    commands.add_parser("dump", help="print every vector as one JSON document")
+
+    regen = commands.add_parser("regen", help="re-derive the expectations from this library and show the diff")
+    selection(regen)
+    regen.add_argument("--write", action="store_true", help="write the re-derived expectations into the files")
+    return parser
+
+
+def _run(options: argparse.Namespace) -> int:
+    expected: list[str] = []
+    if options.expected_failures is not None:
+        expected = read_expected_failures(options.expected_failures)
+    cases = select((case for _, case in load_all()), options.only, options.skip)
+    backend = Subprocess(options.backend, timeout=options.timeout, env=default_env())
+
+    def show(outcome: Outcome) -> None:
+        if outcome.status in ("failed", "errored"):
+            print(describe(outcome), flush=True)
+        elif not options.quiet and outcome.status == "skipped":
+            print(f"SKIP {outcome.id}: {outcome.reason}", flush=True)
+
+    started = time.perf_counter()
+    try:
+        report = run(backend, cases, expected_failures=expected, tolerance=options.tolerance, on_outcome=show)
+    except (BackendError, OSError) as error:
+        print(f"cannot run the backend {options.backend!r}: {error}", file=sys.stderr)
+        return 2
+    for problem in report.list_problems:
+        print(f"EXPECTED FAILURES: {problem}")
+    if options.json is not None:
+        options.json.write_text(json.dumps(report.to_json(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    name = report.implementation.get("name", "?")
+    xfail = report.count("expected failure")
+    print(f"{name}: {len(cases)} cases in {time.perf_counter() - started:.1f} s" + (f", {xfail} expected failures" if xfail else ""))
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
+def _dump() -> int:
+    document: dict[str, Any] = {"protocol": PROTOCOL, "files": []}
+    for path in files():
+        content = json.loads(path.read_text(encoding="utf-8"))
+        document["files"].append({"name": path.name, **content})
+    sys.stdout.write(json.dumps(document, ensure_ascii=True, allow_nan=False) + "\n")
+    return 0
+
+
+def _regen(options: argparse.Namespace) -> int:
+    chosen = {case["id"] for case in select((case for _, case in load_all()), options.only, options.skip)}
+    changed = 0
+    for path in files():
+        content = json.loads(path.read_text(encoding="utf-8"))
+        cases = content["cases"]
+        for case in cases:
+            if case["id"] not in chosen:
+                continue
+            answer = run_case({"id": case["id"], "config": case.get("config", {}), "steps": case.get("steps", [])})
+            before = answer_of(case)
+            if "error" in answer:
+                case.pop("steps", None)
+                case["steps"] = []
+                case["error"] = answer["error"]
+            else:
+                case.pop("error", None)
+                for step, result in zip(case["steps"], answer["results"]):
+                    step["expect"] = result
+            after = answer_of(case)
+            where = first_difference(before, after)
+            if where is not None:
+                changed += 1
+                print(f"{path.name} {case['id']}: {where}\n  kept:    {compact(before)}\n  derived: {compact(after)}")
+        if options.write:
+            write_file(path, content["description"], cases)
+    print(f"{changed} cases differ from this library" + (" (written)" if options.write and changed else ""))
+    return 1 if changed and not options.write else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    options = _parser().parse_args(argv)
+    if options.command == "run":
+        return _run(options)
+    if options.command == "serve":
+        if options.bug:
+            apply(options.bug)
+        sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[attr-defined]
+        serve(sys.stdin, sys.stdout)
+        return 0
+    if options.command == "dump":
+        return _dump()
+    return _regen(options)
+

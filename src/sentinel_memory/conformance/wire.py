@@ -1,0 +1,112 @@
+"""What travels between the runner and a backend (PROTOCOL.md).
+
+Everything is a JSON value. Three things need a convention:
+
+* **Numbers JSON cannot write.** The number rule (NUM-1) and the data rule
+  (ENT-2) must be tested with NaN and the infinities, so a case writes them
+  as ``{"$number": "NaN"}``, ``{"$number": "Infinity"}`` and
+  ``{"$number": "-Infinity"}``, anywhere in its arguments or its ``now``.
+* **Values the protocol returns.** An entry travels as the article's JSON
+  (``key, data, importance, createdAt, updatedAt, expiresAt``), exactly as a
+  saved document lists it; the other results are objects named field by field.
+* **Which group an op belongs to.** That is data, :data:`OP_GROUPS`, so the
+  runner can skip a case a backend cannot run without asking it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..document import record
+from ..values import Compaction, Context, Entry, Hit, LoadResult
+
+__all__ = [
+    "OP_GROUPS",
+    "SPECIAL",
+    "case_groups",
+    "compaction",
+    "context",
+    "decode",
+    "entries",
+    "hits",
+    "load_result",
+]
+
+#: The key of the one-key object that stands for a number JSON cannot write.
+SPECIAL = "$number"
+_SPECIALS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+#: Every op and the capability group it needs (PROTOCOL.md, "Ops").
+OP_GROUPS: Mapping[str, str] = {
+    "remember": "entries",
+    "get": "entries",
+    "has": "entries",
+    "forget": "entries",
+    "clear": "entries",
+    "size": "entries",
+    "get_recent": "entries",
+    "stats": "entries",
+    "compact": "compaction",
+    "evictions": "compaction",
+    "recall": "recall",
+    "get_context": "context",
+    "cache_put": "cache",
+    "cache_get": "cache",
+    "cache_delete": "cache",
+    "cache_clear": "cache",
+    "working_set": "working",
+    "working_get": "working",
+    "working_clear": "working",
+    "save": "persistence",
+    "stored": "persistence",
+    "load": "persistence",
+}
+
+
+def decode(value: Any) -> Any:
+    """``value`` with every ``{"$number": ...}`` replaced by the float it names."""
+    if isinstance(value, dict):
+        if len(value) == 1 and SPECIAL in value:
+            name = value[SPECIAL]
+            if name not in _SPECIALS:
+                raise ValueError(f"unknown special number {name!r}; use one of {sorted(_SPECIALS)}")
+            return _SPECIALS[name]
+        return {key: decode(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [decode(item) for item in value]
+    return value
+
+
+def case_groups(case: Mapping[str, Any]) -> set[str]:
+    """The optional groups a case needs: those of its ops, and persistence for an autosaving config."""
+    needed = {OP_GROUPS.get(step.get("op"), "entries") for step in case.get("steps", [])}
+    if case.get("config", {}).get("autosave") is True:
+        needed.add("persistence")
+    return needed
+
+
+def entries(items: tuple[Entry, ...]) -> list[dict[str, Any]]:
+    """Entries as the article's JSON, in the order given."""
+    return [record(entry) for entry in items]
+
+
+def hits(items: tuple[Hit, ...]) -> list[dict[str, Any]]:
+    """Recall hits: ``[{"entry": ..., "score": ...}]``, best first."""
+    return [{"entry": record(hit.entry), "score": hit.score} for hit in items]
+
+
+def compaction(value: Compaction) -> dict[str, Any]:
+    """``{"expired": [...], "evicted": [...]}``."""
+    return {"expired": entries(value.expired), "evicted": entries(value.evicted)}
+
+
+def context(value: Context) -> dict[str, Any]:
+    """``{"text", "entries", "tokens", "omitted"}``."""
+    return {"text": value.text, "entries": entries(value.entries), "tokens": value.tokens, "omitted": value.omitted}
+
+
+def load_result(value: LoadResult) -> dict[str, Any]:
+    """``{"loaded", "dropped", "compacted"}``."""
+    return {"loaded": value.loaded, "dropped": value.dropped, "compacted": value.compacted}
