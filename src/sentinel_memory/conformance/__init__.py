@@ -29,6 +29,6 @@ REQUIRED_GROUPS = ("entries", "expiry", "compaction", "numbers", "recall", "cont
 OPTIONAL_GROUPS = ("cache", "working", "persistence")
 
 #: The stable error codes a step may answer (PROTOCOL.md, "Errors").
-ERROR_CODES = ("E_TYPE", "E_RANGE", "E_PARSE", "E_UNSUPPORTED")
+ERROR_CODES = ("E_TYPE", "E_RANGE", "E_PARSE", "E_CONFLICT", "E_UNSUPPORTED")
 
 __all__ = ["ERROR_CODES", "OPTIONAL_GROUPS", "PROTOCOL", "REQUIRED_GROUPS"]

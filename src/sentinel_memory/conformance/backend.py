@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from .. import __version__
 from ..document import check_generation, declared_generation, generation_of, problem
-from ..errors import DamagedStoreError
+from ..errors import ConflictError, DamagedStoreError
 from ..jsontext import dumps, loads
 from ..lexical import words
 from ..memory import Memory, create_memory
@@ -29,7 +29,7 @@ from ..tokens import Tokenizer, additive, estimate_tokens, utf16_len
 from ..values import Compaction, Entry
 from . import OPTIONAL_GROUPS, PROTOCOL, REQUIRED_GROUPS, wire
 
-__all__ = ["FORMATS", "IMPLEMENTATION", "TOKENIZERS", "ProtocolStore", "handshake", "run_case", "serve"]
+__all__ = ["FORMATS", "IMPLEMENTATION", "TOKENIZERS", "ProtocolStore", "Session", "answer_step", "handshake", "run_case", "serve", "start"]
 
 IMPLEMENTATION = {"name": "sentinel-memory", "language": "python", "version": __version__}
 
@@ -101,8 +101,13 @@ class ProtocolStore:
         return generation_of(self.load())
 
     def held(self) -> Any:
-        """What the store holds, as a JSON value (None when nothing)."""
-        return None if self.raw is None else json.loads(self.raw)
+        """What the store holds: its JSON value, None when nothing, ``{"$text": ...}`` when it is not JSON."""
+        if self.raw is None:
+            return None
+        try:
+            return json.loads(self.raw)
+        except ValueError:
+            return {"$text": self.raw.decode("utf-8", "surrogatepass")}
 
 
 def _named(table: Mapping[str, Any], kind: str, name: object) -> Any:
@@ -113,7 +118,7 @@ def _named(table: Mapping[str, Any], kind: str, name: object) -> Any:
     return table[name]
 
 
-class _Session:
+class Session:
     """One case: a memory, the time its clock reads, and what ``on_evict`` received."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
@@ -225,18 +230,23 @@ class _Session:
         self.memory.save()
         return self.store.held()
 
-    def op_stored(self) -> Any:
-        return self.store.held()
-
-    def op_load(self, document: Any = ..., text: Any = None, missing: Any = False) -> Any:
+    def _put(self, document: Any, text: Any, missing: Any) -> None:
+        """Replace what the store holds, behind the memory's back, as another writer would."""
         if missing is True:
             self.store.raw = None
         elif text is not None:
             if not isinstance(text, str):
-                raise Unsupported("load's text must be a string")
+                raise Unsupported("text must be a string")
             self.store.raw = text.encode("utf-8", "surrogatepass")
         elif document is not ...:
             self.store.raw = json.dumps(document, ensure_ascii=False, allow_nan=False).encode("utf-8", "surrogatepass")
+
+    def op_stored(self, document: Any = ..., text: Any = None, missing: Any = False) -> Any:
+        self._put(document, text, missing)
+        return self.store.held()
+
+    def op_load(self, document: Any = ..., text: Any = None, missing: Any = False) -> Any:
+        self._put(document, text, missing)
         return wire.load_result(self.memory.load())
 
 
@@ -246,6 +256,8 @@ def error_code(error: BaseException) -> str | None:
         return "E_UNSUPPORTED"
     if isinstance(error, DamagedStoreError):
         return "E_PARSE"
+    if isinstance(error, ConflictError):
+        return "E_CONFLICT"
     if isinstance(error, TypeError):
         return "E_TYPE"
     if isinstance(error, ValueError):
@@ -263,24 +275,28 @@ def _answer(run: Callable[[], Any]) -> dict[str, Any]:
         return {"error": code}
 
 
-def run_case(case: Mapping[str, Any]) -> dict[str, Any]:
-    """The answer to one case: ``{"id", "results"}``, or ``{"id", "error"}`` when its config is refused."""
-    answer: dict[str, Any] = {"id": case.get("id")}
+def start(config: Mapping[str, Any]) -> Session | str:
+    """A session for ``config``, or the error code when the config is refused."""
+    created = _answer(lambda: Session(config))
+    return created["ok"] if "ok" in created else created["error"]
+
+
+def answer_step(session: Session, step: Mapping[str, Any]) -> dict[str, Any]:
+    """One step's result: ``{"ok": value}`` or ``{"error": code}``."""
+    session.now = wire.decode(step.get("now"))
+    args = wire.decode(step.get("args") or {})
     with warnings.catch_warnings():
         # LoadWarning and friends are for people; the protocol reports LoadResult.
         warnings.simplefilter("ignore")
-        created = _answer(lambda: _Session(case.get("config") or {}))
-        if "error" in created:
-            answer["error"] = created["error"]
-            return answer
-        session: _Session = created["ok"]
-        results = []
-        for step in case.get("steps", []):
-            session.now = wire.decode(step.get("now"))
-            args = wire.decode(step.get("args") or {})
-            results.append(_answer(lambda: session.step(step.get("op"), args)))
-        answer["results"] = results
-    return answer
+        return _answer(lambda: session.step(step.get("op"), args))
+
+
+def run_case(case: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer to one case: ``{"id", "results"}``, or ``{"id", "error"}`` when its config is refused."""
+    session = start(case.get("config") or {})
+    if isinstance(session, str):
+        return {"id": case.get("id"), "error": session}
+    return {"id": case.get("id"), "results": [answer_step(session, step) for step in case.get("steps", [])]}
 
 
 def handshake() -> dict[str, Any]:

@@ -32,7 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
+    def folder(command: argparse.ArgumentParser) -> None:
+        command.add_argument("--vectors", type=Path, metavar="DIR", help="read the vector files from DIR (default: the ones shipped)")
+
     def selection(command: argparse.ArgumentParser) -> None:
+        folder(command)
         command.add_argument("--only", action="append", default=[], metavar="GLOB", help="run only cases whose id matches (repeatable)")
         command.add_argument("--skip", action="append", default=[], metavar="GLOB", help="leave out cases whose id matches (repeatable)")
 
@@ -51,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     serve_ = commands.add_parser("serve", help="this library as a protocol backend on stdin/stdout")
     serve_.add_argument("--bug", choices=sorted(BUGS), help="break the library on purpose (to test the suite)")
 
-    commands.add_parser("dump", help="print every vector as one JSON document")
+    folder(commands.add_parser("dump", help="print every vector as one JSON document"))
 
     regen = commands.add_parser("regen", help="re-derive the expectations from this library and show the diff")
     selection(regen)
@@ -63,7 +67,7 @@ def _run(options: argparse.Namespace) -> int:
     expected: list[str] = []
     if options.expected_failures is not None:
         expected = read_expected_failures(options.expected_failures)
-    cases = select((case for _, case in load_all()), options.only, options.skip)
+    cases = select((case for _, case in load_all(options.vectors)), options.only, options.skip)
     backend = Subprocess(options.backend, timeout=options.timeout, env=default_env())
 
     def show(outcome: Outcome) -> None:
@@ -89,9 +93,9 @@ def _run(options: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def _dump() -> int:
+def _dump(options: argparse.Namespace) -> int:
     document: dict[str, Any] = {"protocol": PROTOCOL, "files": []}
-    for path in files():
+    for path in files(options.vectors):
         content = json.loads(path.read_text(encoding="utf-8"))
         document["files"].append({"name": path.name, **content})
     sys.stdout.write(json.dumps(document, ensure_ascii=True, allow_nan=False) + "\n")
@@ -99,9 +103,9 @@ def _dump() -> int:
 
 
 def _regen(options: argparse.Namespace) -> int:
-    chosen = {case["id"] for case in select((case for _, case in load_all()), options.only, options.skip)}
+    chosen = {case["id"] for case in select((case for _, case in load_all(options.vectors)), options.only, options.skip)}
     changed = 0
-    for path in files():
+    for path in files(options.vectors):
         content = json.loads(path.read_text(encoding="utf-8"))
         cases = content["cases"]
         for case in cases:
@@ -140,6 +144,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         serve(sys.stdin, sys.stdout)
         return 0
     if options.command == "dump":
-        return _dump()
+        return _dump(options)
     return _regen(options)
 
