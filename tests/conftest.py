@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
@@ -50,3 +51,10 @@ def make(clock):
 @pytest.fixture
 def mem(make):
     return make()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the conformance run's summary line (tests/test_conformance.py) at the end of the test output."""
+    module = sys.modules.get("test_conformance")
+    for line in getattr(module, "SUMMARIES", []):
+        terminalreporter.write_line(line)

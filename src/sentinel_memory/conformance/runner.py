@@ -107,7 +107,7 @@ class Subprocess:
 
     def start(self) -> dict[str, Any]:
         """Start the backend and shake hands; returns its handshake answer."""
-        self.stop()
+        self.stop(kill=True)
         self.process = subprocess.Popen(
             self.command,
             stdin=subprocess.PIPE,
@@ -146,21 +146,25 @@ class Subprocess:
             raise BackendError(f"the answer is not a JSON object: {line[:200]!r}")
         return answer
 
-    def stop(self) -> None:
+    def stop(self, *, kill: bool = False) -> None:
+        """End the backend: close its input and give it a moment to exit, or kill it at once."""
         if self.process is None:
             return
         process, self.process = self.process, None
-        for close in (process.stdin, process.stdout):
-            try:
-                if close is not None:
-                    close.close()
-            except OSError:
-                pass
         try:
-            process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            if process.stdin is not None:
+                process.stdin.close()
+        except OSError:
+            pass
+        # Its output is left to the reader thread, which sees the end when the process is gone.
+        if not kill:
+            try:
+                process.wait(timeout=2)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+        process.kill()
+        process.wait()
 
 
 def _pump(stream: TextIO, lines: queue.Queue[str | None]) -> None:
@@ -252,7 +256,8 @@ def run(
                     outcome = judge(case, backend.ask(request_of(case)), tolerance)
                 except BackendError as error:
                     outcome = Outcome(id=case["id"], status="errored", description=case.get("description", ""), reason=str(error))
-                    backend.start()
+                if outcome.status == "errored":
+                    backend.start()  # a fresh process: the old one may be stuck or out of step
             if case["id"] in listed:
                 if outcome.status == "failed":
                     outcome = attrs.evolve(outcome, status="expected failure")
