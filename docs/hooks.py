@@ -1,10 +1,18 @@
-"""mkdocs hook: render rules that live as data into the pages that describe them."""
+"""mkdocs hook: render rules that live as data, and the spec files, into the pages that show them."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 from sentinel_memory.options import NUMBER_RULES
 
 MARKER = "<!-- number-rules-table -->"
+ROOT = Path(__file__).resolve().parent.parent
+# `<!-- include: spec/RULES.md -->` puts that file here, so spec/ stays the one copy.
+INCLUDE = re.compile(r"<!-- include: (spec/[A-Za-z.]+) -->")
+# Links between spec files become links between the pages that show them, or to the files in the repository.
+SPEC_LINKS = {"RULES.md": "rules.md", "PROTOCOL.md": "protocol.md"}
 
 
 def number_rules_table() -> str:
@@ -16,5 +24,17 @@ def number_rules_table() -> str:
     return "\n".join(lines)
 
 
+def _spec_file(match: re.Match[str]) -> str:
+    text = (ROOT / match.group(1)).read_text(encoding="utf-8")
+
+    def link(found: re.Match[str]) -> str:
+        label, target = found.group(1), found.group(2)
+        if target in SPEC_LINKS:
+            return f"[{label}]({SPEC_LINKS[target]})"
+        return f"`spec/{target}`"
+
+    return re.sub(r"\[([^\]]+)\]\(([A-Za-z.\-]+\.(?:md|json))\)", link, text)
+
+
 def on_page_markdown(markdown: str, **_: object) -> str:
-    return markdown.replace(MARKER, number_rules_table())
+    return INCLUDE.sub(_spec_file, markdown).replace(MARKER, number_rules_table())

@@ -86,6 +86,8 @@ def _run(options: argparse.Namespace) -> int:
         print(f"EXPECTED FAILURES: {problem}")
     if options.json is not None:
         options.json.write_text(json.dumps(report.to_json(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    if options.tolerance:
+        print(f"numbers compared with a relative tolerance of {options.tolerance:g} (claimed by this run)")
     name = report.implementation.get("name", "?")
     xfail = report.count("expected failure")
     print(f"{name}: {len(cases)} cases in {time.perf_counter() - started:.1f} s" + (f", {xfail} expected failures" if xfail else ""))

@@ -72,6 +72,7 @@ class Report:
     implementation: dict[str, Any]
     outcomes: tuple[Outcome, ...]
     list_problems: tuple[str, ...] = ()
+    tolerance: float = 0.0
 
     def count(self, status: str) -> int:
         return sum(1 for outcome in self.outcomes if outcome.status == status)
@@ -88,6 +89,7 @@ class Report:
         return {
             "protocol": PROTOCOL,
             "implementation": self.implementation,
+            "tolerance": self.tolerance,
             "summary": {status: self.count(status) for status in STATUSES},
             "expected_failure_problems": list(self.list_problems),
             "cases": [outcome.to_json() for outcome in self.outcomes],
@@ -269,7 +271,7 @@ def run(
     finally:
         backend.stop()
     problems = tuple(f"expected failure {name!r} is not a case" for name in sorted(listed - known))
-    return Report(implementation=hello.get("implementation", {}), outcomes=tuple(outcomes), list_problems=problems)
+    return Report(implementation=hello.get("implementation", {}), outcomes=tuple(outcomes), list_problems=problems, tolerance=tolerance)
 
 
 def describe(outcome: Outcome) -> str:
