@@ -9,7 +9,8 @@ from sentinel_memory.options import NUMBER_RULES
 
 MARKER = "<!-- number-rules-table -->"
 ROOT = Path(__file__).resolve().parent.parent
-# `<!-- include: spec/RULES.md -->` puts that file here, so spec/ stays the one copy.
+# `<!-- include: spec/PROTOCOL.md -->` puts that file here, so spec/ stays the one copy (docs/rules.md is a
+# symbolic link instead: RULES.md links to no other file).
 INCLUDE = re.compile(r"<!-- include: (spec/[A-Za-z.]+) -->")
 # Links between spec files become links between the pages that show them, or to the files in the repository.
 SPEC_LINKS = {"RULES.md": "rules.md", "PROTOCOL.md": "protocol.md"}
