@@ -36,7 +36,7 @@ def all_cases() -> list[dict]:
 def cli(*args: str, cwd: Path = ROOT, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "sentinel_memory.conformance", *args],
-        capture_output=True, text=True, encoding="utf-8", cwd=cwd, timeout=timeout,
+        capture_output=True, text=True, encoding="utf-8", cwd=cwd, timeout=timeout, check=False,
     )
 
 
@@ -272,7 +272,7 @@ def test_a_backend_without_a_required_group_cannot_be_run(tmp_path, monkeypatch)
 def test_serve_answers_the_handshake_and_a_case():
     """serve speaks the protocol: the handshake names the implementation and groups; a case gets one answer line."""
     request = '{"op": "start", "protocol": 1}\n{"id": "c", "config": {}, "steps": [{"op": "size", "now": 0}, {"op": "teleport", "now": 0}]}\n'
-    result = subprocess.run(SERVE.split(), input=request, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(SERVE.split(), input=request, capture_output=True, text=True, timeout=60, check=True)
     hello, answer = map(json.loads, result.stdout.splitlines())
     assert hello["implementation"]["name"] == "sentinel-memory" and "cache" in hello["groups"]
     assert answer == {"id": "c", "results": [{"ok": 0}, {"error": "E_UNSUPPORTED"}]}

@@ -29,7 +29,7 @@ def test_the_wheel_ships_the_runner_and_the_vectors(tmp_path):
     assert "site-packages" in where
     result = subprocess.run(
         [python, "-m", "sentinel_memory.conformance", "run", "--backend", f"{python} -m sentinel_memory.conformance serve", "--quiet"],
-        cwd=elsewhere, capture_output=True, text=True,
+        cwd=elsewhere, capture_output=True, text=True, check=False,
     )
     assert result.returncode == 0, result.stdout[-2000:]
     assert result.stdout.strip().splitlines()[-1].endswith(" passed, 0 failed, 0 skipped, 0 errored")

@@ -18,6 +18,7 @@ import json
 import os
 import shlex
 import sys
+from typing import ClassVar
 
 import pytest
 from hypothesis import settings
@@ -55,8 +56,8 @@ queries = st.one_of(st.none(), st.lists(st.sampled_from(WORDS), max_size=3).map(
 class Differential(RuleBasedStateMachine):
     """One case, growing a step at a time, on both sides."""
 
-    command: list[str] = SERVE
-    process: Subprocess | None = None
+    command: ClassVar[list[str]] = SERVE
+    process: ClassVar[Subprocess | None] = None
 
     def __init__(self) -> None:
         super().__init__()
@@ -151,8 +152,8 @@ def test_a_backend_agrees_with_this_library_step_by_step(machine):
 class Broken(Differential):
     """The machine against a backend with one deliberate bug."""
 
-    command = [*SERVE, "--bug", "importance-clamped"]
-    process = None
+    command: ClassVar[list[str]] = [*SERVE, "--bug", "importance-clamped"]
+    process: ClassVar[Subprocess | None] = None
 
 
 def test_the_machine_catches_a_broken_backend_and_writes_a_vector():

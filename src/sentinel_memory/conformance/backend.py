@@ -278,7 +278,8 @@ def _answer(run: Callable[[], Any]) -> dict[str, Any]:
 def start(config: Mapping[str, Any]) -> Session | str:
     """A session for ``config``, or the error code when the config is refused."""
     created = _answer(lambda: Session(config))
-    return created["ok"] if "ok" in created else created["error"]
+    session: Session | str = created["ok"] if "ok" in created else created["error"]
+    return session
 
 
 def answer_step(session: Session, step: Mapping[str, Any]) -> dict[str, Any]:
@@ -288,7 +289,7 @@ def answer_step(session: Session, step: Mapping[str, Any]) -> dict[str, Any]:
     with warnings.catch_warnings():
         # LoadWarning and friends are for people; the protocol reports LoadResult.
         warnings.simplefilter("ignore")
-        return _answer(lambda: session.step(step.get("op"), args))
+        return _answer(lambda: session.step(str(step.get("op")), args))
 
 
 def run_case(case: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,9 +15,16 @@ from typing import Any
 import attrs
 
 from .. import core, index, prompt, tokens, values
+from ..expiry import is_past
+from ..options import is_number, number_option
 from ..tokens import count_tokens
 
 __all__ = ["BUGS", "apply"]
+
+
+def _replace(owner: object, name: str, value: object) -> None:
+    """Swap ``owner.name`` for ``value``, in this process only."""
+    setattr(owner, name, value)
 
 
 def _expiry_strictly_after() -> None:
@@ -26,8 +33,7 @@ def _expiry_strictly_after() -> None:
     def earlier(now: Any) -> Any:
         return math.nextafter(now, -math.inf) if isinstance(now, (int, float)) else now
 
-    is_past = core.is_past
-    core.is_past = lambda deadline, now: is_past(deadline, earlier(now))  # type: ignore[assignment]
+    _replace(core, "is_past", lambda deadline, now: is_past(deadline, earlier(now)))
     for name in ("none_expired", "expired", "expired_count", "expired_seqs"):
         method = getattr(index.Index, name)
         setattr(index.Index, name, lambda self, now, _method=method: _method(self, earlier(now)))
@@ -42,7 +48,7 @@ def _ties_to_the_older() -> None:
         after, compaction = remember(attrs.evolve(state, next_seq=-1_000_000_000 - real), *args, **kwargs)
         return attrs.evolve(after, next_seq=real + 1), compaction
 
-    core.remember = backwards  # type: ignore[assignment]
+    _replace(core, "remember", backwards)
 
 
 def _estimate_counts_code_points() -> None:
@@ -51,20 +57,19 @@ def _estimate_counts_code_points() -> None:
         return len(text)
 
     for module in (tokens, values, prompt):
-        module.utf16_len = code_points  # type: ignore[attr-defined]
-    tokens.estimate_tokens.measure = code_points  # type: ignore[attr-defined]
+        _replace(module, "utf16_len", code_points)
+    _replace(tokens.estimate_tokens, "measure", code_points)
 
 
 def _importance_clamped() -> None:
     """An out-of-range importance is clamped into [0, 1] instead of defaulted (against NUM-1)."""
-    number_option = core.number_option
 
     def clamping(name: str, value: object, *default: Any) -> Any:
-        if name == "importance" and core.is_number(value) and math.isfinite(value):  # type: ignore[arg-type]
-            return min(1.0, max(0.0, value))  # type: ignore[type-var]
+        if name == "importance" and isinstance(value, (int, float)) and is_number(value) and math.isfinite(value):
+            return min(1.0, max(0.0, float(value)))
         return number_option(name, value, *default)
 
-    core.number_option = clamping  # type: ignore[assignment]
+    _replace(core, "number_option", clamping)
 
 
 def _budget_per_entry() -> None:
@@ -75,7 +80,7 @@ def _budget_per_entry() -> None:
         oldest_first: Callable[[], Sequence[values.Entry]],
         rank: Callable[[int | None], Sequence[values.Entry]],
         *,
-        token_budget: int | float,
+        token_budget: float,
         tokenizer: Any,
         render: Callable[[values.Entry], str],
         separator: str,
@@ -85,7 +90,7 @@ def _budget_per_entry() -> None:
         text = separator.join(map(render, chosen))
         return text, tuple(chosen), count_tokens(tokenizer, text)
 
-    core.fill = per_line  # type: ignore[attr-defined]
+    _replace(core, "fill", per_line)
 
 
 #: Every bug by its flag name.

@@ -8,6 +8,7 @@ difference), 2 for a usage error or a backend that cannot be started.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import time
@@ -19,7 +20,16 @@ from . import PROTOCOL
 from .backend import run_case, serve
 from .bugs import BUGS, apply
 from .compare import first_difference
-from .runner import BackendError, Outcome, Subprocess, default_env, describe, read_expected_failures, run, select
+from .runner import (
+    BackendError,
+    Outcome,
+    Subprocess,
+    default_env,
+    describe,
+    read_expected_failures,
+    run,
+    select,
+)
 from .vectors import answer_of, compact, files, load_all, write_file
 
 __all__ = ["main"]
@@ -142,7 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "serve":
         if options.bug:
             apply(options.bug)
-        sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[attr-defined]
+        if isinstance(sys.stdout, io.TextIOWrapper):
+            sys.stdout.reconfigure(encoding="utf-8")
         serve(sys.stdin, sys.stdout)
         return 0
     if options.command == "dump":

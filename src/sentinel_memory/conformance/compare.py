@@ -26,7 +26,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _same_number(a: int | float, b: int | float, tolerance: float) -> bool:
+def _same_number(a: float, b: float, tolerance: float) -> bool:
     if isinstance(a, int) and isinstance(b, int) and a == b:
         return True
     try:
