@@ -10,6 +10,7 @@ from .core import make_config
 from .errors import (
     ConflictError,
     DamagedStoreError,
+    IgnoredValueWarning,
     LoadWarning,
     ReentrantCallError,
     SentinelMemoryWarning,
@@ -49,6 +50,7 @@ __all__ = [
     "DamagedStoreError",
     "Entry",
     "Hit",
+    "IgnoredValueWarning",
     "JsonFileStore",
     "LoadResult",
     "LoadWarning",

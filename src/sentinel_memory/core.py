@@ -72,7 +72,7 @@ from .expiry import deadline, is_past
 from .index import Index
 from .jsondata import copy_json
 from .lexical import best_matches, words
-from .options import is_number, number_option, require_callable
+from .options import Duration, is_number, number_option, require_callable
 from .prompt import fill, render_default
 from .retention import by_retention
 from .state import MemoryState
@@ -138,15 +138,16 @@ def _check_key(key: object) -> str:
         raise TypeError(f"key must be a str, got {type(key).__name__}")
     if not key:
         raise ValueError("key must not be empty")
-    return copy_json(key, what="key")
+    checked: str = copy_json(key, what="key")  # a lone surrogate is no key either (ENT-2)
+    return checked
 
 
 def make_config(
     *,
-    limit: object = None,
-    recency_window: object = None,
-    working_ttl: object = None,
-    cache_ttl: object = None,
+    limit: int | None = None,
+    recency_window: Duration | None = None,
+    working_ttl: Duration | None = None,
+    cache_ttl: Duration | None = None,
     tokenizer: Tokenizer | None = None,
 ) -> Config:
     """A :class:`Config` from raw options: numbers through the number rule (NUM-1, NUM-3, OPT-1)."""
@@ -192,8 +193,8 @@ def remember(
     data: Any,
     *,
     now: int | float,
-    importance: object = None,
-    ttl: object = None,
+    importance: float | None = None,
+    ttl: Duration | None = None,
 ) -> tuple[MemoryState, Compaction]:
     """Store ``data`` under ``key``; compact when over ``limit`` (ENT-4, ENT-5, EXP-4, CMP-3).
 
@@ -213,7 +214,7 @@ def remember(
     if old is None:
         created_at, weight = now, number_option("importance", importance)
     else:
-        created_at, weight = old.created_at, number_option("importance", importance, old.importance)
+        created_at, weight = old.created_at, number_option("importance", importance, old.importance, instead="the entry's importance")
     entry = Entry(
         key=key,
         data=data,
@@ -245,7 +246,8 @@ def remembered(state: MemoryState, compaction: Compaction, key: str) -> Entry:
     entry = state.entries.get(key)
     if entry is None:
         entry = max((e for e in compaction.expired + compaction.evicted if e.key == key), key=_seq)
-    return entry.copy()
+    copied: Entry = entry.copy()
+    return copied
 
 
 _seq = operator.attrgetter("seq")
@@ -335,7 +337,7 @@ def size(state: MemoryState, *, now: int | float) -> int:
     return _live_count(state, now)
 
 
-def get_recent(state: MemoryState, n: object = None, *, now: int | float) -> tuple[Entry, ...]:
+def get_recent(state: MemoryState, n: int | None = None, *, now: int | float) -> tuple[Entry, ...]:
     """The ``n`` newest live entries, newest first, as copies (ENT-10)."""
     _check_now(now)
     count = number_option("recent_n", n)
@@ -400,7 +402,7 @@ def _reach(index: Index, query_words: frozenset[str]) -> int:
     return sum(1 for word in query_words if word in held)
 
 
-def recall(state: MemoryState, query: str, *, now: int | float, limit: object = None) -> tuple[Hit, ...]:
+def recall(state: MemoryState, query: str, *, now: int | float, limit: int | None = None) -> tuple[Hit, ...]:
     """Lexical search: the best ``limit`` live entries sharing a word with ``query`` (REC-1..REC-4)."""
     _check_now(now)
     query_words = _query_words(query)
@@ -414,7 +416,7 @@ def recall(state: MemoryState, query: str, *, now: int | float, limit: object = 
 
 def _check_budget(token_budget: object) -> None:
     """CTX-5: the budget is a finite number >= 0; guessing would be harmful."""
-    if not is_number(token_budget) or token_budget < 0:
+    if not is_number(token_budget) or token_budget < 0:  # type: ignore[operator]
         raise ValueError(f"token_budget must be a finite number >= 0, got {token_budget!r}")
 
 
@@ -512,7 +514,7 @@ def _renderer(format: Callable[[Entry], str]) -> Callable[[Entry], str]:
 # L0 cache: scratch values with a ttl, never persisted.
 
 
-def cache_put(state: MemoryState, key: str, value: Any, *, now: int | float, ttl: object = None) -> MemoryState:
+def cache_put(state: MemoryState, key: str, value: Any, *, now: int | float, ttl: Duration | None = None) -> MemoryState:
     """Store a scratch value until ``now + ttl`` (default ``cache_ttl``) (L0-1, L0-3).
 
     Items already expired are dropped on the way, so the cache does not grow
@@ -520,7 +522,9 @@ def cache_put(state: MemoryState, key: str, value: Any, *, now: int | float, ttl
     """
     _check_now(now)
     key = _check_key(key)
-    item = CacheItem(copy_json(value, what="value"), deadline(now, ttl, default=state.config.cache_ttl))
+    expires_at = deadline(now, ttl, default=state.config.cache_ttl)
+    assert expires_at is not None  # the fallback, cache_ttl, is always a number (NUM-3)
+    item = CacheItem(copy_json(value, what="value"), expires_at)
     cache = {k: v for k, v in state.cache.items() if not is_past(v.expires_at, now)}
     cache[key] = item
     return attrs.evolve(state, cache=frozen_mapping(cache))
@@ -545,7 +549,7 @@ def cache_delete(state: MemoryState, key: str, *, now: int | float) -> tuple[Mem
     if key not in state.cache:
         return state, False
     was_live = _live_item(state, key, now) is not None
-    cache = state.cache.copy()
+    cache = dict(state.cache)
     del cache[key]
     return attrs.evolve(state, cache=frozen_mapping(cache)), was_live
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "ConflictError",
     "DamagedStoreError",
+    "IgnoredValueWarning",
     "LoadWarning",
     "ReentrantCallError",
     "SentinelMemoryWarning",
@@ -68,3 +69,12 @@ class LoadWarning(SentinelMemoryWarning):
 
 class StoreWarning(SentinelMemoryWarning):
     """A store could not do all it would like, for example keep a file's other hard links current (PER-16)."""
+
+
+class IgnoredValueWarning(SentinelMemoryWarning):
+    """A numeric option was not a valid value, so its default was used (NUM-5).
+
+    The number rule never clamps and never raises for an option; this warning
+    is how a wrong value (``importance="high"``, ``limit=0``, a negative ttl)
+    still gets noticed. It names the option, the value and what was used.
+    """

@@ -17,11 +17,15 @@ __all__ = ["deadline", "is_past"]
 def deadline(now: int | float, ttl: object, *, option: str = "ttl", default: object = ...) -> int | float | None:
     """``now + ttl`` for a valid ttl, else the option's default applied the same way (EXP-1).
 
-    For entries an invalid ttl means "no expiry" (``None``); for the L0 cache
-    it means the configured ``cache_ttl`` (L0-1), which the caller passes as
-    ``default``.
+    For entries an invalid ttl means "no expiry" (``None``), and ``ttl=0`` is
+    the documented way to say so, so only other invalid values warn (NUM-5);
+    for the L0 cache it means the configured ``cache_ttl`` (L0-1), which the
+    caller passes as ``default``. A timedelta counts in milliseconds (NUM-6).
     """
-    valid = number_option(option, ttl, default)
+    if default is ...:
+        valid = number_option(option, ttl, quiet=(0,))
+    else:
+        valid = number_option(option, ttl, default, instead="the memory's cache_ttl")
     return None if valid is None else now + valid
 
 

@@ -238,7 +238,7 @@ class Index:
             return []
         run = self.by_importance
         if count == 1:
-            best: tuple | None = None
+            best: tuple[float, int | float, int] | None = None
             item = run.first()
             while item is not None and (best is None or item[0] <= best[0]):
                 order = keep_order(item[-1], now, window)
@@ -248,7 +248,7 @@ class Index:
                 item = run.ceiling((item[0],) + _AFTER)
             return [] if best is None else [victim]
         # A max-heap of the ``count`` lowest so far, by negated keep_order; seq is unique.
-        held: list[tuple] = []
+        held: list[tuple[Any, ...]] = []
         for item in run:
             if len(held) == count and item[0] > -held[0][0]:
                 break

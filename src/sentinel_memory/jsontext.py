@@ -26,6 +26,7 @@ import json
 import re
 import sys
 import threading
+from types import FrameType
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -107,7 +108,8 @@ def _nesting(raw: bytes) -> int:
 
 
 def _stack_depth() -> int:
-    frame, depth = sys._getframe(), 0
+    frame: FrameType | None = sys._getframe()
+    depth = 0
     while frame is not None:
         depth, frame = depth + 1, frame.f_back
     return depth

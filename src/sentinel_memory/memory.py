@@ -53,7 +53,7 @@ from .document import generation_of
 from .errors import ConflictError, DamagedStoreError, LoadWarning, ReentrantCallError
 from .jsondata import MAX_DEPTH, is_json_text
 from .jsontext import with_stack_room
-from .options import is_number, require_bool, require_callable
+from .options import Duration, is_number, require_bool, require_callable
 from .stores import MemoryStore, Store, check_store
 from .tokens import Tokenizer
 from .state import MemoryState
@@ -250,7 +250,7 @@ class Memory:
 
     # -- entries -----------------------------------------------------------
 
-    def remember(self, key: str, data: Any, *, importance: object = None, ttl: object = None) -> Entry:
+    def remember(self, key: str, data: Any, *, importance: float | None = None, ttl: Duration | None = None) -> Entry:
         """Store ``data`` under ``key`` and return a copy of the stored entry (ENT-12)."""
         with self._change() as start:
             state, dropped = core.remember(start, key, data, now=self._now(), importance=importance, ttl=ttl)
@@ -279,10 +279,10 @@ class Memory:
     def size(self) -> int:
         return core.size(self._state, now=self._now())
 
-    def get_recent(self, n: object = None) -> tuple[Entry, ...]:
+    def get_recent(self, n: int | None = None) -> tuple[Entry, ...]:
         return core.get_recent(self._state, n, now=self._now())
 
-    def recall(self, query: str, *, limit: object = None) -> tuple[Hit, ...]:
+    def recall(self, query: str, *, limit: int | None = None) -> tuple[Hit, ...]:
         return core.recall(self._state, query, now=self._now(), limit=limit)
 
     def compact(self) -> Compaction:
@@ -381,7 +381,7 @@ class CacheMemory:
     def __init__(self, memory: Memory) -> None:
         self._memory = memory
 
-    def put(self, key: str, value: Any, *, ttl: object = None) -> None:
+    def put(self, key: str, value: Any, *, ttl: Duration | None = None) -> None:
         m = self._memory
         with m._change(persisted=False) as start:
             m._commit(core.cache_put(start, key, value, now=m._now(), ttl=ttl), persist=False)
@@ -445,15 +445,15 @@ def _cycle_collector_paused() -> Iterator[None]:
 
 def create_memory(
     *,
-    limit: object = None,
+    limit: int | None = None,
     store: Store | None = None,
     autosave: bool = False,
     clock: Callable[[], int | float] | None = None,
-    recency_window: object = None,
+    recency_window: Duration | None = None,
     tokenizer: Tokenizer | None = None,
     on_evict: Callable[[Compaction], Any] | None = None,
-    working_ttl: object = None,
-    cache_ttl: object = None,
+    working_ttl: Duration | None = None,
+    cache_ttl: Duration | None = None,
     load: bool = True,
     shared: bool = False,
 ) -> Memory:

@@ -8,25 +8,38 @@ chose.
 
 The ranges are data (:data:`NUMBER_RULES`), so the documentation can render
 them as a table and a port can copy them as they are.
+
+Two Python conveniences sit on top (NUM-5, NUM-6): an ignored value is not
+silent, it emits an :class:`~sentinel_memory.errors.IgnoredValueWarning`
+naming the option, the value and what was used instead; and every duration
+also accepts a :class:`datetime.timedelta`, converted exactly to
+milliseconds, so ``ttl=timedelta(minutes=15)`` means what it says.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import sys
 import types
+import warnings
+from datetime import timedelta
 from typing import Any
 
 import attrs
 
+from .errors import IgnoredValueWarning
 from .jsondata import fits_double
 from .tokens import estimate_tokens
 from .values import default_format
 
 __all__ = [
     "DEFAULTS",
+    "Duration",
     "NUMBER_RULES",
     "NumberRule",
     "is_number",
+    "milliseconds",
     "number_option",
     "require_bool",
     "require_callable",
@@ -39,7 +52,8 @@ class NumberRule:
 
     ``minimum`` is inclusive unless ``exclusive_minimum`` is set; ``maximum``
     (when given) is inclusive. ``integer`` options accept ints and integral
-    floats (``5.0`` counts as ``5``, NUM-2).
+    floats (``5.0`` counts as ``5``, NUM-2). A ``duration`` is milliseconds
+    and also accepts a :class:`datetime.timedelta` (NUM-6).
     """
 
     default: int | float | None
@@ -47,24 +61,29 @@ class NumberRule:
     exclusive_minimum: bool = False
     maximum: int | float | None = None
     integer: bool = False
+    duration: bool = False
 
     def describe(self) -> str:
         """The range in words, as the docs show it."""
         low = f"> {self.minimum}" if self.exclusive_minimum else f">= {self.minimum}"
         high = f" and <= {self.maximum}" if self.maximum is not None else ""
         kind = "integer" if self.integer else "number"
-        return f"{kind} {low}{high}"
+        also = " (ms, or a timedelta)" if self.duration else ""
+        return f"{kind} {low}{high}{also}"
 
+
+#: A duration: milliseconds, or a :class:`datetime.timedelta` (NUM-6).
+Duration = int | float | timedelta
 
 #: NUM-3: every numeric option, its range and its default.
 NUMBER_RULES: types.MappingProxyType[str, NumberRule] = types.MappingProxyType(
     {
         "importance": NumberRule(default=0.5, minimum=0, maximum=1),
-        "ttl": NumberRule(default=None, minimum=0, exclusive_minimum=True),
+        "ttl": NumberRule(default=None, minimum=0, exclusive_minimum=True, duration=True),
         "limit": NumberRule(default=1000, minimum=1, integer=True),
-        "recency_window": NumberRule(default=86_400_000, minimum=0, exclusive_minimum=True),
-        "working_ttl": NumberRule(default=3_600_000, minimum=0, exclusive_minimum=True),
-        "cache_ttl": NumberRule(default=300_000, minimum=0, exclusive_minimum=True),
+        "recency_window": NumberRule(default=86_400_000, minimum=0, exclusive_minimum=True, duration=True),
+        "working_ttl": NumberRule(default=3_600_000, minimum=0, exclusive_minimum=True, duration=True),
+        "cache_ttl": NumberRule(default=300_000, minimum=0, exclusive_minimum=True, duration=True),
         "recall_limit": NumberRule(default=10, minimum=0, integer=True),
         "recent_n": NumberRule(default=10, minimum=0, integer=True),
     }
@@ -89,31 +108,92 @@ def is_number(value: object) -> bool:
     return math.isfinite(value)
 
 
-def number_option(name: str, value: object, default: Any = ...) -> Any:
-    """Apply the number rule for option ``name`` (NUM-1, NUM-2, NUM-3).
+#: How the warning names an option whose rule is named differently from its argument.
+_ARGUMENT = {"recall_limit": "recall limit", "recent_n": "get_recent n"}
+
+_ONE_MS = timedelta(milliseconds=1)
+
+
+def milliseconds(duration: timedelta) -> int | float:
+    """A timedelta in milliseconds, exactly: an int when it is whole milliseconds (NUM-6).
+
+    ``timedelta`` counts whole microseconds, so a duration with a part of a
+    millisecond becomes the float nearest to it (``timedelta(microseconds=1500)``
+    is ``1.5``).
+    """
+    if duration % _ONE_MS:
+        return duration / _ONE_MS
+    return duration // _ONE_MS
+
+
+def number_option(
+    name: str, value: object, default: Any = ..., *, quiet: tuple[object, ...] = (), instead: str = "the default"
+) -> Any:
+    """Apply the number rule for option ``name`` (NUM-1 .. NUM-6).
 
     Returns ``value`` when it is a finite number in the option's range (an
-    integral float becomes an ``int`` where an integer is wanted), otherwise
-    the documented default, or ``default`` when the caller passes one (an
-    overwrite keeps the old importance, NUM-4).
+    integral float becomes an ``int`` where an integer is wanted; a timedelta
+    becomes milliseconds where a duration is wanted), otherwise the
+    documented default, or ``default`` when the caller passes one (an
+    overwrite keeps the old importance, NUM-4). A value that is given (not
+    None) and ignored emits :class:`~sentinel_memory.errors.IgnoredValueWarning`,
+    unless it is one of ``quiet``, the values documented to mean the default
+    (an entry's ``ttl=0`` means "no expiry"); ``instead`` names what was used.
     """
     rule = NUMBER_RULES[name]
     fallback = rule.default if default is ... else default
+    if rule.duration and isinstance(value, timedelta):
+        converted = milliseconds(value)
+        return _checked(rule, converted, fallback, name, value, quiet, instead)
+    return _checked(rule, value, fallback, name, value, quiet, instead)
+
+
+def _checked(
+    rule: NumberRule, value: object, fallback: Any, name: str, given: object, quiet: tuple[object, ...], instead: str
+) -> Any:
+    if _in_range(rule, value):
+        return int(value) if rule.integer else value  # type: ignore[call-overload]
+    if given is not None and not (is_number(value) and any(value == q for q in quiet)):
+        _warn_ignored(name, given, rule, fallback, instead)
+    return fallback
+
+
+def _in_range(rule: NumberRule, value: object) -> bool:
     if not is_number(value):
-        return fallback
-    if rule.integer:
-        if isinstance(value, float):
-            if not value.is_integer():
-                return fallback
-            value = int(value)
+        return False
+    number: int | float = value  # type: ignore[assignment]
+    if rule.integer and isinstance(number, float) and not number.is_integer():
+        return False
     if rule.exclusive_minimum:
-        if not value > rule.minimum:
-            return fallback
-    elif not value >= rule.minimum:
-        return fallback
-    if rule.maximum is not None and not value <= rule.maximum:
-        return fallback
-    return value
+        if not number > rule.minimum:
+            return False
+    elif not number >= rule.minimum:
+        return False
+    return rule.maximum is None or number <= rule.maximum
+
+
+def _warn_ignored(name: str, value: object, rule: NumberRule, used: Any, instead: str) -> None:
+    meaning = "no expiry" if used is None else repr(used)
+    wanted = rule.describe()
+    article = "an" if wanted[0] in "aeiou" else "a"
+    warnings.warn(
+        IgnoredValueWarning(
+            f"{_ARGUMENT.get(name, name)}={value!r} is not {article} {wanted}; using {instead} ({meaning}). "
+            "Numbers are never clamped or converted (the number rule)."
+        ),
+        stacklevel=_caller_level(),
+    )
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller_level() -> int:
+    """The stacklevel of the first frame outside this package, so the warning points at the caller's line."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
 
 
 def require_callable(name: str, value: object, *, optional: bool = False) -> None:

@@ -60,7 +60,7 @@ def fill_naive(
     """
     text = ""
     tokens = _empty_count(tokenizer, token_budget)
-    orders: list[tuple] = []  # by_age keys of the selection, for bisect
+    orders: list[tuple[int | float, int]] = []  # by_age keys of the selection, for bisect
     chosen: list[Entry] = []
     lines: list[str] = []
     for entry in ranked:

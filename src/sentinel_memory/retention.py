@@ -37,7 +37,7 @@ def retention(entry: Entry, now: int | float, recency_window: int | float) -> fl
     return entry.importance + FRESHNESS_WEIGHT * freshness(entry, now, recency_window)
 
 
-def keep_order(entry: Entry, now: int | float, recency_window: int | float) -> tuple:
+def keep_order(entry: Entry, now: int | float, recency_window: int | float) -> tuple[float, int | float, int]:
     """Sort key that puts the entry to evict first: lowest retention, then older (CMP-1)."""
     return (retention(entry, now, recency_window), entry.updated_at, entry.seq)
 

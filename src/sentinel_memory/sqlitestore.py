@@ -254,7 +254,7 @@ class SqliteStore:
             self._set_meta(connection, changes.generation, first + len(rows), working)
 
     def _set_meta(self, connection: sqlite3.Connection, generation: int, next_ord: int, working: str | None) -> None:
-        values = [("generation", generation), ("next_ord", next_ord)]
+        values: list[tuple[str, int | str]] = [("generation", generation), ("next_ord", next_ord)]
         if working is not None:
             values.append(("working", working))
         connection.executemany("UPDATE sentinel_memory_meta SET value = ? WHERE name = ?", [(v, n) for n, v in values])

@@ -66,7 +66,7 @@ class MemoryStore:
     def load(self) -> dict[str, Any] | None:
         """A deep copy of the last saved document, or None."""
         with self._lock:
-            return None if self._text is None else json.loads(self._text)  # type: ignore[no-any-return]
+            return None if self._text is None else json.loads(self._text)
 
     def save(self, document: dict[str, Any]) -> None:
         """Keep a deep copy of ``document``; ConflictError when its generation does not follow the stored one (MW-3).

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import ast
 import copy
+import datetime
+import fractions
 import json
 import math
 import sys
+import warnings
 import unicodedata
 from pathlib import Path
 
@@ -15,7 +18,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
-from sentinel_memory import core
+from sentinel_memory import core, options
+from sentinel_memory.errors import IgnoredValueWarning
 from sentinel_memory.jsondata import canonical_json, copy_json
 from sentinel_memory.lexical import words
 from sentinel_memory.options import NUMBER_RULES, number_option
@@ -619,3 +623,35 @@ def test_per_9_durable_save_order(tmp_path_factory, depth, document, again):
     replaced = trace.index(("replace", str(store.path)))
     assert ("file", os.stat(store.path).st_ino) in trace[:replaced]
     assert ("folder", os.stat(folder).st_ino) in trace[replaced + 1 :]
+
+
+# -- NUM-5, NUM-6 ------------------------------------------------------------------------------
+
+
+@given(st.timedeltas(min_value=datetime.timedelta(microseconds=1), max_value=datetime.timedelta(days=36_500)))
+def test_num_6_a_timedelta_is_exactly_its_milliseconds(duration):
+    """NUM-6: a timedelta becomes its milliseconds exactly (an int when whole, else the nearest double) for every duration option."""
+    exact = fractions.Fraction(duration // datetime.timedelta(microseconds=1), 1000)
+    expected = int(exact) if exact.denominator == 1 else float(exact)
+    for option in ("ttl", "recency_window", "working_ttl", "cache_ttl"):
+        got = options.number_option(option, duration)
+        assert got == expected and type(got) is type(expected)
+
+
+@given(st.one_of(st.none(), st.floats(allow_nan=True), st.integers(-3, 3), st.text(max_size=3), st.booleans(), st.timedeltas()))
+def test_num_5_warns_exactly_when_a_given_value_is_ignored(value):
+    """NUM-5: importance and ttl warn iff a value was given and the rule ignored it; an entry's ttl=0 stays quiet."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    zero = datetime.timedelta(0)
+    valid = {
+        "importance": number and 0 <= value <= 1,
+        "ttl": (number and value > 0) or (isinstance(value, datetime.timedelta) and value > zero),
+    }
+    quiet = (number and value == 0) or value == zero
+    for option in ("importance", "ttl"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            options.number_option(option, value, quiet=(0,) if option == "ttl" else ())
+        warned = any(issubclass(w.category, IgnoredValueWarning) for w in caught)
+        expected = value is not None and not valid[option] and not (option == "ttl" and quiet)
+        assert warned == expected
