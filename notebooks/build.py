@@ -90,6 +90,36 @@ for ax, title, held in [(axes[0], "keep the last five", held_by_last_five),
 axes[0].set_yticks(range(len(keys)), keys)
 fig.tight_layout()
 plt.show()'''),
+        ("md", """\
+## The bad waiter comes back with a chatty query
+
+The memory kept the allergy. But a prompt is built by `get_context`, and a
+query ranks its matches first: every entry that shares a word with the query
+comes before the rest. Recall is lexical and has no stop words, so a question
+like "what is my name?" matches every bit of small talk that says "what",
+"is" or "my". Here the allergy (1.0) and the city (0.9) share no word with the
+question, and five small-talk lines do:"""),
+        ("code", '''\
+mem = create_memory(clock=Clock())
+mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
+mem.remember("user:city", "lives in Brno", importance=0.9)
+for i, line in enumerate(["what is the weather like", "my day is fine", "what is new",
+                          "is it raining in my street", "what is my horoscope"]):
+    mem.remember(f"chat:{i}", line, importance=0.1)
+
+chatty = mem.get_context(token_budget=30, query="what is my name?")
+kept = mem.get_context(token_budget=30, query="what is my name?", must_keep=0.9)
+print("default ranking:          ", [e.key for e in chatty.entries])
+print("must_keep=0.9 ranks first:", [e.key for e in kept.entries])'''),
+        ("md", """\
+By default the ranking is the article's, exactly: the small talk that shares
+words with the question fills the budget, and the allergy is left out.
+`must_keep=0.9` puts every entry of importance 0.9 or more first, whatever the
+query, and the small talk fills what is left. The budget still holds: a
+must-keep entry that does not fit is left out like any other."""),
+        ("code", '''\
+print(kept.text)
+print("tokens:", kept.tokens, "of 30")'''),
     ],
     "refund": [
         ("md", """\
@@ -118,7 +148,7 @@ which ships the encoding with the package (nothing is downloaded):"""),
 from bpe_openai import get_encoding
 
 o200k = get_encoding("o200k_base")
-ctx = mem.get_context(token_budget=30, query="refund status", tokenizer=lambda text: len(o200k.encode(text)))
+ctx = mem.get_context(token_budget=30, query="refund status", tokenizer=o200k)  # any object with encode()
 print(ctx.text)
 print("tokens:", ctx.tokens, " omitted:", ctx.omitted)'''),
         ("md", """\
@@ -142,7 +172,7 @@ millisecond it expires."""),
         ("code", '''\
 clock = Clock()
 mem = create_memory(clock=clock)
-mem.remember("session:cart", "2 items in the cart", ttl=15 * MINUTE)
+mem.remember("session:cart", "2 items in the cart", ttl=15 * MINUTE)  # or ttl=timedelta(minutes=15)
 
 clock.advance(14 * MINUTE)
 print("after 14 min:", mem.get("session:cart"))

@@ -322,3 +322,100 @@ def test_ctx_8_fractional_line_measures_are_not_summed(mem):
     state = mem.state
     with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
         assert core.context(state, now=max(e.updated_at for e in state.entries.values()), token_budget=2.5, tokenizer=halves) == ctx
+
+
+# -- CTX-9: tokenizer objects; CTX-10: must-keep entries ---------------------------------------------
+
+
+def refund_memory(make, **options):
+    mem = make(**options)
+    for key, data, importance in [
+        ("user:name", "Jakub", 0.9),
+        ("user:language", "prefers answers in Czech", 0.8),
+        ("chat:7", "talked about the weather in Prague for a while", 0.1),
+        ("order:42", "refund requested for order 42, waiting for the warehouse", 0.7),
+    ]:
+        mem.remember(key, data, importance=importance)
+    return mem
+
+
+def test_ctx_9_an_encoding_object_is_a_tokenizer(make):
+    """CTX-9: bpe-openai's o200k_base Encoding itself, passed as the tokenizer, gives the article's 30 tokens, 1 omitted."""
+    bpe_openai = pytest.importorskip("bpe_openai")
+    o200k = bpe_openai.get_encoding("o200k_base")
+    ctx = refund_memory(make).get_context(token_budget=30, query="refund status", tokenizer=o200k)
+    assert (ctx.tokens, ctx.omitted) == (30, 1)
+    assert refund_memory(make, tokenizer=o200k).get_context(token_budget=30, query="refund status").tokens == 30
+    assert refund_memory(make).get_context(token_budget=30, query="refund status").tokens == 21  # the estimator
+
+
+def test_ctx_9_a_callable_returning_the_tokens_gets_a_helpful_error(mem):
+    """CTX-9: tokenizer=encoding.encode returns a list; the TypeError says to pass the object or a counting function."""
+    mem.remember("k", "some text")
+    with pytest.raises(TypeError, match=r"returned a list of 3 tokens, not a count; pass the tokenizer object itself"):
+        mem.get_context(token_budget=100, tokenizer=lambda text: [1, 2, 3])
+
+
+def test_ctx_9_encode_is_preferred_over_call(mem):
+    """CTX-9: an object that is callable and has encode (as Hugging Face tokenizers are) is counted by encode."""
+
+    class HuggingFaceLike:
+        def __call__(self, text):
+            return {"input_ids": [0] * 99}
+
+        def encode(self, text):
+            return text.split()
+
+    mem.remember("k", "three words here")
+    assert mem.get_context(token_budget=100, tokenizer=HuggingFaceLike()).tokens == 4  # "k:", "three", "words", "here"
+
+
+@pytest.mark.parametrize("tokenizer", [42, "o200k", object()])
+def test_ctx_9_anything_else_is_a_type_error(mem, tokenizer):
+    """CTX-9, OPT-1: neither callable nor with encode: TypeError naming what is accepted."""
+    with pytest.raises(TypeError, match="must be callable or have an encode"):
+        mem.get_context(token_budget=10, tokenizer=tokenizer)
+    with pytest.raises(TypeError, match="must be callable or have an encode"):
+        sm.create_memory(tokenizer=tokenizer, load=False)
+
+
+def bad_waiter(make):
+    """The issue's setup: the allergy and the city matter, five small-talk lines share 'what is ... my'."""
+    mem = make()
+    mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
+    mem.remember("user:city", "lives in Brno", importance=0.9)
+    for i, line in enumerate(["what is the weather like", "my day is fine", "what is new", "is it raining in my street", "what is my horoscope"]):
+        mem.remember(f"chat:{i}", line, importance=0.1)
+    return mem
+
+
+def test_ctx_10_a_chatty_query_crowds_out_the_allergy_by_default(make):
+    """CTX-1: without must_keep the query's matches rank first, so small talk fills budget 30 and the allergy is left out."""
+    ctx = bad_waiter(make).get_context(token_budget=30, query="what is my name?")
+    keys = [e.key for e in ctx.entries]
+    assert "user:allergy" not in keys and all(key.startswith("chat:") for key in keys)
+
+
+def test_ctx_10_must_keep_places_the_allergy_first(make):
+    """CTX-10: must_keep=0.9 puts the allergy and the city first, whatever the query; the rest fill what is left."""
+    ctx = bad_waiter(make).get_context(token_budget=30, query="what is my name?", must_keep=0.9)
+    keys = [e.key for e in ctx.entries]
+    assert keys[:2] == ["user:allergy", "user:city"]
+    assert ctx.tokens <= 30
+
+
+def test_ctx_10_must_keep_still_respects_the_budget(make):
+    """CTX-10, CTX-2: a must-keep entry that does not fit is left out; the budget is never exceeded."""
+    mem = make()
+    mem.remember("huge", "x" * 400, importance=1.0)
+    mem.remember("small", "fits", importance=0.2)
+    ctx = mem.get_context(token_budget=10, must_keep=0.9)
+    assert [e.key for e in ctx.entries] == ["small"]
+
+
+def test_ctx_10_an_invalid_must_keep_is_ignored_with_a_warning(make):
+    """CTX-10, NUM-5: must_keep=1.5 is not in [0, 1]: the default (none) is used and a warning says so."""
+    mem = bad_waiter(make)
+    with pytest.warns(sm.IgnoredValueWarning, match="must_keep=1.5"):
+        ctx = mem.get_context(token_budget=30, query="what is my name?", must_keep=1.5)
+    assert ctx == mem.get_context(token_budget=30, query="what is my name?")

@@ -77,7 +77,7 @@ from .prompt import fill, render_default
 from .retention import by_retention
 from .state import MemoryState
 from .table import Table
-from .tokens import Tokenizer
+from .tokens import Tokenizer, TokenizerLike, as_tokenizer
 from .values import (
     CacheItem,
     Changes,
@@ -148,16 +148,16 @@ def make_config(
     recency_window: Duration | None = None,
     working_ttl: Duration | None = None,
     cache_ttl: Duration | None = None,
-    tokenizer: Tokenizer | None = None,
+    tokenizer: TokenizerLike | None = None,
 ) -> Config:
-    """A :class:`Config` from raw options: numbers through the number rule (NUM-1, NUM-3, OPT-1)."""
-    require_callable("tokenizer", tokenizer, optional=True)
+    """A :class:`Config` from raw options: numbers through the number rule, a tokenizer object as its count (NUM-1, NUM-3, OPT-1, CTX-9)."""
+    counter = as_tokenizer(tokenizer)
     return Config(
         limit=number_option("limit", limit),
         recency_window=number_option("recency_window", recency_window),
         working_ttl=number_option("working_ttl", working_ttl),
         cache_ttl=number_option("cache_ttl", cache_ttl),
-        tokenizer=tokenizer if tokenizer is not None else Config().tokenizer,
+        tokenizer=counter if counter is not None else Config().tokenizer,
     )
 
 
@@ -426,25 +426,29 @@ def context(
     now: int | float,
     token_budget: int | float,
     query: str | None = None,
-    tokenizer: Tokenizer | None = None,
+    tokenizer: TokenizerLike | None = None,
     format: Callable[[Entry], str] | None = None,
     separator: str | None = None,
+    must_keep: float | None = None,
 ) -> Context:
-    """Prompt text of the best live entries that fits ``token_budget`` (CTX-1 .. CTX-7).
+    """Prompt text of the best live entries that fits ``token_budget`` (CTX-1 .. CTX-10).
 
     Ranking: entries matching ``query`` by recall score, then the rest by
-    retention; the greedy fill and rendering are in :mod:`sentinel_memory.prompt`.
+    retention; with ``must_keep``, the entries of at least that importance
+    come before both. The greedy fill and rendering are in
+    :mod:`sentinel_memory.prompt`.
     """
     _check_now(now)
     _check_budget(token_budget)
     query_words = _query_words(query, optional=True)
-    require_callable("tokenizer", tokenizer, optional=True)
+    counter = as_tokenizer(tokenizer)
     require_callable("format", format, optional=True)
+    keep = number_option("must_keep", must_keep)
     if separator is None:
         separator = "\n"
     elif not isinstance(separator, str):
         raise TypeError(f"separator must be a str, got {type(separator).__name__}")
-    tokenizer = tokenizer or state.config.tokenizer
+    counting = counter or state.config.tokenizer
     render = _renderer(format) if format is not None else render_default
 
     index, window = state.index, state.config.recency_window
@@ -484,18 +488,45 @@ def context(
         taken = {entry.seq for entry in matched}
         return matched + by_retention([e for e in some if e.seq not in taken], now, window)
 
+    ranking: Callable[[int | None], list[Entry]] = rank
+    ranking_among: Callable[[Sequence[Entry]], list[Entry]] = rank_among
+    if keep is not None:
+        ranking, ranking_among = _kept_first(keep, oldest_first, rank, rank_among, now, window)
     text, chosen, tokens = fill(
         count,
         oldest_first,
-        rank,
+        ranking,
         token_budget=token_budget,
-        tokenizer=tokenizer,
+        tokenizer=counting,
         render=render,
         separator=separator,
         least_units=index.least_units(),
-        rank_among=rank_among,
+        rank_among=ranking_among,
     )
     return Context(text=text, entries=_copies(state, chosen), tokens=tokens, omitted=count - len(chosen))
+
+
+def _kept_first(
+    keep: float,
+    oldest_first: Callable[[], list[Entry]],
+    rank: Callable[[int | None], list[Entry]],
+    rank_among: Callable[[Sequence[Entry]], list[Entry]],
+    now: int | float,
+    window: int | float,
+) -> tuple[Callable[[int | None], list[Entry]], Callable[[Sequence[Entry]], list[Entry]]]:
+    """CTX-10: the ranking with every entry of importance >= ``keep`` first, by retention, then the usual order."""
+
+    def kept(entries: Sequence[Entry]) -> list[Entry]:
+        return by_retention([e for e in entries if e.importance >= keep], now, window)
+
+    def ranked(_: int | None) -> list[Entry]:
+        first = kept(oldest_first())
+        return first + [e for e in rank(None) if e.importance < keep]
+
+    def ranked_among(some: Sequence[Entry]) -> list[Entry]:
+        return kept(some) + rank_among([e for e in some if e.importance < keep])
+
+    return ranked, ranked_among
 
 
 def _renderer(format: Callable[[Entry], str]) -> Callable[[Entry], str]:

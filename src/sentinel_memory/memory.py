@@ -55,7 +55,7 @@ from .jsondata import MAX_DEPTH, is_json_text
 from .jsontext import with_stack_room
 from .options import Duration, is_number, require_bool, require_callable
 from .stores import MemoryStore, Store, check_store
-from .tokens import Tokenizer
+from .tokens import TokenizerLike
 from .state import MemoryState
 from .values import Compaction, Context, Entry, Hit, LoadResult
 
@@ -297,9 +297,10 @@ class Memory:
         *,
         token_budget: int | float,
         query: str | None = None,
-        tokenizer: Tokenizer | None = None,
+        tokenizer: TokenizerLike | None = None,
         format: Callable[[Entry], str] | None = None,
         separator: str | None = None,
+        must_keep: float | None = None,
     ) -> Context:
         return core.context(
             self._state,
@@ -309,6 +310,7 @@ class Memory:
             tokenizer=tokenizer,
             format=format,
             separator=separator,
+            must_keep=must_keep,
         )
 
     def stats(self) -> dict[str, int]:
@@ -450,7 +452,7 @@ def create_memory(
     autosave: bool = False,
     clock: Callable[[], int | float] | None = None,
     recency_window: Duration | None = None,
-    tokenizer: Tokenizer | None = None,
+    tokenizer: TokenizerLike | None = None,
     on_evict: Callable[[Compaction], Any] | None = None,
     working_ttl: Duration | None = None,
     cache_ttl: Duration | None = None,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import reprlib
 import sys
 import types
 import warnings
@@ -86,6 +87,7 @@ NUMBER_RULES: types.MappingProxyType[str, NumberRule] = types.MappingProxyType(
         "cache_ttl": NumberRule(default=300_000, minimum=0, exclusive_minimum=True, duration=True),
         "recall_limit": NumberRule(default=10, minimum=0, integer=True),
         "recent_n": NumberRule(default=10, minimum=0, integer=True),
+        "must_keep": NumberRule(default=None, minimum=0, maximum=1),
     }
 )
 
@@ -109,9 +111,13 @@ def is_number(value: object) -> bool:
 
 
 #: How the warning names an option whose rule is named differently from its argument.
-_ARGUMENT = {"recall_limit": "recall limit", "recent_n": "get_recent n"}
+_ARGUMENT = {"recall_limit": "recall limit", "recent_n": "get_recent n", "must_keep": "get_context must_keep"}
 
 _ONE_MS = timedelta(milliseconds=1)
+
+# A warning shows the value, but a 400-digit int or a long string only in part.
+_SHORT = reprlib.Repr()
+_SHORT.maxlong, _SHORT.maxstring, _SHORT.maxother = 40, 60, 80
 
 
 def milliseconds(duration: timedelta) -> int | float:
@@ -178,7 +184,7 @@ def _warn_ignored(name: str, value: object, rule: NumberRule, used: Any, instead
     article = "an" if wanted[0] in "aeiou" else "a"
     warnings.warn(
         IgnoredValueWarning(
-            f"{_ARGUMENT.get(name, name)}={value!r} is not {article} {wanted}; using {instead} ({meaning}). "
+            f"{_ARGUMENT.get(name, name)}={_SHORT.repr(value)} is not {article} {wanted}; using {instead} ({meaning}). "
             "Numbers are never clamped or converted (the number rule)."
         ),
         stacklevel=_caller_level(),

@@ -1,6 +1,8 @@
 """Counting tokens: the built-in estimator and the checks on any tokenizer (TOK-1, CTX-5).
 
-A tokenizer is any ``(text: str) -> number``. The built-in one is an estimate,
+A tokenizer is any ``(text: str) -> number``, or any object with an
+``encode(text)`` method (tiktoken's and bpe-openai's ``Encoding``, a Hugging
+Face tokenizer), which counts ``len(encode(text))`` (CTX-9). The built-in one is an estimate,
 there so the library works with no dependency, not because it is accurate: it
 over-counts English and under-counts Czech, code and Japanese. When the limit
 is hard, pass the model's own tokenizer.
@@ -9,11 +11,23 @@ is hard, pass the model's own tokenizer.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sized
+from typing import Protocol, runtime_checkable
 
-__all__ = ["Tokenizer", "additive", "count_tokens", "estimate_tokens", "utf16_len"]
+__all__ = ["Encoder", "Tokenizer", "TokenizerLike", "additive", "as_tokenizer", "count_tokens", "estimate_tokens", "utf16_len"]
 
 Tokenizer = Callable[[str], int | float]
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Anything with an ``encode(text)`` that returns the tokens: a tokenizer object (CTX-9)."""
+
+    def encode(self, text: str, /) -> Sized: ...
+
+
+#: What ``tokenizer=`` accepts: a counting function or a tokenizer object.
+TokenizerLike = Tokenizer | Encoder
 
 
 def utf16_len(text: str) -> int:
@@ -79,6 +93,29 @@ def additive(tokenizer: Tokenizer) -> Tokenizer:
     return count
 
 
+def as_tokenizer(tokenizer: object) -> Tokenizer | None:
+    """The counting function for what ``tokenizer=`` was given; None stays None (CTX-9, OPT-1).
+
+    An object with an ``encode`` method counts ``len(encode(text))``; it is
+    asked first, because some tokenizer objects (Hugging Face's) are also
+    callable and return something else. A plain callable is used as it is.
+    Anything else raises ``TypeError``.
+    """
+    if tokenizer is None:
+        return None
+    encode = getattr(tokenizer, "encode", None)
+    if callable(encode) and not isinstance(tokenizer, (str, bytes)):
+        def count(text: str) -> int:
+            return len(encode(text))
+
+        count.__wrapped__ = tokenizer  # type: ignore[attr-defined]
+        count.__qualname__ = count.__name__ = f"len({type(tokenizer).__name__}.encode)"
+        return count
+    if callable(tokenizer):
+        return tokenizer
+    raise TypeError(f"tokenizer must be callable or have an encode(text) method, got {type(tokenizer).__name__}")
+
+
 def count_tokens(tokenizer: Tokenizer, text: str) -> int | float:
     """Count ``text`` with ``tokenizer`` and insist on a finite number >= 0 (CTX-5).
 
@@ -86,6 +123,11 @@ def count_tokens(tokenizer: Tokenizer, text: str) -> int | float:
     a non-number raises ``TypeError`` rather than being treated as zero.
     """
     count = tokenizer(text)
+    if isinstance(count, (list, tuple)):
+        raise TypeError(
+            f"tokenizer returned a {type(count).__name__} of {len(count)} tokens, not a count; pass the tokenizer "
+            "object itself (tokenizer=encoding) or a function that counts (lambda text: len(encoding.encode(text)))"
+        )
     if (
         isinstance(count, bool)
         or not isinstance(count, (int, float))

@@ -132,19 +132,24 @@ class Model:
         hits.sort(reverse=True)
         return [(key, s) for s, _, _, key in hits[:limit]]
 
-    def ranking(self, query: str | None, now: float) -> list[ModelEntry]:
+    def ranking(self, query: str | None, now: float, must_keep: float | None = None) -> list[ModelEntry]:
         query_words = words(query) if query else frozenset()
         live = self.live(now)
+        if must_keep is not None:  # CTX-10: the must-keep entries first, by retention, then the usual ranking
+            kept = [e for e in live if e.importance >= must_keep]
+            kept.sort(key=lambda e: (self.retention(e, now), e.updated_at, e.seq), reverse=True)
+            rest = [e for e in self.ranking(query, now) if e.importance < must_keep]
+            return kept + rest
         matching = [e for e in live if query_words & e.words()]
         others = [e for e in live if not query_words & e.words()]
         matching.sort(key=lambda e: (self.score(e, query_words, now), e.updated_at, e.seq), reverse=True)
         others.sort(key=lambda e: (self.retention(e, now), e.updated_at, e.seq), reverse=True)
         return matching + others
 
-    def context(self, budget, query, tokenizer, fmt, separator, now) -> tuple[str, list[str]]:
+    def context(self, budget, query, tokenizer, fmt, separator, now, must_keep=None) -> tuple[str, list[str]]:
         """The naive greedy fill: re-render and re-count the whole text for every candidate."""
         chosen: list[ModelEntry] = []
-        for candidate in self.ranking(query, now):
+        for candidate in self.ranking(query, now, must_keep):
             trial = sorted(chosen + [candidate], key=lambda e: (e.updated_at, e.seq))
             text = separator.join(fmt(e) for e in trial)
             if tokenizer(text) <= budget:

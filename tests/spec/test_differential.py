@@ -120,10 +120,11 @@ class Differential(RuleBasedStateMachine):
         self.send("recall", wait, query=query, **({} if limit is None else {"limit": limit}))
 
     @rule(budget=st.sampled_from([0, 4, 10, 25, 60]), query=queries, wait=waits,
-          tokenizer=st.sampled_from([None, "estimate", "utf16_units", "utf8_bytes", "distinct_words"]), separator=st.sampled_from([None, " | "]))
-    def context(self, budget: int, query: str | None, tokenizer: str | None, separator: str | None, wait: int) -> None:
+          tokenizer=st.sampled_from([None, "estimate", "utf16_units", "utf8_bytes", "distinct_words"]), separator=st.sampled_from([None, " | "]),
+          must_keep=st.sampled_from([None, None, 0.5, 0.9]))
+    def context(self, budget: int, query: str | None, tokenizer: str | None, separator: str | None, wait: int, must_keep: float | None) -> None:
         args: dict[str, object] = {"token_budget": budget}
-        for name, value in (("query", query), ("tokenizer", tokenizer), ("separator", separator)):
+        for name, value in (("query", query), ("tokenizer", tokenizer), ("separator", separator), ("must_keep", must_keep)):
             if value is not None:
                 args[name] = value
         self.send("get_context", wait, **args)

@@ -283,7 +283,7 @@ class RankingComparison(RuleBasedStateMachine):
         for i in range(count):
             self.remember_one(f"crowd:{i}", f"{word} note {i}", (i % 10) / 10 if spread else importance, None)
         self.recall(word, None)
-        self.context(budget, word, sm.estimate_tokens, sm.default_format, "\n")
+        self.context(budget, word, sm.estimate_tokens, sm.default_format, "\n", None)
 
     @rule(
         count=st.integers(3, 8),
@@ -297,7 +297,7 @@ class RankingComparison(RuleBasedStateMachine):
             self.remember_one(f"expiring:{i}", f"cart note {i}", importances[i], ttl)
         self.clock.now += ttl
         self.remember_one("after", "the morning after", importances[-1], None)
-        self.context(budget, None, sm.estimate_tokens, sm.default_format, "\n")
+        self.context(budget, None, sm.estimate_tokens, sm.default_format, "\n", None)
 
     @rule(n=st.one_of(st.integers(-2, 12), st.sampled_from([3.0, 2.5, "3", None, True, math.nan])))
     def get_recent(self, n):
@@ -352,26 +352,29 @@ class RankingComparison(RuleBasedStateMachine):
         tokenizer=st.sampled_from(TOKENIZERS),
         fmt=st.sampled_from(FORMATS),
         separator=st.sampled_from(SEPARATORS),
+        must_keep=st.sampled_from([None, None, None, 0.0, 0.5, 0.9, 1.0]),
     )
-    def context(self, budget, query, tokenizer, fmt, separator):
-        """CTX-1 .. CTX-6, CTX-8, NUM-1: the budget holds, the count is exact, the fill is the model's naive one.
+    def context(self, budget, query, tokenizer, fmt, separator, must_keep):
+        """CTX-1 .. CTX-6, CTX-8, CTX-10, NUM-1: the budget holds, the count is exact, the fill is the model's naive one.
 
         CTX-2, CTX-3, CTX-4, CTX-5 and CTX-6 are each asserted below; the
-        estimator and the additive tokenizers go through the fast fill.
+        estimator and the additive tokenizers go through the fast fill, with
+        and without must-keep entries placed first.
         """
+        options = dict(token_budget=budget, query=query, tokenizer=tokenizer, format=fmt, separator=separator, must_keep=must_keep)
         if not is_num(budget) or budget < 0:
             with pytest.raises(ValueError):
-                self.mem.get_context(token_budget=budget, query=query, tokenizer=tokenizer, format=fmt, separator=separator)
+                self.mem.get_context(**options)
             return
         if tokenizer("") > budget:
             with pytest.raises(ValueError):
-                self.mem.get_context(token_budget=budget, query=query, tokenizer=tokenizer, format=fmt, separator=separator)
+                self.mem.get_context(**options)
             return
-        ctx = self.mem.get_context(token_budget=budget, query=query, tokenizer=tokenizer, format=fmt, separator=separator)
+        ctx = self.mem.get_context(**options)
         # The model counts with its own copy of each tokenizer, so a bug in
         # the library's estimator cannot hide by being shared.
         model_tokenizer = MODEL_TOKENIZERS.get(tokenizer, tokenizer)
-        text, keys = self.model.context(budget, query, model_tokenizer, lambda e: fmt(as_entry(e)), separator, self.now)
+        text, keys = self.model.context(budget, query, model_tokenizer, lambda e: fmt(as_entry(e)), separator, self.now, must_keep)
         note(f"context {ctx!r}")
         assert ctx.tokens <= budget
         assert ctx.tokens == tokenizer(ctx.text) == model_tokenizer(ctx.text)

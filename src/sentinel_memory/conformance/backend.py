@@ -190,7 +190,13 @@ class Session:
         return wire.hits(self.memory.recall(query, limit=limit))
 
     def op_get_context(
-        self, token_budget: Any = None, query: Any = None, tokenizer: Any = None, format: Any = None, separator: Any = None
+        self,
+        token_budget: Any = None,
+        query: Any = None,
+        tokenizer: Any = None,
+        format: Any = None,
+        separator: Any = None,
+        must_keep: Any = None,
     ) -> Any:
         context = self.memory.get_context(
             token_budget=token_budget,
@@ -198,6 +204,7 @@ class Session:
             tokenizer=_named(TOKENIZERS, "tokenizer", tokenizer),
             format=_named(FORMATS, "format", format),
             separator=separator,
+            must_keep=must_keep,
         )
         return wire.context(context)
 
@@ -267,7 +274,10 @@ def error_code(error: BaseException) -> str | None:
 
 def _answer(run: Callable[[], Any]) -> dict[str, Any]:
     try:
-        return {"ok": run()}
+        with warnings.catch_warnings():
+            # IgnoredValueWarning, LoadWarning and friends are for people; the protocol reports results.
+            warnings.simplefilter("ignore")
+            return {"ok": run()}
     except Exception as error:  # a rule's error becomes its code; anything else is a crash
         code = error_code(error)
         if code is None:
@@ -286,10 +296,7 @@ def answer_step(session: Session, step: Mapping[str, Any]) -> dict[str, Any]:
     """One step's result: ``{"ok": value}`` or ``{"error": code}``."""
     session.now = wire.decode(step.get("now"))
     args = wire.decode(step.get("args") or {})
-    with warnings.catch_warnings():
-        # LoadWarning and friends are for people; the protocol reports LoadResult.
-        warnings.simplefilter("ignore")
-        return _answer(lambda: session.step(str(step.get("op")), args))
+    return _answer(lambda: session.step(str(step.get("op")), args))
 
 
 def run_case(case: Mapping[str, Any]) -> dict[str, Any]:
