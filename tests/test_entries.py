@@ -244,3 +244,78 @@ def test_time_2_clock_returning_garbage_raises(make):
     with pytest.raises(TypeError):
         mem.remember("k", "v")
     assert mem.state.entries == {}
+
+
+# -- ENT-15: a read-only Mapping; ENT-16: chat turns -------------------------------------------------
+
+
+def test_ent_15_a_memory_is_a_read_only_mapping_of_live_keys(mem, clock):
+    """ENT-15: mem[k], list(mem), keys, values and items list live entries oldest first; a missing key is a KeyError."""
+    from collections.abc import Mapping
+
+    mem.remember("user:name", "Jakub")
+    clock.advance(1)
+    mem.remember("session:cart", ["2 items"], ttl=10)
+    assert isinstance(mem, Mapping)
+    assert mem["user:name"] == "Jakub"
+    assert list(mem) == list(mem.keys()) == ["user:name", "session:cart"]
+    assert dict(mem.items()) == {"user:name": "Jakub", "session:cart": ["2 items"]}
+    mem["session:cart"].append("mutated")
+    assert mem["session:cart"] == ["2 items"]  # a copy (ENT-3)
+    clock.advance(10)
+    assert list(mem.values()) == ["Jakub"]
+    with pytest.raises(KeyError):
+        mem["session:cart"]
+    with pytest.raises(TypeError):
+        mem["user:name"] = "x"  # read-only
+
+
+def test_ent_15_get_entry_and_to_dict(mem, clock):
+    """ENT-15: get_entry returns a copy of the live Entry; to_dict is the article's JSON without seq."""
+    mem.remember("k", {"a": 1}, importance=0.7, ttl=1000)
+    entry = mem.get_entry("k")
+    assert entry.to_dict() == {"key": "k", "data": {"a": 1}, "importance": 0.7, "createdAt": clock.now,
+                               "updatedAt": clock.now, "expiresAt": clock.now + 1000}
+    assert mem.get_entry("missing") is None and mem.get_entry("missing", "none") == "none"
+
+
+def test_ent_15_repr_shows_the_live_size(mem, clock):
+    """ENT-15: after the only entry expired, repr says size=0, not the stored count."""
+    mem.remember("k", "v", ttl=5)
+    assert "size=1" in repr(mem)
+    clock.advance(5)
+    assert "size=0" in repr(mem)
+
+
+def test_ent_15_identity_not_content_equality(make):
+    """ENT-15: two memories with the same entries are different objects, and both can be dict keys."""
+    a, b = make(), make()
+    assert a != b and len({a: 1, b: 2}) == 2
+
+
+def test_ent_16_turns_need_no_keys_and_survive_a_restart(tmp_path, clock):
+    """ENT-16: add_turn numbers chat:1, chat:2; a new process loading the file continues at chat:3."""
+    path = tmp_path / "memory.json"
+    mem = sm.create_memory(store=sm.JsonFileStore(path), autosave=True, clock=clock)
+    assert mem.add_turn("user", "I'm allergic to peanuts").key == "chat:1"
+    assert mem.add_turn("assistant", "Noted, no peanuts.").data == "assistant: Noted, no peanuts."
+    restarted = sm.create_memory(store=sm.JsonFileStore(path), autosave=True, clock=clock)
+    assert restarted.add_turn("user", "What do you recommend?").key == "chat:3"
+
+
+def test_ent_16_shared_memories_never_collide(tmp_path, clock):
+    """ENT-16, MW-6: two shared memories on one file take turns chat:1..4 without reusing a number."""
+    path = tmp_path / "memory.json"
+    first = sm.create_memory(store=sm.JsonFileStore(path), autosave=True, shared=True, clock=clock)
+    second = sm.create_memory(store=sm.JsonFileStore(path), autosave=True, shared=True, clock=clock)
+    keys = [m.add_turn("user", str(i)).key for i, m in enumerate([first, second, first, second])]
+    assert keys == ["chat:1", "chat:2", "chat:3", "chat:4"]
+    assert len(sm.create_memory(store=sm.JsonFileStore(path), clock=clock)) == 4
+
+
+@pytest.mark.parametrize(("role", "text", "error"), [(None, "x", TypeError), ("user", 5, TypeError), ("", "x", ValueError)])
+def test_ent_16_role_and_text_are_strings(mem, role, text, error):
+    """ENT-16: a role or text that is not a str is a TypeError, an empty role a ValueError; nothing is stored."""
+    with pytest.raises(error):
+        mem.add_turn(role, text)
+    assert len(mem) == 0 and mem.add_turn("user", "ok").key == "chat:1"

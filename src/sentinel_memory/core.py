@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -95,6 +96,8 @@ from .values import (
 )
 
 __all__ = [
+    "TURN_KEY",
+    "add_turn",
     "cache_clear",
     "changes",
     "cache_delete",
@@ -107,8 +110,10 @@ __all__ = [
     "forget",
     "from_document",
     "get",
+    "get_entry",
     "get_recent",
     "has",
+    "live_items",
     "make_config",
     "recall",
     "remember",
@@ -232,8 +237,49 @@ def remember(
     dropped = Compaction()
     if len(entries) > state.config.limit:
         entries, index, dropped, counters = _compact_table(entries, index, counters, state.config, now)
-    state = attrs.evolve(_with_entries(state, entries, index), next_seq=state.next_seq + 1, counters=counters)
+    state = attrs.evolve(
+        _with_entries(state, entries, index),
+        next_seq=state.next_seq + 1,
+        counters=counters,
+        turns=max(state.turns, _turn_number(key)),
+    )
     return state, replaced + dropped
+
+
+#: ENT-16: the keys chat turns are stored under, ``chat:1``, ``chat:2``, ...
+TURN_KEY = re.compile(r"chat:([0-9]+)")
+
+
+def _turn_number(key: str) -> int:
+    """N for a ``chat:N`` key, else 0 (ENT-16)."""
+    found = TURN_KEY.fullmatch(key) if key.startswith("chat:") else None
+    return int(found.group(1)) if found else 0
+
+
+def add_turn(
+    state: MemoryState,
+    role: str,
+    text: str,
+    *,
+    now: int | float,
+    importance: float | None = None,
+    ttl: Duration | None = None,
+) -> tuple[MemoryState, Compaction, str]:
+    """Remember one chat turn as ``"{role}: {text}"`` under the next ``chat:N`` key (ENT-16).
+
+    N is one more than the largest ``chat:N`` this memory has stored or
+    loaded, so turns keep counting after a restart without a key being
+    invented or a counter kept by the app. Returns the new state, what the
+    remember dropped, and the key used.
+    """
+    for name, value in (("role", role), ("text", text)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    if not role:
+        raise ValueError("role must not be empty")
+    key = f"chat:{state.turns + 1}"
+    state, dropped = remember(state, key, f"{role}: {text}", now=now, importance=importance, ttl=ttl)
+    return state, dropped, key
 
 
 def remembered(state: MemoryState, compaction: Compaction, key: str) -> Entry:
@@ -323,6 +369,19 @@ def get(state: MemoryState, key: str, *, now: int | float, default: Any = None) 
     _check_now(now)
     entry = _live_entry(state, _check_key(key), now)
     return default if entry is None else copy_json(entry.data)
+
+
+def get_entry(state: MemoryState, key: str, *, now: int | float, default: Any = None) -> Any:
+    """A copy of the live :class:`Entry` under ``key``, else ``default`` (ENT-15)."""
+    _check_now(now)
+    entry = _live_entry(state, _check_key(key), now)
+    return default if entry is None else entry.copy()
+
+
+def live_items(state: MemoryState, *, now: int | float) -> list[tuple[str, Any]]:
+    """``(key, copy of data)`` for every live entry, oldest first, all at one ``now`` (ENT-15)."""
+    _check_now(now)
+    return [(entry.key, entry.copy().data) for entry in state.index.live_by_age(now)]
 
 
 def has(state: MemoryState, key: str, *, now: int | float) -> bool:
@@ -674,6 +733,7 @@ def from_document(
         _with_entries(state, Table(entries), Index.of(entries)),
         working=working,
         next_seq=state.next_seq + len(entries),
+        turns=max([state.turns, *(_turn_number(entry.key) for entry in entries)]),
     )
     dropped = Compaction()
     if len(entries) > state.config.limit:

@@ -61,14 +61,7 @@ def dump(state: MemoryState, *, generation: int | None = None) -> dict[str, Any]
 
 def record(entry: Entry) -> dict[str, Any]:
     """One entry as the article's JSON, with its own copy of the data (PER-1)."""
-    return {
-        "key": entry.key,
-        "data": clone(entry.data),
-        "importance": entry.importance,
-        "createdAt": entry.created_at,
-        "updatedAt": entry.updated_at,
-        "expiresAt": entry.expires_at,
-    }
+    return entry.to_dict()
 
 
 def working_record(working: Working) -> dict[str, Any]:

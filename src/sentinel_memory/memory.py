@@ -45,7 +45,7 @@ import gc
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
 from . import core
@@ -76,11 +76,13 @@ def _dropped_keys(compaction: Compaction) -> Iterator[str]:
         yield entry.key
 
 
-class Memory:
+class Memory(Mapping[str, Any]):
     """A memory with a current state, a clock, a store and an optional ``on_evict``.
 
     Create one with :func:`create_memory`. It is safe to share between
-    threads.
+    threads. It is also a read-only :class:`~collections.abc.Mapping` of the
+    live keys to their data: ``mem["user:name"]``, ``list(mem)``,
+    ``mem.items()`` (ENT-15).
     """
 
     def __init__(
@@ -258,8 +260,27 @@ class Memory:
             self._commit(state, dropped, keys=(key, *_dropped_keys(dropped)))
             return entry
 
+    def add_turn(self, role: str, text: str, *, importance: float | None = None, ttl: Duration | None = None) -> Entry:
+        """Remember one chat turn as ``"{role}: {text}"`` under the next ``chat:N`` key; returns the entry (ENT-16).
+
+        No key to invent and no counter to keep: ``N`` continues from the
+        largest ``chat:N`` the memory holds, also after a restart.
+
+        >>> mem.add_turn("user", "I'm allergic to peanuts").key
+        'chat:1'
+        """
+        with self._change() as start:
+            state, dropped, key = core.add_turn(start, role, text, now=self._now(), importance=importance, ttl=ttl)
+            entry = core.remembered(state, dropped, key)
+            self._commit(state, dropped, keys=(key, *_dropped_keys(dropped)))
+            return entry
+
     def get(self, key: str, default: Any = None) -> Any:
         return core.get(self._state, key, now=self._now(), default=default)
+
+    def get_entry(self, key: str, default: Any = None) -> Any:
+        """A copy of the live :class:`Entry` under ``key``, or ``default`` (ENT-15)."""
+        return core.get_entry(self._state, key, now=self._now(), default=default)
 
     def has(self, key: str) -> bool:
         return core.has(self._state, key, now=self._now())
@@ -373,8 +394,39 @@ class Memory:
         # A membership test answers: anything that cannot be a key is not in the memory.
         return isinstance(key, str) and bool(key) and is_json_text(key) and self.has(key)
 
+    def __getitem__(self, key: str) -> Any:
+        """``mem[key]``: a copy of the live entry's data; ``KeyError`` when there is none (ENT-15)."""
+        entry = core.get_entry(self._state, key, now=self._now())
+        if entry is None:
+            raise KeyError(key)
+        return entry.data
+
+    def __iter__(self) -> Iterator[str]:
+        """The live keys, oldest first, as they were at one moment (ENT-15)."""
+        return iter(self.keys())
+
+    def keys(self) -> KeysView[str]:
+        """The live keys, oldest first, read at one moment (ENT-15)."""
+        return self._snapshot().keys()
+
+    def values(self) -> ValuesView[Any]:
+        """Copies of the live entries' data, oldest first, read at one moment (ENT-15)."""
+        return self._snapshot().values()
+
+    def items(self) -> ItemsView[str, Any]:
+        """``(key, data)`` pairs of the live entries, oldest first, read at one moment (ENT-15)."""
+        return self._snapshot().items()
+
+    def _snapshot(self) -> dict[str, Any]:
+        # One clock read for the whole view: an entry cannot expire half way through an iteration.
+        return dict(core.live_items(self._state, now=self._now()))
+
+    # A memory changes, so it compares and hashes by identity, not by content as a Mapping would.
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
-        return f"<Memory size={len(self._state.entries)} limit={self._state.config.limit} store={self._store!r}>"
+        return f"<Memory size={self.size()} limit={self._state.config.limit} store={self._store!r}>"
 
 
 class CacheMemory:

@@ -34,7 +34,9 @@ class MemoryState:
     is what the core keeps current about the entries so that no read has to
     scan them (:mod:`sentinel_memory.index`). It is worked out when a state
     is built by hand and kept current by the core's transitions; it is a
-    summary, not data, so it takes no part in equality.
+    summary, not data, so it takes no part in equality. ``turns`` is the
+    largest ``N`` of a ``chat:N`` key stored since the memory began or was
+    loaded, so the next chat turn gets ``N + 1`` (ENT-16).
     """
 
     config: Config = attrs.field(factory=Config)
@@ -43,4 +45,5 @@ class MemoryState:
     working: Working = attrs.field(factory=Working)
     counters: Counters = attrs.field(factory=Counters)
     next_seq: int = 0
+    turns: int = 0
     index: Index = attrs.field(default=attrs.Factory(_index_of, takes_self=True), eq=False, repr=False)

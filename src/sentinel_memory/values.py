@@ -104,6 +104,22 @@ class Entry:
         """True when ``data`` is a dict or a list: the only data a reader could change (ENT-3)."""
         return isinstance(self.data, (dict, list))
 
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as the article's JSON, the same object a saved document lists (PER-1, ENT-15).
+
+        ``{"key", "data", "importance", "createdAt", "updatedAt", "expiresAt"}``,
+        with its own copy of the data; the order number ``seq`` is internal
+        and not included.
+        """
+        return {
+            "key": self.key,
+            "data": clone(self.data),
+            "importance": self.importance,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+            "expiresAt": self.expires_at,
+        }
+
     def copy(self) -> Entry:
         """The same entry with its own copy of ``data`` (ENT-3).
 

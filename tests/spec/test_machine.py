@@ -437,6 +437,21 @@ class RankingComparison(RuleBasedStateMachine):
         assert self.mem.working.get() == self.model.working_get(self.now)
 
     @invariant()
+    def mapping_matches_model(self):
+        """ENT-15: the memory as a Mapping is the model's live keys and data, oldest first; mem[k] agrees with get."""
+        if not hasattr(self, "mem"):
+            return
+        live = sorted(self.model.live(self.now), key=lambda e: (e.updated_at, e.seq))
+        assert list(self.mem.items()) == [(e.key, e.data) for e in live]
+        assert list(self.mem) == [e.key for e in live] and len(self.mem) == len(live)
+        for key in KEY_POOL:
+            entry = self.mem.get_entry(key)
+            assert (entry is None) == (not self.model.has(key, self.now))
+            if entry is not None:
+                assert self.mem[key] == entry.data == entry.to_dict()["data"]
+                assert entry.to_dict()["key"] == key
+
+    @invariant()
     def autosave_matches_state(self):
         """PER-11, PER-9: with autosave the store holds the current persisted state; no temp file is left."""
         if not hasattr(self, "mem"):

@@ -655,3 +655,25 @@ def test_num_5_warns_exactly_when_a_given_value_is_ignored(value):
         warned = any(issubclass(w.category, IgnoredValueWarning) for w in caught)
         expected = value is not None and not valid[option] and not (option == "ttl" and quiet)
         assert warned == expected
+
+
+# -- ENT-16 ----------------------------------------------------------------------------------
+
+
+@given(
+    st.lists(st.one_of(st.sampled_from(["note", "chat:x", "chat:", "chat:-1", "CHAT:9"]), st.integers(0, 50).map("chat:{}".format)), max_size=8),
+    st.integers(1, 4),
+)
+def test_ent_16_turns_continue_after_the_largest_chat_key_also_after_a_reload(keys, turns):
+    """ENT-16: add_turn uses chat:(largest N stored + 1), counting on across a save and a load into a new memory."""
+    store = sm.MemoryStore()
+    mem = sm.create_memory(store=store, clock=lambda: 0, limit=100)
+    for key in keys:
+        mem.remember(key, "x")
+    largest = max([int(k[5:]) for k in keys if k.startswith("chat:") and k[5:].isdigit()], default=0)
+    added = [mem.add_turn("user", f"turn {i}").key for i in range(turns)]
+    assert added == [f"chat:{largest + i}" for i in range(1, turns + 1)]
+    mem.save()
+    again = sm.create_memory(store=store, clock=lambda: 0, limit=100)
+    assert again.add_turn("assistant", "after a restart").key == f"chat:{largest + turns + 1}"
+    assert again["chat:" + str(largest + turns + 1)] == "assistant: after a restart"

@@ -154,6 +154,9 @@ class Session:
     def op_remember(self, key: Any = None, data: Any = None, importance: Any = None, ttl: Any = None) -> Any:
         return wire.entries((self.memory.remember(key, data, importance=importance, ttl=ttl),))[0]
 
+    def op_add_turn(self, role: Any = None, text: Any = None, importance: Any = None, ttl: Any = None) -> Any:
+        return self.memory.add_turn(role, text, importance=importance, ttl=ttl).to_dict()
+
     def op_get(self, key: Any = None, default: Any = None) -> Any:
         return self.memory.get(key, default)
 

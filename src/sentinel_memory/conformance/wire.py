@@ -41,6 +41,7 @@ _SPECIALS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 #: Every op and the capability group it needs (PROTOCOL.md, "Ops").
 OP_GROUPS: Mapping[str, str] = {
     "remember": "entries",
+    "add_turn": "entries",
     "get": "entries",
     "has": "entries",
     "forget": "entries",
