@@ -677,3 +677,22 @@ def test_ent_16_turns_continue_after_the_largest_chat_key_also_after_a_reload(ke
     again = sm.create_memory(store=store, clock=lambda: 0, limit=100)
     assert again.add_turn("assistant", "after a restart").key == f"chat:{largest + turns + 1}"
     assert again["chat:" + str(largest + turns + 1)] == "assistant: after a restart"
+
+
+class _WordEncoder:
+    """A tokenizer object: encode gives one token per character run, as a BPE would give a list."""
+
+    def encode(self, text):
+        return [part for part in text.replace("\n", " \n ").split(" ") if part]
+
+
+@given(st.lists(st.tuples(st.text(max_size=20), st.floats(0, 1)), max_size=6), st.integers(0, 40))
+def test_ctx_9_an_encoder_object_counts_as_len_of_encode(memories, budget):
+    """CTX-9: tokenizer=obj with encode gives exactly the context of tokenizer=lambda t: len(obj.encode(t))."""
+    encoder = _WordEncoder()
+    mem = sm.create_memory(clock=lambda: 0, load=False)
+    for i, (text, importance) in enumerate(memories):
+        mem.remember(f"k{i}", text, importance=importance)
+    assert mem.get_context(token_budget=budget, tokenizer=encoder) == mem.get_context(
+        token_budget=budget, tokenizer=lambda text: len(encoder.encode(text))
+    )
