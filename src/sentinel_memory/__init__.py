@@ -23,7 +23,7 @@ from .options import DEFAULTS, NUMBER_RULES
 from .sqlitestore import SqliteStore
 from .state import MemoryState
 from .stores import MemoryStore, Store
-from .tokens import additive, estimate_tokens
+from .tokens import additive, estimate_tokens, upper_bound_tokens
 from .values import (
     Changes,
     Compaction,
@@ -68,4 +68,5 @@ __all__ = [
     "default_format",
     "estimate_tokens",
     "make_config",
+    "upper_bound_tokens",
 ]

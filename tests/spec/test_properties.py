@@ -696,3 +696,11 @@ def test_ctx_9_an_encoder_object_counts_as_len_of_encode(memories, budget):
     assert mem.get_context(token_budget=budget, tokenizer=encoder) == mem.get_context(
         token_budget=budget, tokenizer=lambda text: len(encoder.encode(text))
     )
+
+
+@given(st.text())
+def test_tok_2_the_byte_bound_is_never_under_o200k(text):
+    """TOK-2: upper_bound_tokens is the UTF-8 length and never below o200k_base's count, for any text."""
+    bpe_openai = pytest.importorskip("bpe_openai")
+    encoding = bpe_openai.get_encoding("o200k_base")
+    assert len(encoding.encode(text)) <= sm.upper_bound_tokens(text) == len(text.encode("utf-8", "surrogatepass"))
