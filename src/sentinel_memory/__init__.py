@@ -17,6 +17,7 @@ from .errors import (
     StoreWarning,
 )
 from .filestore import JsonFileStore
+from .folder import MemoryFolder
 from .jsondata import MAX_DEPTH
 from .memory import CacheMemory, Memory, WorkingMemory, create_memory
 from .options import DEFAULTS, NUMBER_RULES
@@ -55,6 +56,7 @@ __all__ = [
     "LoadResult",
     "LoadWarning",
     "Memory",
+    "MemoryFolder",
     "MemoryState",
     "MemoryStore",
     "ReentrantCallError",

@@ -9,12 +9,13 @@ import fractions
 import json
 import math
 import sys
+import tempfile
 import warnings
 import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
@@ -704,3 +705,26 @@ def test_tok_2_the_byte_bound_is_never_under_o200k(text):
     bpe_openai = pytest.importorskip("bpe_openai")
     encoding = bpe_openai.get_encoding("o200k_base")
     assert len(encoding.encode(text)) <= sm.upper_bound_tokens(text) == len(text.encode("utf-8", "surrogatepass"))
+
+
+# -- FLD-1, FLD-2 ------------------------------------------------------------------------------
+
+
+@given(st.lists(st.text(max_size=60), unique=True, max_size=12))
+def test_fld_1_any_ids_map_to_distinct_files_inside_the_folder(user_ids):
+    """FLD-1: for any set of distinct ids, every file is directly inside the folder and no two share a name."""
+    folder = sm.MemoryFolder("/srv/memories")
+    paths = [folder.path_for(user_id) for user_id in user_ids]
+    assert all(path.parent == folder.path and path.name.endswith(".json") and "/" not in path.name for path in paths)
+    assert len({path.name for path in paths}) == len(user_ids)
+
+
+@settings(max_examples=25)
+@given(st.lists(st.text(max_size=30), unique=True, min_size=1, max_size=4))
+def test_fld_2_each_id_reads_back_only_its_own_memory(user_ids):
+    """FLD-2: what one id's memory saves, only that id's memory loads, through a real folder."""
+    with tempfile.TemporaryDirectory() as root:
+        folder = sm.MemoryFolder(root, autosave=True, clock=lambda: 0)
+        for user_id in user_ids:
+            folder.open(user_id).remember("id", user_id)
+        assert [folder.open(user_id)["id"] for user_id in user_ids] == user_ids
