@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import datetime
 import fractions
+import io
 import json
 import math
 import sys
@@ -728,3 +730,36 @@ def test_fld_2_each_id_reads_back_only_its_own_memory(user_ids):
         for user_id in user_ids:
             folder.open(user_id).remember("id", user_id)
         assert [folder.open(user_id)["id"] for user_id in user_ids] == user_ids
+
+
+# -- CLI-1 .. CLI-3 ----------------------------------------------------------------------------
+
+
+def _cli(*args):
+    from sentinel_memory.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(list(args))
+    return status, out.getvalue(), err.getvalue()
+
+
+@settings(max_examples=20)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "chat:1", "user:name"]), st.text(max_size=12), st.floats(0, 1)), max_size=5))
+def test_cli_1_cli_2_cli_3_the_command_shows_what_the_library_holds(memories):
+    """CLI-1, CLI-2, CLI-3: show --json and stats --json equal the library's view of the file; forget saves; exit 0."""
+    with tempfile.TemporaryDirectory() as root:
+        path = Path(root) / "memory.json"
+        mem = sm.create_memory(store=sm.JsonFileStore(path), autosave=True)
+        for key, text, importance in memories:
+            mem.remember(key, text, importance=importance)
+        mem.save()
+        status, out, _ = _cli("show", str(path), "--json")
+        assert status == 0 and [(row["key"], row["data"]) for row in json.loads(out)] == list(mem.items())
+        status, out, _ = _cli("stats", str(path), "--json")
+        assert status == 0 and json.loads(out)["size"] == len(mem)
+        if memories:
+            status, _, _ = _cli("forget", str(path), memories[0][0])
+            assert status == 0 and memories[0][0] not in sm.create_memory(store=sm.JsonFileStore(path))
+        status, _, err = _cli("show", str(Path(root) / "missing.json"))
+        assert status == 1 and "missing.json" in err
