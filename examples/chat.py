@@ -1,27 +1,51 @@
-"""A small end-to-end chat session with sentinel-memory.
+"""A terminal chat loop with sentinel-memory: message, remember, context, model, remember the reply.
 
-Run it with ``make demo`` (or ``python examples/chat.py``). It plays the
-restaurant scene from the README with a memory that holds five things, saves
-to a JSON file, reloads it as a restarted app would, and builds the prompt
-context for the next model call.
+Run it with ``make demo`` (or ``python examples/chat.py``). It plays a short
+scripted conversation, so it runs offline and prints the same thing every
+time; ``python examples/chat.py --interactive`` lets you type instead.
 
-The clock is a fake one that moves one minute per message, so the output is
-the same on every run.
+The model is a stand-in that answers from the prompt context it is given.
+The comment in ``reply`` shows where a real model call goes. Everything
+else is what a real bot does on every message:
+
+1. remember the user's message as a chat turn (``add_turn``: no keys to invent);
+2. remember facts worth keeping, with an importance (here: a tiny rule-based extractor);
+3. build the prompt context that fits the budget, must-keep facts first;
+4. call the model with that context;
+5. remember the model's reply as a turn too.
+
+The memory is a JSON file, so a restart picks up where the chat left off.
 """
 
 from __future__ import annotations
 
+import argparse
+import re
 import sys
 import tempfile
 from pathlib import Path
 
-from sentinel_memory import JsonFileStore, create_memory
+from sentinel_memory import Context, JsonFileStore, Memory, create_memory
 
-MINUTE = 60_000
+SCRIPT = [
+    "Hi! My name is Jakub.",
+    "I'm allergic to peanuts, please remember that.",
+    "What's the weather like in Prague?",
+    "Can you suggest a dessert?",
+    "What is my name?",
+]
+
+#: What the extractor recognises, with the importance each kind of fact gets.
+FACTS = [
+    (re.compile(r"my name is (\w+)", re.I), "user:name", "{0}", 0.9),
+    (re.compile(r"allergic to (\w+)", re.I), "user:allergy", "allergic to {0}", 1.0),
+]
+
+SYSTEM_PROMPT = "You are a helpful assistant. What you remember about the user:\n{memory}"
 
 
-class MinuteClock:
-    """One minute passes between messages; start at 2026-10-17T00:00Z."""
+class Clock:
+    """A minute passes between messages; a fixed start, so every run prints the same."""
 
     def __init__(self) -> None:
         self.now = 1_792_310_400_000
@@ -29,66 +53,82 @@ class MinuteClock:
     def __call__(self) -> int:
         return self.now
 
-    def tick(self) -> None:
-        self.now += MINUTE
+
+def remember_facts(mem: Memory, message: str) -> None:
+    """Step 2: keep what matters with a high importance (a real bot might ask a model to rate it)."""
+    for pattern, key, template, importance in FACTS:
+        found = pattern.search(message)
+        if found:
+            mem.remember(key, template.format(*found.groups()), importance=importance)
 
 
-def main(folder: Path) -> None:
-    path = folder / "memory.json"
-    clock = MinuteClock()
-    archived = []
-    mem = create_memory(
-        limit=5,
-        store=JsonFileStore(path),
-        autosave=True,
-        clock=clock,
-        on_evict=lambda dropped: archived.extend(e.key for e in dropped.evicted + dropped.expired),
-    )
+def reply(message: str, context: Context) -> str:
+    """Step 4: the model. This stand-in answers from the context it was given.
 
-    print("== the conversation")
-    turns = [
-        ("user:name", "Jakub", 0.9),
-        ("user:allergy", "allergic to peanuts", 1.0),
-        *((f"chat:{i}", f"small talk message {i}", 0.1) for i in range(1, 7)),
-    ]
-    for key, text, importance in turns:
-        mem.remember(key, text, importance=importance)
-        print(f"  remember {key:13} importance {importance:<4} -> {mem.size()} kept")
-        clock.tick()
+    With a real model this is where the call goes, for example::
 
-    print("\n== what the memory kept (newest first)")
-    for entry in mem.get_recent(5):
-        print(f"  {entry.key:13} {entry.importance:<4} {entry.data}")
-    last_five = [key for key, _, _ in turns][-5:]
-    print(f"  a 'keep the last five' memory would hold: {', '.join(last_five)}")
-    print(f"  archived by on_evict: {', '.join(archived)}")
-    print(f"  stats: {mem.stats()}")
+        response = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "system", "content": SYSTEM_PROMPT.format(memory=context.text)},
+                      {"role": "user", "content": message}],
+        )
+        return response.choices[0].message.content
+    """
+    known = context.text
+    name = re.search(r"user:name: (\w+)", known)
+    asked = message.lower()
+    if "my name is" in asked and name:
+        return f"Nice to meet you, {name.group(1)}!"
+    if "what is my name" in asked:
+        return f"Your name is {name.group(1)}." if name else "I don't know your name yet."
+    if "dessert" in asked:
+        if "peanuts" in known:
+            return "How about a lemon sorbet? It has no peanuts."
+        return "How about a peanut butter cookie?"
+    return "Noted!" if "remember" in asked else "I can't check the weather, sorry."
 
-    mem.remember("session:cart", "2 items in the cart", importance=0.6, ttl=15 * MINUTE)
-    print("\n== remember session:cart (importance 0.6, expires in 15 minutes)")
-    print(f"  kept now: {', '.join(e.key for e in mem.get_recent())}")
 
-    print("\n== the app restarts and loads", path.name)
-    mem = create_memory(limit=5, store=JsonFileStore(path), autosave=True, clock=clock)
-    print(f"  loaded {mem.size()} entries")
+def turn(mem: Memory, message: str) -> str:
+    """One message in, one reply out: the whole loop."""
+    mem.add_turn("user", message, importance=0.2)                     # 1. the message itself
+    remember_facts(mem, message)                                     # 2. facts worth keeping
+    context = mem.get_context(token_budget=40, query=message, must_keep=0.9)  # 3. what the model sees
+    answer = reply(message, context)                                 # 4. the model
+    mem.add_turn("assistant", answer, importance=0.1)                # 5. the reply
+    print(f"  [context: {context.tokens} tokens, {len(context.entries)} memories, {context.omitted} left out]")
+    return answer
 
-    print("\n== recall('what is my name?')")
-    for hit in mem.recall("what is my name?"):
-        print(f"  {hit.entry.key} -> {hit.entry.data!r} (score {hit.score:.4f})")
 
-    print("\n== context for the next model call (budget 30 tokens, query 'cart')")
-    ctx = mem.get_context(token_budget=30, query="cart")
-    print("  " + ctx.text.replace("\n", "\n  "))
-    print(f"  tokens {ctx.tokens}, omitted {ctx.omitted}")
+def main(folder: Path, messages: list[str] | None) -> None:
+    clock = Clock()
+    mem = create_memory(limit=6, store=JsonFileStore(folder / "memory.json"), autosave=True, clock=clock)
+    incoming = iter(messages) if messages is not None else _typed()
+    for message in incoming:
+        print(f"you: {message}")
+        print(f"bot: {turn(mem, message)}")
+        clock.now += 60_000
+    print(f"\nthe memory holds {len(mem)} entries (limit 6): {', '.join(mem)}")
 
-    clock.now += 15 * MINUTE
-    print("\n== fifteen minutes later")
-    print(f"  session:cart -> {mem.get('session:cart')!r}")
+    restarted = create_memory(limit=6, store=JsonFileStore(folder / "memory.json"), autosave=True, clock=clock)
+    print("after a restart the next turn is", restarted.add_turn("user", "I'm back!").key)
+
+
+def _typed():
+    print("type a message (an empty line ends the chat)")
+    for line in sys.stdin:
+        if not line.strip():
+            return
+        yield line.strip()
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        main(Path(sys.argv[1]))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--interactive", action="store_true", help="type the messages instead of the script")
+    parser.add_argument("folder", nargs="?", type=Path, help="keep the memory file here (default: a temporary folder)")
+    options = parser.parse_args()
+    script = None if options.interactive else SCRIPT
+    if options.folder is not None:
+        main(options.folder, script)
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            main(Path(tmp))
+            main(Path(tmp), script)
