@@ -4,23 +4,37 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
+# The demo needs the package alone (attrs is its one dependency), not the dev toolchain.
+DEMO_STAMP := $(VENV)/.installed-package
 
-.PHONY: demo test test-thorough mutants notebooks docs serve bench venv clean
+.PHONY: demo test lint test-thorough mutants notebooks docs serve bench venv clean
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+$(DEMO_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e .
+	touch $(DEMO_STAMP)
+
+$(STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
 
 venv: $(STAMP)
 
-## make demo: run the end-to-end chat example
-demo: $(STAMP)
+## make demo: run the chat example (installs only the package)
+demo: $(DEMO_STAMP)
 	$(PY) examples/chat.py
 
-## make test: the whole test suite
-test: $(STAMP)
+## make lint: ruff (check and format) and mypy --strict on the package
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
+
+## make test: lint and type checks, then the whole test suite
+test: lint
 	$(PY) -m pytest
 
 ## make test-thorough: the property tests with many more examples

@@ -20,14 +20,26 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 
-
 def run_benchmarks() -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench.json"
         subprocess.run(
-            [sys.executable, "-m", "pytest", "benchmarks", "-q", "-o", "addopts=", "-p", "no:cacheprovider",
-             "--benchmark-enable", f"--benchmark-json={out}", "--benchmark-min-rounds=5"],
-            cwd=ROOT, check=True,
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "benchmarks",
+                "-q",
+                "-o",
+                "addopts=",
+                "-p",
+                "no:cacheprovider",
+                "--benchmark-enable",
+                f"--benchmark-json={out}",
+                "--benchmark-min-rounds=5",
+            ],
+            cwd=ROOT,
+            check=True,
         )
         return json.loads(out.read_text())["benchmarks"]
 
@@ -58,8 +70,14 @@ def ratio(a: float | None, b: float | None) -> str:
 Key = tuple  # (kind, shape, n, budget, query, store)
 
 
-def key(kind: str, shape: str | None = None, n: int | None = None, budget: int | None = None,
-        query: str | None = None, store: str | None = None) -> Key:
+def key(
+    kind: str,
+    shape: str | None = None,
+    n: int | None = None,
+    budget: int | None = None,
+    query: str | None = None,
+    store: str | None = None,
+) -> Key:
     return (kind, shape, n, budget, query, store)
 
 
@@ -79,34 +97,86 @@ def targets() -> list[tuple[str, str, Key, Key | None, float]]:
     ``limit``.
     """
     rows: list[tuple[str, str, Key, Key | None, float]] = [
-        ("fast fill vs naive fill, (1,000, 100,000)", "at least x", key("fast", "seven", 1_000, 100_000),
-         key("naive", "seven", 1_000, 100_000), 50),
-        ("fast fill vs naive fill, (1,000, 4,000)", "at least x", key("fast", "seven", 1_000, 4_000),
-         key("naive", "seven", 1_000, 4_000), 20),
+        (
+            "fast fill vs naive fill, (1,000, 100,000)",
+            "at least x",
+            key("fast", "seven", 1_000, 100_000),
+            key("naive", "seven", 1_000, 100_000),
+            50,
+        ),
+        (
+            "fast fill vs naive fill, (1,000, 4,000)",
+            "at least x",
+            key("fast", "seven", 1_000, 4_000),
+            key("naive", "seven", 1_000, 4_000),
+            20,
+        ),
     ]
     for shape in SHAPE_NAMES:
         for n in (1_000, 10_000):
             peer = key("langchain", shape, n, 4_000)
-            rows.append((f"get_context vs trim_messages, {shape}, ({n:,}, 4,000)", "at most x", key("fast", shape, n, 4_000), peer, 0.5))
+            rows.append(
+                (
+                    f"get_context vs trim_messages, {shape}, ({n:,}, 4,000)",
+                    "at most x",
+                    key("fast", shape, n, 4_000),
+                    peer,
+                    0.5,
+                )
+            )
             for query in ("two words", "chat turn"):
-                rows.append((f"get_context with a {query} query vs trim_messages, {shape}, ({n:,}, 4,000)", "at most x",
-                             key("query", shape, n, 4_000, query), peer, 0.5))
-            rows.append((f"a turn (remember, then get_context) vs trim_messages, {shape}, {n:,}", "at most x",
-                         key("alternating", shape, n, 4_000), peer, 0.5))
+                rows.append(
+                    (
+                        f"get_context with a {query} query vs trim_messages, {shape}, ({n:,}, 4,000)",
+                        "at most x",
+                        key("query", shape, n, 4_000, query),
+                        peer,
+                        0.5,
+                    )
+                )
+            rows.append(
+                (
+                    f"a turn (remember, then get_context) vs trim_messages, {shape}, {n:,}",
+                    "at most x",
+                    key("alternating", shape, n, 4_000),
+                    peer,
+                    0.5,
+                )
+            )
     for shape in SHAPE_NAMES:
         for query in ("two words", "chat turn"):
-            rows.append((f"recall over 1,000, {shape}, {query}", "ms", key("recall", shape, 1_000, None, query), None, 0.2))
-            rows.append((f"recall over 100,000, {shape}, {query}", "ms", key("recall", shape, 100_000, None, query), None, 20))
+            rows.append(
+                (f"recall over 1,000, {shape}, {query}", "ms", key("recall", shape, 1_000, None, query), None, 0.2)
+            )
+            rows.append(
+                (f"recall over 100,000, {shape}, {query}", "ms", key("recall", shape, 100_000, None, query), None, 20)
+            )
     for shape in SHAPE_NAMES:
         rows.append((f"remember into a full store of 10,000, {shape}", "ms", key("remember", shape, 10_000), None, 0.3))
-    rows.append(("first remember after 15,000 of 100,000 expired", "ms", key("mass expiry", "continuous", 100_000), None, 100))
+    rows.append(
+        ("first remember after 15,000 of 100,000 expired", "ms", key("mass expiry", "continuous", 100_000), None, 100)
+    )
     for shape in SHAPE_NAMES:
         rows.append((f"get_context at (100,000, 4,000), {shape}", "ms", key("fast", shape, 100_000, 4_000), None, 50))
     rows.append(("load of 100,000 entries (JsonFileStore)", "ms", key("load", "seven", 100_000), None, 500))
-    rows.append(("autosaved remember into SqliteStore, 10,000 entries", "ms",
-                 key("autosave", "seven", 10_000, store="sqlite"), None, 2))
-    rows.append(("SqliteStore autosaved remember, growth from 1,000 to 100,000", "growth",
-                 key("autosave", "seven", 100_000, store="sqlite"), key("autosave", "seven", 1_000, store="sqlite"), 2))
+    rows.append(
+        (
+            "autosaved remember into SqliteStore, 10,000 entries",
+            "ms",
+            key("autosave", "seven", 10_000, store="sqlite"),
+            None,
+            2,
+        )
+    )
+    rows.append(
+        (
+            "SqliteStore autosaved remember, growth from 1,000 to 100,000",
+            "growth",
+            key("autosave", "seven", 100_000, store="sqlite"),
+            key("autosave", "seven", 1_000, store="sqlite"),
+            2,
+        )
+    )
     return rows
 
 
@@ -124,7 +194,11 @@ def target_rows(median: dict[Key, float]) -> list[str]:
         elif how == "at most x":
             value, met, wanted = f"{took / other:.2f}x its time", took / other <= limit, f"at most {limit}x"
         elif how == "growth":
-            value, met, wanted = f"{took / other:.2f}x ({ms(other)} to {ms(took)} ms)", took / other < limit, f"under {limit}x"
+            value, met, wanted = (
+                f"{took / other:.2f}x ({ms(other)} to {ms(took)} ms)",
+                took / other < limit,
+                f"under {limit}x",
+            )
         else:
             value, met, wanted = f"{ms(took)} ms", took * 1000 < limit, f"under {limit} ms"
         rows.append(f"| {label} | {wanted} | {value} | {'yes' if met else '**no**'} |")
@@ -137,7 +211,9 @@ def main() -> None:
     picked: dict[Key, int] = {}
     for bench in results:
         info = bench["extra_info"]
-        k = key(info["kind"], info.get("shape"), info.get("n"), info.get("budget"), info.get("query"), info.get("store"))
+        k = key(
+            info["kind"], info.get("shape"), info.get("n"), info.get("budget"), info.get("query"), info.get("store")
+        )
         median[k] = bench["stats"]["median"]
         if "picked" in info:
             picked[k] = info["picked"]
@@ -207,7 +283,7 @@ def main() -> None:
             "| entries | budget | picked | fast ms | naive ms | naive / fast | trim_messages ms | fast / trim | ChatMemoryBuffer ms | buffer / fast |",
             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
-        for kind, s, n, budget, _, _ in sorted(k for k in median if k[0] == "fast" and k[1] == shape):
+        for _, _, n, budget, _, _ in sorted(k for k in median if k[0] == "fast" and k[1] == shape):
             fast = median[key("fast", shape, n, budget)]
             naive = median.get(key("naive", shape, n, budget))
             trim = median.get(key("langchain", shape, n, budget))
@@ -233,10 +309,12 @@ def main() -> None:
     for shape in SHAPE_NAMES:
         for n in (1_000, 10_000):
             trim = median.get(key("langchain", shape, n, 4_000))
-            for label, k in (("get_context, two words", key("query", shape, n, 4_000, "two words")),
-                             ("get_context, chat turn", key("query", shape, n, 4_000, "chat turn")),
-                             ("a turn", key("alternating", shape, n, 4_000)),
-                             ("get_context, o200k", key("o200k", shape, n, 4_000))):
+            for label, k in (
+                ("get_context, two words", key("query", shape, n, 4_000, "two words")),
+                ("get_context, chat turn", key("query", shape, n, 4_000, "chat turn")),
+                ("a turn", key("alternating", shape, n, 4_000)),
+                ("get_context, o200k", key("o200k", shape, n, 4_000)),
+            ):
                 if k in median:
                     lines.append(f"| {shape} | {n:,} | {label} | {ms(median[k])} | {ratio(median[k], trim)} |")
     lines += [
@@ -257,18 +335,31 @@ def main() -> None:
         if small and large:
             lines.append(f"\nremember, {shape}: grows {large / small:.1f}x from 1,000 to 100,000 entries.")
     lines += ["", "## Storage", "", "| operation | entries | median ms |", "|---|---:|---:|"]
-    for label, k in (("first remember after 15,000 of 100,000 expired", key("mass expiry", "continuous", 100_000)),
-                     *[(f"save through JsonFileStore", key("save", "seven", n)) for n in (1_000, 100_000)],
-                     *[(f"load through JsonFileStore", key("load", "seven", n)) for n in (1_000, 100_000)],
-                     *[(f"autosaved remember, {store}", key("autosave", "seven", n, store=store))
-                       for store in ("json", "sqlite") for n in (1_000, 10_000, 100_000)],
-                     *[(f"load into a new memory, {store}", key("store load", "seven", 100_000, store=store))
-                       for store in ("json", "sqlite")]):
+    for label, k in (
+        ("first remember after 15,000 of 100,000 expired", key("mass expiry", "continuous", 100_000)),
+        *[("save through JsonFileStore", key("save", "seven", n)) for n in (1_000, 100_000)],
+        *[("load through JsonFileStore", key("load", "seven", n)) for n in (1_000, 100_000)],
+        *[
+            (f"autosaved remember, {store}", key("autosave", "seven", n, store=store))
+            for store in ("json", "sqlite")
+            for n in (1_000, 10_000, 100_000)
+        ],
+        *[
+            (f"load into a new memory, {store}", key("store load", "seven", 100_000, store=store))
+            for store in ("json", "sqlite")
+        ],
+    ):
         if k in median:
             lines.append(f"| {label} | {k[2]:,} | {ms(median[k])} |")
 
     plot(median)
-    lines += ["", "## Time against store size", "", "![time against store size, log-log, one line per shape](performance.png)", ""]
+    lines += [
+        "",
+        "## Time against store size",
+        "",
+        "![time against store size, log-log, one line per shape](performance.png)",
+        "",
+    ]
     (DOCS / "performance.md").write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
 
@@ -291,9 +382,13 @@ def plot(median: dict[Key, float]) -> None:
             if points:
                 ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=shape)
         if title.startswith("get_context"):
-            points = sorted((k[2], t * 1000) for k, t in median.items() if k[0] == "langchain" and k[1] == "seven" and k[3] == 4_000)
+            points = sorted(
+                (k[2], t * 1000) for k, t in median.items() if k[0] == "langchain" and k[1] == "seven" and k[3] == 4_000
+            )
             if points:
-                ax.plot([p[0] for p in points], [p[1] for p in points], marker="s", linestyle="--", label="trim_messages")
+                ax.plot(
+                    [p[0] for p in points], [p[1] for p in points], marker="s", linestyle="--", label="trim_messages"
+                )
         ax.set_title(title, fontsize=10)
         ax.set_xscale("log")
         ax.set_yscale("log")

@@ -20,20 +20,33 @@ import functools
 import itertools
 
 import pytest
+from workload import NOW, QUERIES, SHAPES, live_texts, make_state, mass_expiry_state
 
 from sentinel_memory import JsonFileStore, additive, core, create_memory, prompt
-from workload import NOW, QUERIES, SHAPES, live_texts, make_state, mass_expiry_state
 
 #: (entries, budget) per shape: the seven-importance workload keeps its full table.
 CONTEXT_CASES = {
-    "seven": [(100, 500), (100, 4_000), (100, 100_000), (1_000, 500), (1_000, 4_000), (1_000, 100_000),
-              (10_000, 4_000), (10_000, 100_000), (100_000, 4_000)],
+    "seven": [
+        (100, 500),
+        (100, 4_000),
+        (100, 100_000),
+        (1_000, 500),
+        (1_000, 4_000),
+        (1_000, 100_000),
+        (10_000, 4_000),
+        (10_000, 100_000),
+        (100_000, 4_000),
+    ],
     "continuous": [(1_000, 4_000), (10_000, 4_000), (100_000, 4_000)],
     "expiring": [(1_000, 4_000), (10_000, 4_000), (100_000, 4_000)],
 }
 #: The naive fill is quadratic; past these it takes seconds to minutes a call.
-NAIVE_CASES = [(s, n, b) for s, cases in CONTEXT_CASES.items() for n, b in cases
-               if n <= 1_000 or (s, n, b) == ("seven", 10_000, 4_000)]
+NAIVE_CASES = [
+    (s, n, b)
+    for s, cases in CONTEXT_CASES.items()
+    for n, b in cases
+    if n <= 1_000 or (s, n, b) == ("seven", 10_000, 4_000)
+]
 PEER_CASES = [(s, n, b) for s, cases in CONTEXT_CASES.items() for n, b in cases if n in (1_000, 10_000)]
 
 
@@ -45,7 +58,7 @@ def case_id(case):
     return "-".join(str(part) for part in case)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def state_of(shape: str, n: int, full: bool = False):
     """A stored workload; ``full`` is at its limit, with nothing expired left, as a store is after its first compaction."""
     state = make_state(n, shape)
@@ -85,8 +98,9 @@ def test_context_naive(benchmark, case, monkeypatch):
     state = state_of(shape, n)
     benchmark.extra_info.update(kind="naive", shape=shape, n=n, budget=budget)
     monkeypatch.setattr(core, "fill", prompt.fill_ranked_naive)
-    ctx = benchmark.pedantic(core.context, args=(state,), kwargs={"now": NOW, "token_budget": budget},
-                             rounds=3 if n >= 10_000 else 10)
+    ctx = benchmark.pedantic(
+        core.context, args=(state,), kwargs={"now": NOW, "token_budget": budget}, rounds=3 if n >= 10_000 else 10
+    )
     monkeypatch.undo()
     assert ctx == core.context(state, now=NOW, token_budget=budget)
 
@@ -109,8 +123,9 @@ def test_context_langchain_trim(benchmark, case):
     shape, n, budget = case
     messages = [messages_module.HumanMessage(content=text) for text in live_texts(state_of(shape, n))]
     benchmark.extra_info.update(kind="langchain", shape=shape, n=n, budget=budget)
-    kept = benchmark(messages_module.trim_messages, messages, max_tokens=budget, strategy="last",
-                     token_counter=estimator_counter)
+    kept = benchmark(
+        messages_module.trim_messages, messages, max_tokens=budget, strategy="last", token_counter=estimator_counter
+    )
     assert estimator_counter(kept) <= budget
 
 
@@ -124,7 +139,9 @@ def test_context_llamaindex(benchmark, shape):
     memory_module = pytest.importorskip("llama_index.core.memory")
     llms = pytest.importorskip("llama_index.core.llms")
     n, budget = 1_000, 4_000
-    buffer = memory_module.ChatMemoryBuffer.from_defaults(token_limit=budget, tokenizer_fn=lambda text: [0] * -(-len(text) // 4))
+    buffer = memory_module.ChatMemoryBuffer.from_defaults(
+        token_limit=budget, tokenizer_fn=lambda text: [0] * -(-len(text) // 4)
+    )
     for text in live_texts(state_of(shape, n)):
         buffer.put(llms.ChatMessage(role="user", content=text))
     benchmark.extra_info.update(kind="llamaindex", shape=shape, n=n, budget=budget)
@@ -187,7 +204,12 @@ def test_remember_into_full_store(benchmark, shape, n):
     stored = len(state.entries)
     benchmark.extra_info.update(kind="remember", shape=shape, n=n)
     new_state, dropped = benchmark(
-        core.remember, state, "new", "refund requested for order 42, waiting for the warehouse", now=NOW + 1, importance=0.5
+        core.remember,
+        state,
+        "new",
+        "refund requested for order 42, waiting for the warehouse",
+        now=NOW + 1,
+        importance=0.5,
     )
     assert len(new_state.entries) == stored and len(dropped.evicted) == 1
 
@@ -197,8 +219,9 @@ def test_first_remember_after_mass_expiry(benchmark):
     only_when_timed(benchmark, 100_000)
     state = mass_expiry_state()
     benchmark.extra_info.update(kind="mass expiry", shape="continuous", n=100_000)
-    new_state, dropped = benchmark.pedantic(core.remember, args=(state, "morning", "good morning"),
-                                            kwargs={"now": NOW, "importance": 0.5}, rounds=7)
+    new_state, dropped = benchmark.pedantic(
+        core.remember, args=(state, "morning", "good morning"), kwargs={"now": NOW, "importance": 0.5}, rounds=7
+    )
     assert len(dropped.expired) == 15_000 and len(new_state.entries) == 85_001
 
 

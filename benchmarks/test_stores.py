@@ -14,9 +14,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from workload import NOW, make_state
 
 from sentinel_memory import JsonFileStore, SqliteStore, core, create_memory
-from workload import NOW, make_state
 
 SIZES = [1_000, 10_000, 100_000]
 
@@ -25,11 +25,13 @@ def only_when_timed(benchmark, n: int) -> None:
     """Building 100,000-entry stores takes seconds: ``make test`` smoke-runs the smaller sizes only."""
     if benchmark.disabled and n >= 100_000:
         pytest.skip("100,000 entries only under make bench")
+
+
 STORES = {"json": (JsonFileStore, "memory.json"), "sqlite": (SqliteStore, "memory.db")}
 FOLDER = Path(tempfile.mkdtemp(prefix="sentinel-bench-stores-"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def saved(kind: str, n: int, purpose: str) -> Path:
     """A store of ``n`` entries on disk, one per purpose (built once per run)."""
     store_type, name = STORES[kind]
@@ -44,11 +46,16 @@ def test_autosaved_remember(benchmark, kind, n):
     """One autosaved remember into a memory of n entries."""
     only_when_timed(benchmark, n)
     store_type, _ = STORES[kind]
-    mem = create_memory(store=store_type(saved(kind, n, "remember")), autosave=True, limit=n + 10_000, clock=lambda: NOW)
+    mem = create_memory(
+        store=store_type(saved(kind, n, "remember")), autosave=True, limit=n + 10_000, clock=lambda: NOW
+    )
     keys = (f"new:{i}" for i in itertools.count())
     benchmark.extra_info.update(kind="autosave", shape="seven", n=n, store=kind)
-    benchmark.pedantic(lambda: mem.remember(next(keys), "the user asked about the refund", importance=0.5),
-                       rounds=5 if n == 100_000 else 30, warmup_rounds=1)
+    benchmark.pedantic(
+        lambda: mem.remember(next(keys), "the user asked about the refund", importance=0.5),
+        rounds=5 if n == 100_000 else 30,
+        warmup_rounds=1,
+    )
     assert mem.size() > n
 
 

@@ -36,7 +36,7 @@ class Archive:
 
 def main(folder: Path) -> list[dict]:
     now = [1_792_310_400_000]
-    clock = lambda: now[0]  # noqa: E731 - a fixed clock, so every run prints the same
+    clock = lambda: now[0]
     archive = Archive(folder / "evicted.jsonl", clock)
     mem = create_memory(limit=3, clock=clock, on_evict=archive)
     mem.remember("session:cart", "2 items in the cart", importance=0.6, ttl=5 * 60_000)

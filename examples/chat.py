@@ -90,11 +90,11 @@ def reply(message: str, context: Context) -> str:
 
 def turn(mem: Memory, message: str) -> str:
     """One message in, one reply out: the whole loop."""
-    mem.add_turn("user", message, importance=0.2)                     # 1. the message itself
-    remember_facts(mem, message)                                     # 2. facts worth keeping
+    mem.add_turn("user", message, importance=0.2)  # 1. the message itself
+    remember_facts(mem, message)  # 2. facts worth keeping
     context = mem.get_context(token_budget=40, query=message, must_keep=0.9)  # 3. what the model sees
-    answer = reply(message, context)                                 # 4. the model
-    mem.add_turn("assistant", answer, importance=0.1)                # 5. the reply
+    answer = reply(message, context)  # 4. the model
+    mem.add_turn("assistant", answer, importance=0.1)  # 5. the reply
     print(f"  [context: {context.tokens} tokens, {len(context.entries)} memories, {context.omitted} left out]")
     return answer
 

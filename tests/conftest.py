@@ -16,17 +16,25 @@ from support import FakeClock
 # `--hypothesis-profile=thorough` (or HYPOTHESIS_PROFILE=thorough) runs ten
 # times as many examples. Deadlines are off: this machine's timings are noisy.
 settings.register_profile(
-    "fast", max_examples=300, stateful_step_count=40, deadline=None,
+    "fast",
+    max_examples=300,
+    stateful_step_count=40,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
-    "thorough", max_examples=3000, stateful_step_count=60, deadline=None,
+    "thorough",
+    max_examples=3000,
+    stateful_step_count=60,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 # The mutation check (tests/mutants.py) wants a quick verdict, not a minimal
 # example, and must not replay examples saved by another source tree.
 settings.register_profile(
-    "mutants", parent=settings.get_profile("fast"), database=None,
+    "mutants",
+    parent=settings.get_profile("fast"),
+    database=None,
     phases=[Phase.explicit, Phase.generate],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))

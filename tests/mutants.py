@@ -57,8 +57,8 @@ MUTANTS = [
     Mutant(
         "importance above 1 is clamped instead of defaulted",
         "options.py",
-        "    if rule.maximum is not None and not value <= rule.maximum:\n        return fallback",
-        "    if rule.maximum is not None and not value <= rule.maximum:\n        return rule.maximum",
+        "    if _in_range(rule, value):\n        return int(value) if rule.integer else value  # type: ignore[call-overload]",
+        "    if _in_range(rule, value) or (is_number(value) and rule.maximum is not None and value > rule.maximum):\n        return min(value, rule.maximum) if rule.maximum is not None else value  # type: ignore[call-overload]",
     ),
     Mutant(
         "greedy fill appends instead of re-rendering in age order",
@@ -87,8 +87,8 @@ MUTANTS = [
     Mutant(
         "overwrite resets created_at",
         "core.py",
-        "created_at, weight = old.created_at, number_option",
-        "created_at, weight = now, number_option",
+        "        created_at, weight = (\n            old.created_at,",
+        "        created_at, weight = (\n            now,",
     ),
     Mutant(
         "recall ties go to the older entry",
@@ -244,17 +244,37 @@ def run(mutant: Mutant) -> tuple[bool, str]:
         env = dict(os.environ, PYTHONPATH=str(Path(tmp) / "src"), HYPOTHESIS_PROFILE="mutants")
         result = subprocess.run(
             [
-                sys.executable, "-m", "pytest", "tests/spec/test_machine.py", "tests/spec/test_properties.py",
-                "-x", "-q", "--tb=short",
-                "-p", "no:cacheprovider", "--hypothesis-seed=1", "-o", "addopts=",
+                sys.executable,
+                "-m",
+                "pytest",
+                "tests/spec/test_machine.py",
+                "tests/spec/test_properties.py",
+                "-x",
+                "-q",
+                "--tb=short",
+                "-p",
+                "no:cacheprovider",
+                "--hypothesis-seed=1",
+                "-o",
+                "addopts=",
             ],
-            cwd=ROOT, env=env, capture_output=True, text=True,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         output = result.stdout + result.stderr
-        if f"{tmp}/src/sentinel_memory" not in subprocess.run(
-            [sys.executable, "-c", "import sentinel_memory; print(sentinel_memory.__file__)"],
-            env=env, capture_output=True, text=True,
-        ).stdout:
+        if (
+            f"{tmp}/src/sentinel_memory"
+            not in subprocess.run(
+                [sys.executable, "-c", "import sentinel_memory; print(sentinel_memory.__file__)"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        ):
             raise RuntimeError("the mutated copy did not shadow the installed package")
         return result.returncode != 0, catcher(output)
 

@@ -42,7 +42,13 @@ def test_restaurant_stats_line_cmp_5(make, clock):
     """CMP-5, CMP-6: the article's exact stats line after the restaurant."""
     mem = restaurant(make, clock)
     assert mem.stats() == {
-        "size": 5, "stored": 5, "limit": 5, "cache": 0, "compactions": 3, "expired": 0, "evicted": 3,
+        "size": 5,
+        "stored": 5,
+        "limit": 5,
+        "cache": 0,
+        "compactions": 3,
+        "expired": 0,
+        "evicted": 3,
     }
 
 

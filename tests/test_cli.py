@@ -14,7 +14,12 @@ import sentinel_memory as sm
 
 def run(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "sentinel_memory.cli", *args], capture_output=True, text=True, cwd=cwd, check=False, timeout=60
+        [sys.executable, "-m", "sentinel_memory.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+        timeout=60,
     )
 
 
@@ -55,14 +60,20 @@ def test_cli_1_every_read_command_speaks_json(saved):
 def test_cli_1_context_with_a_real_tokenizer_and_must_keep(saved):
     """CLI-1: --tokenizer o200k_base counts with bpe-openai; --must-keep ranks the name first."""
     pytest.importorskip("bpe_openai")
-    result = run("context", str(saved), "--budget", "8", "--query", "peanuts", "--tokenizer", "o200k_base", "--must-keep", "0.9")
+    result = run(
+        "context", str(saved), "--budget", "8", "--query", "peanuts", "--tokenizer", "o200k_base", "--must-keep", "0.9"
+    )
     assert result.returncode == 0
     assert result.stdout.startswith("user:name: Jakub") and "(o200k_base) of 8" in result.stdout
 
 
 def test_cli_2_compact_saves_unless_dry_run(saved):
     """CLI-2: compact --dry-run changes nothing; compact drops the expired entry and saves the file."""
-    assert json.loads(run("compact", str(saved), "--dry-run", "--json").stdout) == {"expired": ["old:note"], "evicted": [], "saved": False}
+    assert json.loads(run("compact", str(saved), "--dry-run", "--json").stdout) == {
+        "expired": ["old:note"],
+        "evicted": [],
+        "saved": False,
+    }
     assert len(json.loads(saved.read_text())["entries"]) == 4
     assert run("compact", str(saved)).stdout.startswith("dropped 1 expired (old:note)")
     assert [e["key"] for e in json.loads(saved.read_text())["entries"]] == ["user:name", "session:cart", "chat:1"]
@@ -109,10 +120,17 @@ def test_cli_3_usage_errors_exit_2(saved):
 def test_cli_3_an_invalid_entry_is_reported_on_stderr(tmp_path):
     """CLI-3, PER-14: a file with an invalid entry still shows the rest, and says what was dropped."""
     path = tmp_path / "memory.json"
-    path.write_text(json.dumps({"version": 1, "entries": [
-        {"key": "ok", "data": 1, "importance": 0.5, "createdAt": 0, "updatedAt": 0},
-        {"key": "", "data": 2, "importance": 0.5, "createdAt": 0, "updatedAt": 0},
-    ]}))
+    path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "entries": [
+                    {"key": "ok", "data": 1, "importance": 0.5, "createdAt": 0, "updatedAt": 0},
+                    {"key": "", "data": 2, "importance": 0.5, "createdAt": 0, "updatedAt": 0},
+                ],
+            }
+        )
+    )
     result = run("stats", str(path), "--json")
     assert result.returncode == 0 and json.loads(result.stdout)["size"] == 1
     assert "dropped 1 invalid entries" in result.stderr

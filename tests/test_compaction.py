@@ -94,7 +94,13 @@ def test_cmp_3_compaction_runs_when_stored_exceeds_limit(make, clock):
     clock.advance(1)
     mem.remember("b", 2)
     assert mem.stats() == {
-        "size": 1, "stored": 1, "limit": 1, "cache": 0, "compactions": 1, "expired": 1, "evicted": 0,
+        "size": 1,
+        "stored": 1,
+        "limit": 1,
+        "cache": 0,
+        "compactions": 1,
+        "expired": 1,
+        "evicted": 0,
     }
 
 

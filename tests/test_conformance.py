@@ -26,7 +26,9 @@ SUMMARIES: list[str] = []
 
 
 def rule_ids() -> list[str]:
-    return re.findall(r"^- \*\*([A-Z][A-Z0-9]*-[0-9]+)\*\*", (SPEC / "RULES.md").read_text(encoding="utf-8"), re.MULTILINE)
+    return re.findall(
+        r"^- \*\*([A-Z][A-Z0-9]*-[0-9]+)\*\*", (SPEC / "RULES.md").read_text(encoding="utf-8"), re.MULTILINE
+    )
 
 
 def all_cases() -> list[dict]:
@@ -36,7 +38,12 @@ def all_cases() -> list[dict]:
 def cli(*args: str, cwd: Path = ROOT, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "sentinel_memory.conformance", *args],
-        capture_output=True, text=True, encoding="utf-8", cwd=cwd, timeout=timeout, check=False,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -48,7 +55,10 @@ def test_every_vector_file_validates_against_the_schema():
     schema = json.loads((SPEC / "vector.schema.json").read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     problems = {
-        path.name: [f"{'/'.join(map(str, error.absolute_path))}: {error.message[:200]}" for error in validator.iter_errors(json.loads(path.read_text(encoding="utf-8")))]
+        path.name: [
+            f"{'/'.join(map(str, error.absolute_path))}: {error.message[:200]}"
+            for error in validator.iter_errors(json.loads(path.read_text(encoding="utf-8")))
+        ]
         for path in vectors.files(SPEC / "vectors")
     }
     assert {name: found for name, found in problems.items() if found} == {}
@@ -57,8 +67,18 @@ def test_every_vector_file_validates_against_the_schema():
 def test_the_schema_refuses_a_broken_case():
     """The schema check can fail: a step without an expectation and an unknown error code are refused."""
     schema = json.loads((SPEC / "vector.schema.json").read_text(encoding="utf-8"))
-    broken = {"description": "x", "cases": [{"id": "x-1", "description": "x", "rules": ["ENT-1"], "config": {},
-                                             "steps": [{"op": "size", "now": 0}, {"op": "size", "now": 0, "expect": {"error": "E_OOPS"}}]}]}
+    broken = {
+        "description": "x",
+        "cases": [
+            {
+                "id": "x-1",
+                "description": "x",
+                "rules": ["ENT-1"],
+                "config": {},
+                "steps": [{"op": "size", "now": 0}, {"op": "size", "now": 0, "expect": {"error": "E_OOPS"}}],
+            }
+        ],
+    }
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(broken))
     assert len(errors) == 2
 
@@ -88,9 +108,17 @@ def test_every_rule_has_a_vector_unless_it_is_about_the_host():
 def test_the_article_examples_are_there_by_name():
     """The article's examples are vectors with names: restaurant, refund, cart note, freshness cap, eviction, miss, damage."""
     ids = {case["id"] for case in all_cases()}
-    named = ["article-restaurant", "article-refund-estimate", "article-cart-note", "article-freshness-cap-55",
-             "article-freshness-cap-65", "article-new-low-evicts-itself", "article-jak-se-jmenuju",
-             "article-damaged-file", "article-invalid-entries-dropped"]
+    named = [
+        "article-restaurant",
+        "article-refund-estimate",
+        "article-cart-note",
+        "article-freshness-cap-55",
+        "article-freshness-cap-65",
+        "article-new-low-evicts-itself",
+        "article-jak-se-jmenuju",
+        "article-damaged-file",
+        "article-invalid-entries-dropped",
+    ]
     assert [name for name in named if name not in ids] == []
 
 
@@ -105,7 +133,9 @@ def test_the_files_are_kept_in_their_own_format(tmp_path):
     """Writing a file back changes nothing, so regen --write diffs show only real changes."""
     for path in vectors.files(SPEC / "vectors"):
         content = json.loads(path.read_text(encoding="utf-8"))
-        assert vectors.format_file(content["description"], content["cases"]) == path.read_text(encoding="utf-8"), path.name
+        assert vectors.format_file(content["description"], content["cases"]) == path.read_text(encoding="utf-8"), (
+            path.name
+        )
 
 
 # -- comparing -------------------------------------------------------------------------------
@@ -138,7 +168,10 @@ def test_a_tolerance_is_off_unless_claimed():
 
 def test_first_difference_names_the_field():
     """A failure points at the first differing field."""
-    assert compare.first_difference({"ok": {"text": "a", "tokens": 1}}, {"ok": {"text": "a", "tokens": 2}}) == "$.ok.tokens"
+    assert (
+        compare.first_difference({"ok": {"text": "a", "tokens": 1}}, {"ok": {"text": "a", "tokens": 2}})
+        == "$.ok.tokens"
+    )
 
 
 # -- the runner against this library -----------------------------------------------------------
@@ -162,7 +195,11 @@ def test_each_deliberate_bug_fails_the_run_with_a_diff(bug, tmp_path):
     report = tmp_path / "report.json"
     result = cli("run", "--backend", f"{SERVE} --bug {bug}", "--quiet", "--json", str(report))
     assert result.returncode == 1
-    assert re.search(r"^FAILED [a-z0-9.-]+: .+\n  step [0-9]+: [a-z_]+ .* at now=.+\n  expected: .+\n  got:      .+", result.stdout, re.MULTILINE)
+    assert re.search(
+        r"^FAILED [a-z0-9.-]+: .+\n  step [0-9]+: [a-z_]+ .* at now=.+\n  expected: .+\n  got:      .+",
+        result.stdout,
+        re.MULTILINE,
+    )
     summary = json.loads(report.read_text(encoding="utf-8"))["summary"]
     assert summary["failed"] > 0 and summary["errored"] == 0
 
@@ -170,9 +207,18 @@ def test_each_deliberate_bug_fails_the_run_with_a_diff(bug, tmp_path):
 def test_a_listed_expected_failure_is_not_a_failure(tmp_path):
     """A case that fails and is listed in the expected failures counts as such, and the run passes."""
     listed = tmp_path / "expected.txt"
-    listed.write_text("# importance is clamped in this port, on purpose\nnumbers-importance-fraction\n", encoding="utf-8")
-    result = cli("run", "--backend", f"{SERVE} --bug importance-clamped", "--only", "numbers-importance-fraction",
-                 "--expected-failures", str(listed))
+    listed.write_text(
+        "# importance is clamped in this port, on purpose\nnumbers-importance-fraction\n", encoding="utf-8"
+    )
+    result = cli(
+        "run",
+        "--backend",
+        f"{SERVE} --bug importance-clamped",
+        "--only",
+        "numbers-importance-fraction",
+        "--expected-failures",
+        str(listed),
+    )
     assert result.returncode == 0, result.stdout
     assert "1 expected failures" in result.stdout
 
@@ -232,9 +278,28 @@ def flaky(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> str:
 
 def test_a_crash_a_hang_and_garbage_are_errored_and_the_runner_goes_on(tmp_path, monkeypatch):
     """Errored is not failed: after each, the runner restarts the backend, and the next case still passes."""
-    command = flaky(tmp_path, monkeypatch, CRASH="article-restaurant", HANG="article-restaurant-stats", GARBAGE="article-refund-estimate")
-    result = cli("run", "--backend", command, "--timeout", "1", "--only", "article-restaurant", "--only", "article-restaurant-stats",
-                 "--only", "article-refund-estimate", "--only", "article-refund-estimate-no-query")
+    command = flaky(
+        tmp_path,
+        monkeypatch,
+        CRASH="article-restaurant",
+        HANG="article-restaurant-stats",
+        GARBAGE="article-refund-estimate",
+    )
+    result = cli(
+        "run",
+        "--backend",
+        command,
+        "--timeout",
+        "1",
+        "--only",
+        "article-restaurant",
+        "--only",
+        "article-restaurant-stats",
+        "--only",
+        "article-refund-estimate",
+        "--only",
+        "article-refund-estimate-no-query",
+    )
     assert result.returncode == 1
     assert result.stdout.strip().splitlines()[-1] == "1 passed, 0 failed, 0 skipped, 3 errored"
     assert "the backend exited (status 3)" in result.stdout
@@ -255,7 +320,15 @@ def test_a_missing_optional_group_is_a_skip_never_a_pass(tmp_path, monkeypatch):
 
 def test_an_unsupported_answer_is_a_skip(tmp_path, monkeypatch):
     """A backend answering E_UNSUPPORTED for a step makes the case a skip."""
-    result = cli("run", "--backend", flaky(tmp_path, monkeypatch, UNSUPPORTED="recall"), "--only", "recall-digits", "--only", "article-restaurant")
+    result = cli(
+        "run",
+        "--backend",
+        flaky(tmp_path, monkeypatch, UNSUPPORTED="recall"),
+        "--only",
+        "recall-digits",
+        "--only",
+        "article-restaurant",
+    )
     assert result.stdout.strip().splitlines()[-1] == "1 passed, 0 failed, 1 skipped, 0 errored"
 
 
@@ -303,5 +376,9 @@ def test_regen_shows_a_changed_expectation_and_writes_only_when_asked(tmp_path, 
 
 def test_this_library_agrees_with_every_vector_in_process():
     """run_case, the function serve answers with, gives every expectation (the files are what the library computes)."""
-    wrong = [case["id"] for case in all_cases() if compare.first_difference(vectors.answer_of(case), backend.run_case(vectors.request_of(case)))]
+    wrong = [
+        case["id"]
+        for case in all_cases()
+        if compare.first_difference(vectors.answer_of(case), backend.run_case(vectors.request_of(case)))
+    ]
     assert wrong == []

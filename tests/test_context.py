@@ -7,13 +7,12 @@ import random
 from unittest import mock
 
 import pytest
+from spec.strategies import TOKENIZERS as MACHINE_TOKENIZERS
 
 import sentinel_memory as sm
-from sentinel_memory import core
-from sentinel_memory import prompt
+from sentinel_memory import core, prompt
 from sentinel_memory.lexical import words
 from sentinel_memory.tokens import additive
-from spec.strategies import TOKENIZERS as MACHINE_TOKENIZERS
 
 
 def word_count(text: str) -> int:
@@ -109,7 +108,7 @@ def test_ctx_4_tokens_is_the_count_of_the_text(mem):
     """CTX-4: tokens is the tokenizer's count of the returned text, not a sum of parts."""
     mem.remember("a", "one two")
     mem.remember("b", "three")
-    joined_count = lambda text: len(text.replace("\n", " ").split())  # noqa: E731
+    joined_count = lambda text: len(text.replace("\n", " ").split())
     ctx = mem.get_context(token_budget=100, tokenizer=joined_count)
     assert ctx.tokens == joined_count(ctx.text) == 5
 
@@ -202,7 +201,9 @@ def random_state(rng: random.Random):
         # Discrete importances, or (the shape a classifier gives) every one its own.
         importance = rng.choice([None, 0, 0.1, 0.5, 0.9, 1, 1.5]) if discrete else rng.random()
         # Some memories let many entries expire together: a mass expiry.
-        ttl = rng.choice([None, None, 10, 5000]) if not mass_expiry or rng.random() < 0.5 else 7_200_000 - now % 3_600_000
+        ttl = (
+            rng.choice([None, None, 10, 5000]) if not mass_expiry or rng.random() < 0.5 else 7_200_000 - now % 3_600_000
+        )
         state, _ = core.remember(state, key, data, now=now, importance=importance, ttl=ttl)
     return state, now + rng.choice([0, 5, 10, 100_000, 7_200_000])
 
@@ -321,7 +322,12 @@ def test_ctx_8_fractional_line_measures_are_not_summed(mem):
     assert (ctx.text, ctx.tokens, ctx.omitted) == ("j: ab", 2.5, 1)
     state = mem.state
     with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
-        assert core.context(state, now=max(e.updated_at for e in state.entries.values()), token_budget=2.5, tokenizer=halves) == ctx
+        assert (
+            core.context(
+                state, now=max(e.updated_at for e in state.entries.values()), token_budget=2.5, tokenizer=halves
+            )
+            == ctx
+        )
 
 
 # -- CTX-9: tokenizer objects; CTX-10: must-keep entries ---------------------------------------------
@@ -384,7 +390,15 @@ def bad_waiter(make):
     mem = make()
     mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
     mem.remember("user:city", "lives in Brno", importance=0.9)
-    for i, line in enumerate(["what is the weather like", "my day is fine", "what is new", "is it raining in my street", "what is my horoscope"]):
+    for i, line in enumerate(
+        [
+            "what is the weather like",
+            "my day is fine",
+            "what is new",
+            "is it raining in my street",
+            "what is my horoscope",
+        ]
+    ):
         mem.remember(f"chat:{i}", line, importance=0.1)
     return mem
 

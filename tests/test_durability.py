@@ -34,7 +34,14 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs POSIX for
 
 def document(generation: int, bulk: int = 0) -> dict:
     entries = [
-        {"key": f"bulk:{i}", "data": "x" * 60, "importance": 0.5, "createdAt": T0, "updatedAt": T0 + i, "expiresAt": None}
+        {
+            "key": f"bulk:{i}",
+            "data": "x" * 60,
+            "importance": 0.5,
+            "createdAt": T0,
+            "updatedAt": T0 + i,
+            "expiresAt": None,
+        }
         for i in range(bulk)
     ]
     return {"version": 1, "entries": entries, "working": {"data": {"generation": generation}, "updatedAt": T0}}
@@ -243,7 +250,14 @@ class Disk:
             self.pending.append(("drop", name(path)))
             self.snapshot()
 
-        for attr, fake in [("open", open_), ("write", write), ("fsync", fsync), ("replace", replace), ("link", link), ("unlink", unlink)]:
+        for attr, fake in [
+            ("open", open_),
+            ("write", write),
+            ("fsync", fsync),
+            ("replace", replace),
+            ("link", link),
+            ("unlink", unlink),
+        ]:
             monkeypatch.setattr(os, attr, fake)
 
     def after_crashes(self, target: str):
@@ -305,7 +319,9 @@ def test_per_9_a_file_size_limit_fails_the_write_and_the_old_file_survives(tmp_p
         """
     )
     big = document(2, bulk=200)
-    done = subprocess.run([sys.executable, "-c", script, str(path), json.dumps(big)], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(path), json.dumps(big)], capture_output=True, text=True, check=True
+    )
     assert done.stdout.split() == ["errno", str(errno.EFBIG)]
     assert path.read_bytes() == old and temp_files(tmp_path) == []
     assert resource.getrlimit(resource.RLIMIT_FSIZE)  # the limit was the child's alone

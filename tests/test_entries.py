@@ -274,8 +274,14 @@ def test_ent_15_get_entry_and_to_dict(mem, clock):
     """ENT-15: get_entry returns a copy of the live Entry; to_dict is the article's JSON without seq."""
     mem.remember("k", {"a": 1}, importance=0.7, ttl=1000)
     entry = mem.get_entry("k")
-    assert entry.to_dict() == {"key": "k", "data": {"a": 1}, "importance": 0.7, "createdAt": clock.now,
-                               "updatedAt": clock.now, "expiresAt": clock.now + 1000}
+    assert entry.to_dict() == {
+        "key": "k",
+        "data": {"a": 1},
+        "importance": 0.7,
+        "createdAt": clock.now,
+        "updatedAt": clock.now,
+        "expiresAt": clock.now + 1000,
+    }
     assert mem.get_entry("missing") is None and mem.get_entry("missing", "none") == "none"
 
 
@@ -313,7 +319,9 @@ def test_ent_16_shared_memories_never_collide(tmp_path, clock):
     assert len(sm.create_memory(store=sm.JsonFileStore(path), clock=clock)) == 4
 
 
-@pytest.mark.parametrize(("role", "text", "error"), [(None, "x", TypeError), ("user", 5, TypeError), ("", "x", ValueError)])
+@pytest.mark.parametrize(
+    ("role", "text", "error"), [(None, "x", TypeError), ("user", 5, TypeError), ("", "x", ValueError)]
+)
 def test_ent_16_role_and_text_are_strings(mem, role, text, error):
     """ENT-16: a role or text that is not a str is a TypeError, an empty role a ValueError; nothing is stored."""
     with pytest.raises(error):

@@ -13,7 +13,12 @@ EXAMPLES = ROOT / "examples"
 
 def run(name: str, *args: str, stdin: str | None = None) -> str:
     result = subprocess.run(
-        [sys.executable, str(EXAMPLES / name), *args], input=stdin, capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, str(EXAMPLES / name), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     return result.stdout
 
@@ -38,7 +43,11 @@ def test_archive_evictions_records_every_drop(tmp_path):
     """examples/archive_evictions.py: every evicted and expired entry is a line in the archive, with its reason (CMP-3)."""
     run("archive_evictions.py", str(tmp_path))
     records = [json.loads(line) for line in (tmp_path / "evicted.jsonl").read_text().splitlines()]
-    assert [(r["key"], r["reason"]) for r in records] == [("chat:1", "evicted"), ("chat:2", "evicted"), ("session:cart", "expired")]
+    assert [(r["key"], r["reason"]) for r in records] == [
+        ("chat:1", "evicted"),
+        ("chat:2", "evicted"),
+        ("session:cart", "expired"),
+    ]
 
 
 def test_per_user_keeps_users_apart_and_inside_the_folder(tmp_path):

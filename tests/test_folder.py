@@ -10,8 +10,29 @@ import pytest
 import sentinel_memory as sm
 from sentinel_memory.folder import file_name_for
 
-HOSTILE = ["../../etc/passwd", "..", ".", "/etc/passwd", "a/b", "a\\b", "CON", "con", "NUL", "com1", "", "x" * 10_000,
-           "Jakub Rojíček", "日本語のユーザー", "😀", "a\x00b", " leading space", "trailing.", "Alice", "alice", "ALICE"]
+HOSTILE = [
+    "../../etc/passwd",
+    "..",
+    ".",
+    "/etc/passwd",
+    "a/b",
+    "a\\b",
+    "CON",
+    "con",
+    "NUL",
+    "com1",
+    "",
+    "x" * 10_000,
+    "Jakub Rojíček",
+    "日本語のユーザー",
+    "😀",
+    "a\x00b",
+    " leading space",
+    "trailing.",
+    "Alice",
+    "alice",
+    "ALICE",
+]
 
 
 def test_fld_1_hostile_ids_stay_inside_the_folder_and_never_collide(tmp_path):
@@ -46,7 +67,12 @@ def test_fld_2_each_user_gets_a_memory_of_their_own(tmp_path):
     assert folder.open("alice")["user:name"] == "Alice" and folder.open("bob")["user:name"] == "Bob"
     assert folder.open("alice").stats()["limit"] == 3 and folder.open("alice", limit=7).stats()["limit"] == 7
     assert sorted(os.listdir(folder.path)) == sorted(
-        [file_name_for("alice"), file_name_for("bob"), "." + file_name_for("alice") + ".lock", "." + file_name_for("bob") + ".lock"]
+        [
+            file_name_for("alice"),
+            file_name_for("bob"),
+            "." + file_name_for("alice") + ".lock",
+            "." + file_name_for("bob") + ".lock",
+        ]
     )
 
 

@@ -9,7 +9,6 @@ import json
 import os
 import stat
 import sys
-import warnings
 
 import pytest
 
@@ -187,7 +186,14 @@ def test_per_13_files_that_are_not_memory_documents_are_damage(tmp_path, make, c
 
 @pytest.mark.parametrize(
     "content",
-    [b"", b"  \n", b"\xef\xbb\xbf{}", '{"version": 1}'.encode("utf-16"), b'{"a": "\xff"}', b'{"n": ' + b"1" * 5000 + b"}"],
+    [
+        b"",
+        b"  \n",
+        b"\xef\xbb\xbf{}",
+        '{"version": 1}'.encode("utf-16"),
+        b'{"a": "\xff"}',
+        b'{"n": ' + b"1" * 5000 + b"}",
+    ],
 )
 def test_per_13_every_damaged_file_names_itself(tmp_path, content):
     """PER-13: empty, blank, BOM, UTF-16, bad UTF-8 and overlong numbers all raise one ValueError subclass naming the path."""
@@ -290,7 +296,10 @@ def test_num_1_an_int_beyond_the_double_range_is_not_a_number(mem, tmp_path):
 def test_per_6_a_timestamp_that_overflows_drops_its_entry(tmp_path, make):
     """PER-6, NUM-1: a 400-digit updatedAt makes that entry invalid (dropped and counted); recall then works."""
     path = tmp_path / "memory.json"
-    write(path, json.dumps({"version": 1, "entries": [raw_entry("huge", updatedAt=10**399), raw_entry("ok", data="refund")]}))
+    write(
+        path,
+        json.dumps({"version": 1, "entries": [raw_entry("huge", updatedAt=10**399), raw_entry("ok", data="refund")]}),
+    )
     with pytest.warns(sm.LoadWarning):
         mem = make(store=sm.JsonFileStore(path))
     assert mem.last_load == sm.LoadResult(loaded=1, dropped=1)

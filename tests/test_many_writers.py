@@ -108,6 +108,7 @@ def test_mw_6_four_processes_autosave_into_one_store_and_lose_nothing(tmp_path, 
     """MW-6, MW-3: 4 processes x 100 autosaved remembers, the documented way (shared=True), end with exactly 400 entries."""
     path = tmp_path / ("memory.json" if kind == "json" else "memory.db")
     store_type = sm.JsonFileStore if kind == "json" else sm.SqliteStore
+
     def write(worker: int) -> None:
         mem = sm.create_memory(store=store_type(path), autosave=True, shared=True, limit=10_000)
         for i in range(100):
@@ -122,6 +123,7 @@ def test_mw_6_four_processes_autosave_into_one_store_and_lose_nothing(tmp_path, 
 def test_mw_6_a_transaction_reads_modifies_and_writes_without_conflicts(tmp_path):
     """MW-6: counters incremented in transactions by 4 processes end at exactly the number of increments."""
     path = tmp_path / "memory.json"
+
     def count(worker: int) -> None:
         mem = sm.create_memory(store=sm.JsonFileStore(path), autosave=True)
         for _ in range(25):

@@ -125,7 +125,6 @@ def test_opt_2_defaults_is_read_only_and_complete():
 # -- NUM-5, NUM-6: ignored values are not silent; durations take a timedelta ----------------------
 
 
-
 @pytest.mark.parametrize(
     ("option", "value", "expected"),
     [
@@ -174,13 +173,19 @@ def test_num_6_a_zero_or_negative_timedelta_is_invalid(mem):
 @pytest.mark.parametrize(
     ("call", "pattern"),
     [
-        (lambda m: m.remember("k", "v", importance="high"), r"importance='high' is not a number >= 0 and <= 1; using the default \(0.5\)"),
+        (
+            lambda m: m.remember("k", "v", importance="high"),
+            r"importance='high' is not a number >= 0 and <= 1; using the default \(0.5\)",
+        ),
         (lambda m: m.remember("k", "v", importance=1.5), r"importance=1.5 .* using the default \(0.5\)"),
         (lambda m: m.remember("k", "v", ttl=-5), r"ttl=-5 .* using the default \(no expiry\)"),
         (lambda m: m.get_recent(-1), r"get_recent n=-1 is not an integer >= 0; using the default \(10\)"),
         (lambda m: m.recall("x", limit=2.5), r"recall limit=2.5 .* using the default \(10\)"),
         (lambda m: m.cache.put("k", 1, ttl=0), r"ttl=0 .* using the memory's cache_ttl \(300000\)"),
-        (lambda m: sm.create_memory(limit=0, load=False), r"limit=0 is not an integer >= 1; using the default \(1000\)"),
+        (
+            lambda m: sm.create_memory(limit=0, load=False),
+            r"limit=0 is not an integer >= 1; using the default \(1000\)",
+        ),
         (lambda m: sm.create_memory(recency_window="1d", load=False), r"recency_window='1d' .* \(86400000\)"),
     ],
 )

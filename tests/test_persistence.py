@@ -13,7 +13,7 @@ import warnings
 import pytest
 
 import sentinel_memory as sm
-from support import RecordingStore, T0, in_processes
+from support import T0, RecordingStore, in_processes
 
 
 def sample(mem, clock):
@@ -87,7 +87,9 @@ class StoreContract:
         mem.compact()
         assert store.load() == sm.core.to_document(mem.state, generation=mem.generation)
         again = make(store=store, limit=4)
-        fields = lambda m: [(e.key, e.data, e.importance, e.created_at, e.updated_at, e.expires_at) for e in m.get_recent()]
+        fields = lambda m: [
+            (e.key, e.data, e.importance, e.created_at, e.updated_at, e.expires_at) for e in m.get_recent()
+        ]
         assert fields(again) == fields(mem) and again.working.get() == {"task": "refund"}
 
     def test_per_13_damage_is_reported_and_left_alone(self, tmp_path, make):
@@ -483,7 +485,13 @@ def test_per_6_missing_expires_at_is_valid(make):
 
 @pytest.mark.parametrize(
     "working",
-    [None, "x", {"data": [1], "updatedAt": T0}, {"data": {"a": 1}, "updatedAt": "now"}, {"data": {"a": 1}, "updatedAt": None}],
+    [
+        None,
+        "x",
+        {"data": [1], "updatedAt": T0},
+        {"data": {"a": 1}, "updatedAt": "now"},
+        {"data": {"a": 1}, "updatedAt": None},
+    ],
 )
 def test_per_7_invalid_working_loads_empty(make, working):
     """PER-7: an invalid working memory loads as {}."""

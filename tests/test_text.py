@@ -34,7 +34,7 @@ def test_txt_1_rfc8785_key_ordering_example():
 
 def test_txt_1_rfc8785_string_escapes():
     """TXT-1: control characters escape like JSON.stringify; non-ASCII stays as is."""
-    assert canonical_json("\u20ac$\u000f\nA'B\"\\\\\"/") == '"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"'
+    assert canonical_json('\u20ac$\u000f\nA\'B"\\\\"/') == '"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"'
     assert canonical_json({"b": [True, None], "a": "ž"}) == '{"a":"ž","b":[true,null]}'
 
 
@@ -74,7 +74,9 @@ def test_txt_2_rfc8785_number_examples(bits, expected):
     assert ecmascript_number(value) == expected
 
 
-@pytest.mark.parametrize(("value", "expected"), [(1.0, "1"), (1e21, "1e+21"), (1e-7, "1e-7"), (1e16, "10000000000000000")])
+@pytest.mark.parametrize(
+    ("value", "expected"), [(1.0, "1"), (1e21, "1e+21"), (1e-7, "1e-7"), (1e16, "10000000000000000")]
+)
 def test_txt_2_issue_examples(value, expected):
     """TXT-2: 1.0 is 1, 1e21 is 1e+21, 1e-7 is 1e-7, 1e16 is written out."""
     assert ecmascript_number(value) == expected

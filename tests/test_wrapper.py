@@ -28,7 +28,12 @@ def test_wrp_1_failed_autosave_leaves_memory_as_it_was(make):
     mem.remember("k", "v1")
     state = mem.state
     store.fail = True
-    for call in (lambda: mem.remember("k", "v2"), mem.clear, lambda: mem.forget("k"), lambda: mem.working.set({"a": 1})):
+    for call in (
+        lambda: mem.remember("k", "v2"),
+        mem.clear,
+        lambda: mem.forget("k"),
+        lambda: mem.working.set({"a": 1}),
+    ):
         with pytest.raises(OSError):
             call()
         assert mem.state is state
@@ -84,7 +89,9 @@ def test_wrp_1_raising_call_on_bad_input_changes_nothing(make):
 def build_state():
     state = sm.MemoryState(config=sm.Config(limit=3))
     for i, key in enumerate(["a", "b", "c", "d"]):
-        state, _ = core.remember(state, key, {"n": i, "words": "refund status"}, now=i, importance=i / 4, ttl=10 if i == 1 else None)
+        state, _ = core.remember(
+            state, key, {"n": i, "words": "refund status"}, now=i, importance=i / 4, ttl=10 if i == 1 else None
+        )
     state = core.cache_put(state, "x", [1], now=4)
     return core.working_set(state, {"task": "t"}, now=4)
 

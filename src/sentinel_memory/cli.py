@@ -113,8 +113,11 @@ def _rows(entries: Sequence[Entry], now: int, window: int | float) -> list[dict[
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
-    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(line, widths)).rstrip() for line in [headers, *rows]]
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+    lines = [
+        "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in [headers, *rows]
+    ]
     return "\n".join(lines)
 
 
@@ -125,9 +128,15 @@ def _show(memory: Memory, options: argparse.Namespace) -> Any:
     if options.json:
         return rows
     table = [
-        (row["key"], f"{row['importance']:g}", f"{row['retention']:.3f}", _age(row["ageMs"]),
-         "-" if row["expiresInMs"] is None else "in " + _age(row["expiresInMs"]), _preview(entry))
-        for row, entry in zip(rows, entries)
+        (
+            row["key"],
+            f"{row['importance']:g}",
+            f"{row['retention']:.3f}",
+            _age(row["ageMs"]),
+            "-" if row["expiresInMs"] is None else "in " + _age(row["expiresInMs"]),
+            _preview(entry),
+        )
+        for row, entry in zip(rows, entries, strict=True)
     ]
     return _table(("key", "importance", "retention", "age", "expires", "data"), table) + f"\n{len(rows)} live entries"
 
@@ -148,10 +157,19 @@ def _recall(memory: Memory, options: argparse.Namespace) -> Any:
 
 def _context(memory: Memory, options: argparse.Namespace) -> Any:
     tokenizer: TokenizerLike = TOKENIZERS[options.tokenizer]()
-    ctx = memory.get_context(token_budget=options.budget, query=options.query, tokenizer=tokenizer, must_keep=options.must_keep)
+    ctx = memory.get_context(
+        token_budget=options.budget, query=options.query, tokenizer=tokenizer, must_keep=options.must_keep
+    )
     if options.json:
-        return {"text": ctx.text, "entries": [e.to_dict() for e in ctx.entries], "tokens": ctx.tokens, "omitted": ctx.omitted}
-    return f"{ctx.text}\n-- {ctx.tokens} tokens ({options.tokenizer}) of {options.budget:g}, {ctx.omitted} entries omitted"
+        return {
+            "text": ctx.text,
+            "entries": [e.to_dict() for e in ctx.entries],
+            "tokens": ctx.tokens,
+            "omitted": ctx.omitted,
+        }
+    return (
+        f"{ctx.text}\n-- {ctx.tokens} tokens ({options.tokenizer}) of {options.budget:g}, {ctx.omitted} entries omitted"
+    )
 
 
 def _compact(memory: Memory, options: argparse.Namespace) -> Any:
@@ -204,13 +222,17 @@ class _Clock:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sentinel-memory", description="Look into and tidy a sentinel-memory JSON file.")
+    parser = argparse.ArgumentParser(
+        prog="sentinel-memory", description="Look into and tidy a sentinel-memory JSON file."
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def file_command(name: str, help: str, *, read: bool = True) -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help, description=help)
         command.add_argument("file", type=Path, metavar="FILE", help="a memory file written by JsonFileStore")
-        command.add_argument("--limit", type=int, help="the memory's limit (default: enough for every stored entry, at least 1000)")
+        command.add_argument(
+            "--limit", type=int, help="the memory's limit (default: enough for every stored entry, at least 1000)"
+        )
         command.add_argument("--json", action="store_true", help="print JSON instead of text")
         return command
 
@@ -222,8 +244,12 @@ def _parser() -> argparse.ArgumentParser:
     context = file_command("context", "the prompt context that fits a token budget")
     context.add_argument("--budget", type=float, required=True, help="the token budget")
     context.add_argument("--query", help="rank entries sharing its words first")
-    context.add_argument("--tokenizer", choices=sorted(TOKENIZERS), default="estimate", help="how to count tokens (default: estimate)")
-    context.add_argument("--must-keep", type=float, help="entries of at least this importance first, whatever the query")
+    context.add_argument(
+        "--tokenizer", choices=sorted(TOKENIZERS), default="estimate", help="how to count tokens (default: estimate)"
+    )
+    context.add_argument(
+        "--must-keep", type=float, help="entries of at least this importance first, whatever the query"
+    )
     compact = file_command("compact", "drop expired entries (and, with --limit, the least important over it) and save")
     compact.add_argument("--dry-run", action="store_true", help="only say what would be dropped")
     forget = file_command("forget", "remove one entry and save")
@@ -259,7 +285,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(json.dumps(result, ensure_ascii=False, indent=1) if options.json else result)
     return 0
-
 
 
 if __name__ == "__main__":

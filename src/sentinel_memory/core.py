@@ -78,7 +78,7 @@ from .prompt import fill, render_default
 from .retention import by_retention
 from .state import MemoryState
 from .table import Table
-from .tokens import Tokenizer, TokenizerLike, as_tokenizer
+from .tokens import TokenizerLike, as_tokenizer
 from .values import (
     CacheItem,
     Changes,
@@ -99,11 +99,11 @@ __all__ = [
     "TURN_KEY",
     "add_turn",
     "cache_clear",
-    "changes",
     "cache_delete",
     "cache_get",
     "cache_put",
     "cache_size",
+    "changes",
     "clear",
     "compact",
     "context",
@@ -219,7 +219,10 @@ def remember(
     if old is None:
         created_at, weight = now, number_option("importance", importance)
     else:
-        created_at, weight = old.created_at, number_option("importance", importance, old.importance, instead="the entry's importance")
+        created_at, weight = (
+            old.created_at,
+            number_option("importance", importance, old.importance, instead="the entry's importance"),
+        )
     entry = Entry(
         key=key,
         data=data,
@@ -543,7 +546,9 @@ def context(
 
     def rank_among(some: Sequence[Entry]) -> list[Entry]:
         """``some`` live entries in the order :func:`rank` gives them: matches by score first, then by retention."""
-        matched = [entry for _, entry in _matches(state, query_words, now, len(some), among=some)] if query_words else []
+        matched = (
+            [entry for _, entry in _matches(state, query_words, now, len(some), among=some)] if query_words else []
+        )
         taken = {entry.seq for entry in matched}
         return matched + by_retention([e for e in some if e.seq not in taken], now, window)
 
@@ -604,7 +609,9 @@ def _renderer(format: Callable[[Entry], str]) -> Callable[[Entry], str]:
 # L0 cache: scratch values with a ttl, never persisted.
 
 
-def cache_put(state: MemoryState, key: str, value: Any, *, now: int | float, ttl: Duration | None = None) -> MemoryState:
+def cache_put(
+    state: MemoryState, key: str, value: Any, *, now: int | float, ttl: Duration | None = None
+) -> MemoryState:
     """Store a scratch value until ``now + ttl`` (default ``cache_ttl``) (L0-1, L0-3).
 
     Items already expired are dropped on the way, so the cache does not grow
@@ -740,4 +747,3 @@ def from_document(
         state, dropped = compact(state, now=now)
         result = attrs.evolve(result, compacted=len(dropped.expired) + len(dropped.evicted))
     return state, result, dropped
-

@@ -198,8 +198,10 @@ def _replace(target: Path, data: bytes, folder: int | None) -> None:
         old = None
     if old is not None and old.st_nlink > 1:
         warnings.warn(
-            StoreWarning(f"{target} has {old.st_nlink - 1} other hard link(s); an atomic save gives it a new inode, "
-                         "so they keep the old content"),
+            StoreWarning(
+                f"{target} has {old.st_nlink - 1} other hard link(s); an atomic save gives it a new inode, "
+                "so they keep the old content"
+            ),
             stacklevel=4,
         )
     fd, temp = _temp_file(target)

@@ -82,7 +82,16 @@ def _expiry_items(entries: Iterable[Entry]) -> list[tuple[int | float, int, Entr
 class Index:
     """The orders and counts of one state's entries. Build one with :meth:`of`, change it with :meth:`changed`."""
 
-    __slots__ = ("by_importance", "by_age", "by_expiry", "containers", "in_order", "_held_words", "_words_left", "_least_units")
+    __slots__ = (
+        "_held_words",
+        "_least_units",
+        "_words_left",
+        "by_age",
+        "by_expiry",
+        "by_importance",
+        "containers",
+        "in_order",
+    )
 
     by_importance: SortedRun[tuple[float, int | float, int, Entry]]
     by_age: SortedRun[tuple[int | float, int, Entry]]
@@ -112,7 +121,9 @@ class Index:
         index._least_units = None
         return index
 
-    def changed(self, removed: Sequence[Entry] = (), added: Sequence[Entry] = (), *, expired_at: int | float | None = None) -> Index:
+    def changed(
+        self, removed: Sequence[Entry] = (), added: Sequence[Entry] = (), *, expired_at: int | float | None = None
+    ) -> Index:
         """A new index without ``removed`` (each indexed) and with ``added``.
 
         ``expired_at`` says that ``removed`` are exactly the entries expired
@@ -133,7 +144,9 @@ class Index:
         # An added entry has the newest seq, so the order holds when it is also the newest by age.
         # Several at once is not a case transitions have: say "sort to be sure".
         newest = index.by_age.last()
-        index.in_order = self.in_order and (not added or (len(added) == 1 and newest is not None and newest[-1] is added[0]))
+        index.in_order = self.in_order and (
+            not added or (len(added) == 1 and newest is not None and newest[-1] is added[0])
+        )
         index._held_words, index._words_left = None, 0
         if self._held_words is not None:
             left = self._words_left + len(removed)
@@ -157,7 +170,9 @@ class Index:
         A superset is all recall needs: a query word outside it cannot match.
         """
         if self._held_words is None:
-            self._held_words = HashTable(dict.fromkeys(itertools.chain.from_iterable(map(_words, map(_entry, self.by_age))), True))
+            self._held_words = HashTable(
+                dict.fromkeys(itertools.chain.from_iterable(map(_words, map(_entry, self.by_age))), True)
+            )
             self._words_left = 0
         return self._held_words
 
@@ -191,7 +206,9 @@ class Index:
             return None
         return {item[-2] for item in self.by_expiry.below((now,) + _AFTER)}
 
-    def _live(self, items: Iterable[tuple[Any, ...]], now: int | float, expired: set[int] | None = None) -> Iterator[Entry]:
+    def _live(
+        self, items: Iterable[tuple[Any, ...]], now: int | float, expired: set[int] | None = None
+    ) -> Iterator[Entry]:
         """The entries of index ``items``, without the expired ones (told apart by ``seq``), lazily.
 
         ``expired`` is :meth:`expired_seqs` when the caller already has it.
@@ -216,7 +233,9 @@ class Index:
         """The live entries, newest first (ENT-10)."""
         return self._live(reversed(self.by_age), now)
 
-    def by_importance_desc(self, now: int | float, below: float | None = None, *, expired: set[int] | None = None) -> Iterator[Entry]:
+    def by_importance_desc(
+        self, now: int | float, below: float | None = None, *, expired: set[int] | None = None
+    ) -> Iterator[Entry]:
         """The live entries by importance, highest first, each importance newest first (REC-3).
 
         With ``below``, only those of lower importance than that; ``expired``
@@ -299,4 +318,3 @@ class Index:
         # Best first, so the scores >= level are a prefix.
         cut = bisect.bisect_left(order, True, key=lambda i: scores[i] < level)
         return list(map(candidates.__getitem__, order[:cut]))
-

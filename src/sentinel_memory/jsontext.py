@@ -26,8 +26,8 @@ import json
 import re
 import sys
 import threading
-from types import FrameType
 from collections.abc import Callable
+from types import FrameType
 from typing import Any, TypeVar
 
 from .errors import DamagedStoreError
@@ -62,7 +62,9 @@ def loads(raw: bytes, location: object) -> dict[str, Any]:
     try:
         value = with_stack_room(depth + 50, _parse, text)
     except json.JSONDecodeError as error:
-        raise DamagedStoreError(f"is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}", location) from None
+        raise DamagedStoreError(
+            f"is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}", location
+        ) from None
     except ValueError as error:  # NaN, a repeated key, an int with too many digits
         raise DamagedStoreError(f"is not valid JSON: {error}", location) from None
     if not isinstance(value, dict):

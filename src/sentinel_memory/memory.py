@@ -54,9 +54,9 @@ from .errors import ConflictError, DamagedStoreError, LoadWarning, ReentrantCall
 from .jsondata import MAX_DEPTH, is_json_text
 from .jsontext import with_stack_room
 from .options import Duration, is_number, require_bool, require_callable
+from .state import MemoryState
 from .stores import MemoryStore, Store, check_store
 from .tokens import TokenizerLike
-from .state import MemoryState
 from .values import Compaction, Context, Entry, Hit, LoadResult
 
 __all__ = ["CacheMemory", "Memory", "WorkingMemory", "create_memory", "wall_clock"]
@@ -372,7 +372,8 @@ class Memory(Mapping[str, Any]):
             self.last_load = result
             if result.lost:
                 kept = (
-                    "is kept" if callable(getattr(self._store, "preserve", None))
+                    "is kept"
+                    if callable(getattr(self._store, "preserve", None))
                     else "cannot be kept (the store has no preserve())"
                 )
                 warnings.warn(

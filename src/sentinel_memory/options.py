@@ -36,8 +36,8 @@ from .values import default_format
 
 __all__ = [
     "DEFAULTS",
-    "Duration",
     "NUMBER_RULES",
+    "Duration",
     "NumberRule",
     "is_number",
     "milliseconds",

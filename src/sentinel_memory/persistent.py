@@ -126,7 +126,9 @@ class SortedRun(Generic[T]):
         if at < len(self._chunks):
             chunk = self._chunks[at]
             head = chunk[: bisect.bisect_left(chunk, probe)]
-        return itertools.chain(reversed(head), itertools.chain.from_iterable(map(reversed, reversed(self._chunks[:at]))))
+        return itertools.chain(
+            reversed(head), itertools.chain.from_iterable(map(reversed, reversed(self._chunks[:at])))
+        )
 
     def below(self, probe: Any) -> list[T]:
         """Every item ``< probe``, ascending."""

@@ -126,7 +126,9 @@ def fill(
     """
 
     def naive() -> tuple[str, tuple[Entry, ...], int | float]:
-        return fill_naive(rank(None), token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
+        return fill_naive(
+            rank(None), token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator
+        )
 
     measure = getattr(tokenizer, "measure", None)
     to_tokens = getattr(tokenizer, "tokens_from_measure", None)

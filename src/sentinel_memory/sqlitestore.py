@@ -94,7 +94,9 @@ class SqliteStore:
                 return None
             if create:
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            connection = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
+            connection = sqlite3.connect(
+                self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+            )
             try:
                 connection.execute("PRAGMA synchronous=FULL")
             except sqlite3.DatabaseError as error:
@@ -181,8 +183,13 @@ class SqliteStore:
                         connection.execute(statement)
                 connection.executemany(
                     "INSERT INTO sentinel_memory_meta (name, value) VALUES (?, ?)",
-                    [("format", FORMAT), ("version", VERSION), ("generation", 0), ("next_ord", 0),
-                     ("working", json.dumps(working_record(Working())))],
+                    [
+                        ("format", FORMAT),
+                        ("version", VERSION),
+                        ("generation", 0),
+                        ("next_ord", 0),
+                        ("working", json.dumps(working_record(Working()))),
+                    ],
                 )
             connection.execute("COMMIT")
         except BaseException:
@@ -265,4 +272,3 @@ class SqliteStore:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with self._lock.hold(self.path.resolve()):
             yield
-

@@ -144,6 +144,7 @@ def as_tokenizer(tokenizer: object) -> Tokenizer | None:
         return None
     encode = getattr(tokenizer, "encode", None)
     if callable(encode) and not isinstance(tokenizer, (str, bytes)):
+
         def count(text: str) -> int:
             return len(encode(text))
 

@@ -239,7 +239,6 @@ class LoadResult:
         return self.dropped + self.compacted
 
 
-
 @attrs.frozen
 class Changes:
     """What one change did to the persisted part of a memory, for a store that saves incrementally (MW-4).

@@ -13,10 +13,24 @@ from sentinel_memory.tokens import additive
 KEY_POOL = ["user:name", "user:allergy", "chat:1", "chat:2", "order:42", "session:cart", "ž"]
 
 VOCABULARY = [
-    "refund", "status", "cart", "peanut", "allergy", "name", "Prague", "česky", "CESKY", "42", "order",
+    "refund",
+    "status",
+    "cart",
+    "peanut",
+    "allergy",
+    "name",
+    "Prague",
+    "česky",
+    "CESKY",
+    "42",
+    "order",
     # Compatibility characters: REC-1 normalises by NFD, so a ligature, full-width
     # letters and a superscript stay what they are and match only themselves.
-    "\ufb01le", "file", "\uff23\uff21\uff32\uff34", "x\u00b2", "x2",
+    "\ufb01le",
+    "file",
+    "\uff23\uff21\uff32\uff34",
+    "x\u00b2",
+    "x2",
 ]
 
 #: Numbers the number rule must map to a default, never clamp.
@@ -39,9 +53,9 @@ nested_data = st.recursive(
     max_leaves=6,
 )
 #: ENT-2 forbids only circular data: one sub-object may appear in several places.
-shared_data = st.one_of(st.lists(json_scalars, min_size=1, max_size=3), st.dictionaries(words, json_scalars, max_size=2)).map(
-    lambda part: [part, {"again": part, "and": [part]}]
-)
+shared_data = st.one_of(
+    st.lists(json_scalars, min_size=1, max_size=3), st.dictionaries(words, json_scalars, max_size=2)
+).map(lambda part: [part, {"again": part, "and": [part]}])
 json_data = st.one_of(sentence, nested_data, shared_data)
 
 importances = st.one_of(

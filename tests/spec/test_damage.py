@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 import sentinel_memory as sm
 from sentinel_memory.document import VERSION
 from sentinel_memory.jsontext import dumps
-
 from support import at_depth, nest, stack_depth
 
 from .strategies import json_data
@@ -101,12 +100,29 @@ def test_per_13_every_single_bit_flip(tmp_path):
 
 
 SHAPES = [
-    b"", b" ", b"\n\t ", b"\xef\xbb\xbf" + VALID, VALID.decode("utf-8").encode("utf-16"), b"null", b"[]", b"0", b'"x"',
-    b"{}", b'{"version": 1}', b'{"version": "1", "entries": []}', b'{"version": true, "entries": []}',
-    b'{"version": 1, "entries": {}}', b'{"version": 1, "entries": [], "version": 1}', b"[" * 100_000,
-    b'{"a":' * 50_000, b'{"version": 1, "entries": [NaN]}', b'{"version": 1, "entries": [Infinity]}',
-    b'{"version": 1, "entries": [1e400]}', b'{"version": 1, "entries": [' + b"9" * 5000 + b"]}",
-    b'{"version": 1, "entries": ["\xed\xa0\x80"]}', b'{"version": 1, "entries": [], "working": ' + b"[" * 300 + b"]" * 300 + b"}",
+    b"",
+    b" ",
+    b"\n\t ",
+    b"\xef\xbb\xbf" + VALID,
+    VALID.decode("utf-8").encode("utf-16"),
+    b"null",
+    b"[]",
+    b"0",
+    b'"x"',
+    b"{}",
+    b'{"version": 1}',
+    b'{"version": "1", "entries": []}',
+    b'{"version": true, "entries": []}',
+    b'{"version": 1, "entries": {}}',
+    b'{"version": 1, "entries": [], "version": 1}',
+    b"[" * 100_000,
+    b'{"a":' * 50_000,
+    b'{"version": 1, "entries": [NaN]}',
+    b'{"version": 1, "entries": [Infinity]}',
+    b'{"version": 1, "entries": [1e400]}',
+    b'{"version": 1, "entries": [' + b"9" * 5000 + b"]}",
+    b'{"version": 1, "entries": ["\xed\xa0\x80"]}',
+    b'{"version": 1, "entries": [], "working": ' + b"[" * 300 + b"]" * 300 + b"}",
 ]
 
 
@@ -118,7 +134,9 @@ def test_per_13_empty_blank_bom_utf16_wrong_shapes_and_bombs(tmp_path, content):
 
 @example(content=b"\x00")
 @example(content=b'{"version": 1, "entries": [{}]}')
-@given(content=st.one_of(st.binary(max_size=200), st.text(max_size=100).map(lambda t: t.encode("utf-8", "surrogatepass"))))
+@given(
+    content=st.one_of(st.binary(max_size=200), st.text(max_size=100).map(lambda t: t.encode("utf-8", "surrogatepass")))
+)
 def test_per_13_random_bytes(tmp_path_factory, content):
     """PER-13: random bytes and random text are damage or load with everything counted; no other exception."""
     check_load(tmp_path_factory.mktemp("random"), content)
@@ -144,8 +162,11 @@ def test_per_14_documents_with_invalid_entries(tmp_path_factory, entries):
     check_load(tmp_path_factory.mktemp("entries"), text.encode("utf-8"))
 
 
-@given(depth=st.integers(sm.MAX_DEPTH - 3, sm.MAX_DEPTH + 3), where=st.sampled_from(["data", "cache", "working"]),
-       spare=st.integers(20, 200))
+@given(
+    depth=st.integers(sm.MAX_DEPTH - 3, sm.MAX_DEPTH + 3),
+    where=st.sampled_from(["data", "cache", "working"]),
+    spare=st.integers(20, 200),
+)
 def test_ent_13_the_nesting_limit_and_loading_from_any_depth(tmp_path_factory, depth, where, spare):
     """ENT-13, PER-17: up to MAX_DEPTH is accepted and loads again from a stack with little room; deeper raises ValueError."""
     path = tmp_path_factory.mktemp("deep") / "memory.json"
@@ -170,7 +191,9 @@ def test_ent_13_the_nesting_limit_and_loading_from_any_depth(tmp_path_factory, d
         assert again.working.get() == {"blob": nest(depth - 1)}
 
 
-@given(mode=st.sampled_from([0o600, 0o640, 0o644, 0o660, 0o400 | 0o200]), links=st.integers(0, 3), levels=st.integers(0, 3))
+@given(
+    mode=st.sampled_from([0o600, 0o640, 0o644, 0o660, 0o400 | 0o200]), links=st.integers(0, 3), levels=st.integers(0, 3)
+)
 def test_per_15_per_16_links_modes_and_the_lock(tmp_path_factory, mode, links, levels):
     """PER-15, PER-16: through a chain of symlinks, the real file is replaced with its mode kept; the lock file stays put."""
     root = tmp_path_factory.mktemp("links")
@@ -220,8 +243,12 @@ READS = {
 }
 
 
-@given(change=st.sampled_from(sorted(CHANGES)), read=st.sampled_from(sorted(READS)), caught=st.booleans(),
-       from_save=st.booleans())
+@given(
+    change=st.sampled_from(sorted(CHANGES)),
+    read=st.sampled_from(sorted(READS)),
+    caught=st.booleans(),
+    from_save=st.booleans(),
+)
 def test_wrp_3_changes_from_side_effects_are_refused(change, read, caught, from_save):
     """WRP-3, WRP-1: a change from on_evict or from the store's save raises ReentrantCallError; reads work and see the old state."""
     seen: list = []
@@ -243,8 +270,9 @@ def test_wrp_3_changes_from_side_effects_are_refused(change, read, caught, from_
                 side_effect()
             super().save(document)
 
-    mem = sm.create_memory(limit=1, store=SavingStore(), autosave=True, clock=lambda: T0,
-                           on_evict=None if from_save else side_effect)
+    mem = sm.create_memory(
+        limit=1, store=SavingStore(), autosave=True, clock=lambda: T0, on_evict=None if from_save else side_effect
+    )
     mem.remember("keep", "v", importance=1)
     armed.append(True)
     before = mem.state
@@ -260,13 +288,29 @@ def test_wrp_3_changes_from_side_effects_are_refused(change, read, caught, from_
 # -- bad input across the whole public API -------------------------------------------
 
 anything = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.just(10**400), st.just(-(10**5000)),
-    st.floats(), st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 1e-300, 1e300]),
-    st.text(max_size=4), st.sampled_from(["", "\ud800", "a\udfffb", "k", "0.5", "60000"]),
-    st.binary(max_size=3), st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
-    st.just(nest(sm.MAX_DEPTH + 1)), st.just({"a": nest(sm.MAX_DEPTH)}), st.just({1: "x"}), st.just({"s": {1}}),
-    st.just(object()), st.just(lambda text: -1), st.just(lambda text: []), st.just(lambda entry: 3), st.just(len),
-    st.just("x" * 10_000), st.just([1] * 1000),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.just(10**400),
+    st.just(-(10**5000)),
+    st.floats(),
+    st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 1e-300, 1e300]),
+    st.text(max_size=4),
+    st.sampled_from(["", "\ud800", "a\udfffb", "k", "0.5", "60000"]),
+    st.binary(max_size=3),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+    st.just(nest(sm.MAX_DEPTH + 1)),
+    st.just({"a": nest(sm.MAX_DEPTH)}),
+    st.just({1: "x"}),
+    st.just({"s": {1}}),
+    st.just(object()),
+    st.just(lambda text: -1),
+    st.just(lambda text: []),
+    st.just(lambda entry: 3),
+    st.just(len),
+    st.just("x" * 10_000),
+    st.just([1] * 1000),
 )
 
 CALLS = {
@@ -277,14 +321,19 @@ CALLS = {
     "forget": lambda m, a: m.forget(a[0]),
     "get_recent": lambda m, a: m.get_recent(a[0]),
     "recall": lambda m, a: m.recall(a[0], limit=a[1]),
-    "get_context": lambda m, a: m.get_context(token_budget=a[0], query=a[1], tokenizer=a[2], format=a[3], separator=a[4]),
+    "get_context": lambda m, a: m.get_context(
+        token_budget=a[0], query=a[1], tokenizer=a[2], format=a[3], separator=a[4]
+    ),
     "cache.put": lambda m, a: m.cache.put(a[0], a[1], ttl=a[2]),
     "cache.get": lambda m, a: m.cache.get(a[0], a[1]),
     "cache.delete": lambda m, a: m.cache.delete(a[0]),
     "working.set": lambda m, a: m.working.set(a[0]),
-    "create_memory": lambda m, a: sm.create_memory(limit=a[0], recency_window=a[1], working_ttl=a[2], cache_ttl=a[3],
-                                                   tokenizer=a[4], load=False),
-    "create_memory kinds": lambda m, a: sm.create_memory(store=a[0], clock=a[1], on_evict=a[2], autosave=a[3], load=a[4]),
+    "create_memory": lambda m, a: sm.create_memory(
+        limit=a[0], recency_window=a[1], working_ttl=a[2], cache_ttl=a[3], tokenizer=a[4], load=False
+    ),
+    "create_memory kinds": lambda m, a: sm.create_memory(
+        store=a[0], clock=a[1], on_evict=a[2], autosave=a[3], load=a[4]
+    ),
     "estimate_tokens": lambda m, a: sm.estimate_tokens(a[0]),
     "additive": lambda m, a: sm.additive(a[0]),
 }

@@ -44,8 +44,13 @@ def backend_command() -> list[str]:
 
 
 texts = st.lists(st.sampled_from(WORDS + ["😀", "kůň", "日本"]), min_size=1, max_size=4).map(" ".join)
-data = st.one_of(texts, st.integers(-5, 5), st.floats(-2, 2, allow_nan=False), st.lists(st.integers(0, 3), max_size=2),
-                 st.dictionaries(st.sampled_from(["b", "a", "é"]), st.integers(0, 2), max_size=2))
+data = st.one_of(
+    texts,
+    st.integers(-5, 5),
+    st.floats(-2, 2, allow_nan=False),
+    st.lists(st.integers(0, 3), max_size=2),
+    st.dictionaries(st.sampled_from(["b", "a", "é"]), st.integers(0, 2), max_size=2),
+)
 importances = st.one_of(st.none(), st.sampled_from([0, 0.1, 0.5, 0.9, 1, 1.5, -1, "0.5"]), st.floats(0, 1))
 ttls = st.one_of(st.none(), st.sampled_from([1, MINUTE, 15 * MINUTE, 0, -5]))
 # Minutes to let pass before a step: often none (ties), often exactly a ttl (expiry edges).
@@ -81,12 +86,16 @@ class Differential(RuleBasedStateMachine):
         if not self.steps:
             return
         self.send("stats")
-        case = {"id": "differential", "config": self.config, "steps": [{k: s[k] for k in ("op", "args", "now")} for s in self.steps]}
+        case = {
+            "id": "differential",
+            "config": self.config,
+            "steps": [{k: s[k] for k in ("op", "args", "now")} for s in self.steps],
+        }
         assert self.process is not None
         answer = self.process.ask(case)
         results = answer.get("results")
         assert isinstance(results, list) and len(results) == len(self.steps), f"not an answer: {compact(answer)}"
-        for number, (step, got) in enumerate(zip(self.steps, results), start=1):
+        for number, (step, got) in enumerate(zip(self.steps, results, strict=True), start=1):
             where = first_difference(step["expect"], got)
             if where is not None:
                 raise AssertionError(
@@ -95,7 +104,13 @@ class Differential(RuleBasedStateMachine):
                 )
 
     def as_vector(self) -> str:
-        case = {"id": "machine-NAME", "description": "WHAT IT PINS", "rules": ["RULE-ID"], "config": self.config, "steps": self.steps}
+        case = {
+            "id": "machine-NAME",
+            "description": "WHAT IT PINS",
+            "rules": ["RULE-ID"],
+            "config": self.config,
+            "steps": self.steps,
+        }
         return json.dumps(case, ensure_ascii=False)
 
     @rule(key=st.sampled_from(KEYS), value=data, importance=importances, ttl=ttls, wait=waits)
@@ -119,12 +134,30 @@ class Differential(RuleBasedStateMachine):
     def recall(self, query: str, limit: int | None, wait: int) -> None:
         self.send("recall", wait, query=query, **({} if limit is None else {"limit": limit}))
 
-    @rule(budget=st.sampled_from([0, 4, 10, 25, 60]), query=queries, wait=waits,
-          tokenizer=st.sampled_from([None, "estimate", "utf16_units", "utf8_bytes", "distinct_words"]), separator=st.sampled_from([None, " | "]),
-          must_keep=st.sampled_from([None, None, 0.5, 0.9]))
-    def context(self, budget: int, query: str | None, tokenizer: str | None, separator: str | None, wait: int, must_keep: float | None) -> None:
+    @rule(
+        budget=st.sampled_from([0, 4, 10, 25, 60]),
+        query=queries,
+        wait=waits,
+        tokenizer=st.sampled_from([None, "estimate", "utf16_units", "utf8_bytes", "distinct_words"]),
+        separator=st.sampled_from([None, " | "]),
+        must_keep=st.sampled_from([None, None, 0.5, 0.9]),
+    )
+    def context(
+        self,
+        budget: int,
+        query: str | None,
+        tokenizer: str | None,
+        separator: str | None,
+        wait: int,
+        must_keep: float | None,
+    ) -> None:
         args: dict[str, object] = {"token_budget": budget}
-        for name, value in (("query", query), ("tokenizer", tokenizer), ("separator", separator), ("must_keep", must_keep)):
+        for name, value in (
+            ("query", query),
+            ("tokenizer", tokenizer),
+            ("separator", separator),
+            ("must_keep", must_keep),
+        ):
             if value is not None:
                 args[name] = value
         self.send("get_context", wait, **args)

@@ -30,8 +30,8 @@ from hypothesis.stateful import (
 
 import sentinel_memory as sm
 from sentinel_memory import core
-from sentinel_memory.jsondata import copy_json
 from sentinel_memory.index import Index
+from sentinel_memory.jsondata import copy_json
 
 from .model import DAY, Model, is_num, model_estimate, valid_count, valid_positive
 from .strategies import (
@@ -152,7 +152,11 @@ class RankingComparison(RuleBasedStateMachine):
     def some_keys(self):
         return multiple(*KEY_POOL)
 
-    @rule(kind=st.sampled_from(["zero", "one", "half", "next-expiry", "window-end", "minute", "hour", "day", "week", "back"]))
+    @rule(
+        kind=st.sampled_from(
+            ["zero", "one", "half", "next-expiry", "window-end", "minute", "hour", "day", "week", "back"]
+        )
+    )
     def advance(self, kind):
         """TIME-2, EXP-2, RET-1, L1-2: time moves by 0, 0.5 or 1 ms, to a deadline, to a window's end, far, or back.
 
@@ -171,7 +175,16 @@ class RankingComparison(RuleBasedStateMachine):
             live = self.model.live(self.now)
             step = max(0, live[0].updated_at + self.model.recency_window - self.now) if live else 0
         else:
-            step = {"zero": 0, "one": 1, "half": 0.5, "minute": 60_000, "hour": 3_600_000, "day": DAY, "week": 7 * DAY, "back": -60_000}[kind]
+            step = {
+                "zero": 0,
+                "one": 1,
+                "half": 0.5,
+                "minute": 60_000,
+                "hour": 3_600_000,
+                "day": DAY,
+                "week": 7 * DAY,
+                "back": -60_000,
+            }[kind]
         self.clock.now = self.now + step
 
     # -- entries -----------------------------------------------------------------
@@ -197,7 +210,9 @@ class RankingComparison(RuleBasedStateMachine):
         """TIME-1, ENT-3: one remember, checked against the model and its reports."""
         passed = copy.deepcopy(data)
         before = len(self.reported)
-        live_before = {e.key: e for e in self.mem.state.entries.values() if e.expires_at is None or self.now < e.expires_at}
+        live_before = {
+            e.key: e for e in self.mem.state.entries.values() if e.expires_at is None or self.now < e.expires_at
+        }
         reads = self.clock.reads
         entry = self.mem.remember(key, passed, importance=importance, ttl=ttl)
         assert self.clock.reads == reads + 1  # TIME-1: one clock read, also when compacting
@@ -309,8 +324,9 @@ class RankingComparison(RuleBasedStateMachine):
 
     # -- expiry at the exact millisecond -------------------------------------
 
-    @precondition(lambda self: any(e.expires_at is not None and e.expires_at - 1 >= self.now
-                                   for e in self.model.live(self.now)))
+    @precondition(
+        lambda self: any(e.expires_at is not None and e.expires_at - 1 >= self.now for e in self.model.live(self.now))
+    )
     @rule(data=st.data())
     def expiry_edge(self, data):
         """EXP-2, EXP-3: an entry is visible on every read path at expires_at - 1 and on none at expires_at."""
@@ -361,7 +377,9 @@ class RankingComparison(RuleBasedStateMachine):
         estimator and the additive tokenizers go through the fast fill, with
         and without must-keep entries placed first.
         """
-        options = dict(token_budget=budget, query=query, tokenizer=tokenizer, format=fmt, separator=separator, must_keep=must_keep)
+        options = dict(
+            token_budget=budget, query=query, tokenizer=tokenizer, format=fmt, separator=separator, must_keep=must_keep
+        )
         if not is_num(budget) or budget < 0:
             with pytest.raises(ValueError):
                 self.mem.get_context(**options)
@@ -374,7 +392,9 @@ class RankingComparison(RuleBasedStateMachine):
         # The model counts with its own copy of each tokenizer, so a bug in
         # the library's estimator cannot hide by being shared.
         model_tokenizer = MODEL_TOKENIZERS.get(tokenizer, tokenizer)
-        text, keys = self.model.context(budget, query, model_tokenizer, lambda e: fmt(as_entry(e)), separator, self.now, must_keep)
+        text, keys = self.model.context(
+            budget, query, model_tokenizer, lambda e: fmt(as_entry(e)), separator, self.now, must_keep
+        )
         note(f"context {ctx!r}")
         assert ctx.tokens <= budget
         assert ctx.tokens == tokenizer(ctx.text) == model_tokenizer(ctx.text)
@@ -390,7 +410,6 @@ class RankingComparison(RuleBasedStateMachine):
                 continue
             trial = sorted([*ctx.entries, as_entry(left_out)], key=lambda e: e.order)
             assert tokenizer(separator.join(fmt(e) for e in trial)) > budget
-
 
     @invariant()
     def entries_match_model(self):
@@ -608,7 +627,9 @@ class MemoryComparison(RankingComparison):
         assert document["generation"] == self.mem.generation
         model_order = [e.key for e in sorted(self.model.entries.values(), key=lambda e: (e.updated_at, e.seq))]
         assert [e["key"] for e in document["entries"]] == model_order
-        assert all(list(e) == ["key", "data", "importance", "createdAt", "updatedAt", "expiresAt"] for e in document["entries"])
+        assert all(
+            list(e) == ["key", "data", "importance", "createdAt", "updatedAt", "expiresAt"] for e in document["entries"]
+        )
         fresh = sm.create_memory(
             store=self.store,
             clock=self.clock,
@@ -618,7 +639,9 @@ class MemoryComparison(RankingComparison):
             cache_ttl=self.model.cache_ttl,
         )
         assert core.to_document(fresh.state) == core.to_document(self.mem.state)
-        assert [entry_fields(e) for e in fresh.get_recent(10**6)] == [entry_fields(e) for e in self.mem.get_recent(10**6)]
+        assert [entry_fields(e) for e in fresh.get_recent(10**6)] == [
+            entry_fields(e) for e in self.mem.get_recent(10**6)
+        ]
         assert fresh.working.get() == self.mem.working.get()
         assert fresh.stats()["cache"] == 0
 

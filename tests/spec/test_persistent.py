@@ -88,9 +88,15 @@ def test_sorted_run_refuses_to_remove_what_it_lacks(start, missing):
     assert list(run) == before
 
 
-@given(start=st.dictionaries(st.text(max_size=3), numbers, max_size=80),
-       steps=st.lists(st.tuples(st.lists(st.text(max_size=3), max_size=10),
-                                st.dictionaries(st.text(max_size=3), numbers, max_size=10)), max_size=10))
+@given(
+    start=st.dictionaries(st.text(max_size=3), numbers, max_size=80),
+    steps=st.lists(
+        st.tuples(
+            st.lists(st.text(max_size=3), max_size=10), st.dictionaries(st.text(max_size=3), numbers, max_size=10)
+        ),
+        max_size=10,
+    ),
+)
 def test_hash_table_equals_a_dict(start, steps):
     """MW-4: a HashTable reads as the dict it stands for, through growth and removals, and old versions stay as they were."""
     table, model = HashTable(start), dict(start)

@@ -12,8 +12,8 @@ import json
 import math
 import sys
 import tempfile
-import warnings
 import unicodedata
+import warnings
 from pathlib import Path
 
 import pytest
@@ -310,12 +310,29 @@ entry_fields = st.fixed_dictionaries(
 )
 documents = st.one_of(
     st.fixed_dictionaries(
-        {"version": st.sampled_from([1, 1, 1, 2, "1", True, None]), "entries": st.lists(st.one_of(entry_fields, st.integers()), max_size=6)},
-        optional={"working": st.one_of(st.none(), st.fixed_dictionaries({"data": st.one_of(st.dictionaries(st.text(max_size=2), st.integers(), max_size=2), st.integers()), "updatedAt": st.one_of(st.none(), st.integers(0, 9), st.text(max_size=1))}))},
+        {
+            "version": st.sampled_from([1, 1, 1, 2, "1", True, None]),
+            "entries": st.lists(st.one_of(entry_fields, st.integers()), max_size=6),
+        },
+        optional={
+            "working": st.one_of(
+                st.none(),
+                st.fixed_dictionaries(
+                    {
+                        "data": st.one_of(
+                            st.dictionaries(st.text(max_size=2), st.integers(), max_size=2), st.integers()
+                        ),
+                        "updatedAt": st.one_of(st.none(), st.integers(0, 9), st.text(max_size=1)),
+                    }
+                ),
+            )
+        },
     ),
     st.lists(st.integers(), max_size=2),
     st.text(max_size=3),
-    st.fixed_dictionaries({"version": st.just(1), "entries": st.dictionaries(st.text(max_size=1), st.integers(), max_size=2)}),
+    st.fixed_dictionaries(
+        {"version": st.just(1), "entries": st.dictionaries(st.text(max_size=1), st.integers(), max_size=2)}
+    ),
 )
 
 
@@ -324,11 +341,14 @@ def entry_is_valid(raw) -> bool:
     if not isinstance(raw, dict) or "data" not in raw:
         return False
     key, importance = raw.get("key"), raw.get("importance")
-    number = lambda v: type(v) in (int, float) and math.isfinite(v)  # noqa: E731
+    number = lambda v: type(v) in (int, float) and math.isfinite(v)
     return (
-        isinstance(key, str) and key != ""
-        and number(importance) and 0 <= importance <= 1
-        and number(raw.get("createdAt")) and number(raw.get("updatedAt"))
+        isinstance(key, str)
+        and key != ""
+        and number(importance)
+        and 0 <= importance <= 1
+        and number(raw.get("createdAt"))
+        and number(raw.get("updatedAt"))
         and (raw.get("expiresAt") is None or number(raw.get("expiresAt")))
     )
 
@@ -339,7 +359,8 @@ def test_per_6_loading_any_document(document):
     state = sm.MemoryState()
     well_formed = (
         isinstance(document, dict)
-        and type(document.get("version")) is int and document["version"] == 1
+        and type(document.get("version")) is int
+        and document["version"] == 1
         and isinstance(document.get("entries"), list)
     )
     if not well_formed:
@@ -353,7 +374,8 @@ def test_per_6_loading_any_document(document):
     assert {k: e.data for k, e in loaded.entries.items()} == {k: raw["data"] for k, raw in distinct.items()}
     working = document.get("working")
     good_working = (
-        isinstance(working, dict) and isinstance(working.get("data"), dict)
+        isinstance(working, dict)
+        and isinstance(working.get("data"), dict)
         and type(working.get("updatedAt")) in (int, float)
     )
     assert dict(loaded.working.data) == (working["data"] if good_working else {})
@@ -425,8 +447,12 @@ def test_ctx_8_false_additive_declarations_still_fit(data, budget, tokenizer, se
 
 
 @given(
-    items=st.lists(st.tuples(st.sampled_from("abcdef"), json_data, st.floats(0, 1), st.integers(0, 3 * 86_400_000)), max_size=10),
-    query=st.lists(st.sampled_from(["refund", "status", "cart", "peanut", "a", "b"]), min_size=1, max_size=3).map(" ".join),
+    items=st.lists(
+        st.tuples(st.sampled_from("abcdef"), json_data, st.floats(0, 1), st.integers(0, 3 * 86_400_000)), max_size=10
+    ),
+    query=st.lists(st.sampled_from(["refund", "status", "cart", "peanut", "a", "b"]), min_size=1, max_size=3).map(
+        " ".join
+    ),
     now=st.integers(0, 4 * 86_400_000),
 )
 def test_rec_2_inline_scores_equal_the_reference_formulas(items, query, now):
@@ -441,8 +467,11 @@ def test_rec_2_inline_scores_equal_the_reference_formulas(items, query, now):
     entries = list(state.entries.values())
     query_words = words(query)
     expected = sorted(
-        ((score(relevance(query_words, e.words), e.importance, freshness(e, now, window)), e.order) for e in entries
-         if query_words & e.words),
+        (
+            (score(relevance(query_words, e.words), e.importance, freshness(e, now, window)), e.order)
+            for e in entries
+            if query_words & e.words
+        ),
         reverse=True,
     )
     assert [h.score for h in core.recall(state, query, now=now, limit=100)] == [s for s, _ in expected]
@@ -479,7 +508,12 @@ def state_from(items, *, ttl=None) -> sm.MemoryState:
 @example(items=[("a", "x", 0.55, 0), ("b", "y", 0.5, 86_400_000)], now=86_400_000, at_least=1, ttl=None)
 # Two stale entries: freshness stops at 0, so the older one's higher importance still wins.
 @example(items=[("a", "x", 0.5, 0), ("b", "y", 0.4, 2 * 86_400_000)], now=3 * 86_400_000, at_least=0, ttl=None)
-@given(items=timed_entries, now=st.integers(0, 4 * 86_400_000), at_least=st.integers(0, 15), ttl=st.sampled_from([None, 1, 86_400_000]))
+@given(
+    items=timed_entries,
+    now=st.integers(0, 4 * 86_400_000),
+    at_least=st.integers(0, 15),
+    ttl=st.sampled_from([None, 1, 86_400_000]),
+)
 def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_least, ttl):
     """CTX-1, CTX-8, RET-1: the full ranking follows the reference formulas, and the index's start of it is exactly its first entries."""
     from sentinel_memory.retention import ranking, retention
@@ -499,8 +533,12 @@ def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_leas
 # A fresher match at a slightly lower importance outscores a staler one above it:
 # the walk by importance must not stop at the lower group before looking.
 @example(items=[("c", "a", 0.6, 0), ("d", "a", 0.55, 69_120_000)], query="a", now=69_120_000, limit=1)
-@given(items=timed_entries, query=st.sampled_from(["a", "b", "a b", "ab", "a ab b"]),
-       now=st.one_of(st.integers(0, 4 * 86_400_000), st.just(3 * 86_400_000)), limit=st.integers(0, 5))
+@given(
+    items=timed_entries,
+    query=st.sampled_from(["a", "b", "a b", "ab", "a ab b"]),
+    now=st.one_of(st.integers(0, 4 * 86_400_000), st.just(3 * 86_400_000)),
+    limit=st.integers(0, 5),
+)
 def test_rec_3_the_best_few_are_the_start_of_all_matches(items, query, now, limit):
     """REC-2, REC-3: recall of the best few returns exactly the start of the full, exactly ordered match list."""
     from sentinel_memory.lexical import relevance, score
@@ -510,8 +548,11 @@ def test_rec_3_the_best_few_are_the_start_of_all_matches(items, query, now, limi
     query_words = words(query)
     window = state.config.recency_window
     expected = sorted(
-        ((score(relevance(query_words, e.words), e.importance, freshness(e, now, window)), e.order, e.key)
-         for e in state.entries.values() if query_words & e.words),
+        (
+            (score(relevance(query_words, e.words), e.importance, freshness(e, now, window)), e.order, e.key)
+            for e in state.entries.values()
+            if query_words & e.words
+        ),
         reverse=True,
     )
     hits = core.recall(state, query, now=now, limit=limit)
@@ -593,7 +634,9 @@ def test_l1_1_working_memory_comes_out_as_a_deep_copy(patch):
 
 @given(
     depth=st.integers(0, 3),
-    document=json_data.map(lambda data: {"version": 1, "entries": [], "working": {"data": {"note": data}, "updatedAt": 0}}),
+    document=json_data.map(
+        lambda data: {"version": 1, "entries": [], "working": {"data": {"note": data}, "updatedAt": 0}}
+    ),
     again=st.booleans(),
 )
 def test_per_9_durable_save_order(tmp_path_factory, depth, document, again):
@@ -641,7 +684,11 @@ def test_num_6_a_timedelta_is_exactly_its_milliseconds(duration):
         assert got == expected and type(got) is type(expected)
 
 
-@given(st.one_of(st.none(), st.floats(allow_nan=True), st.integers(-3, 3), st.text(max_size=3), st.booleans(), st.timedeltas()))
+@given(
+    st.one_of(
+        st.none(), st.floats(allow_nan=True), st.integers(-3, 3), st.text(max_size=3), st.booleans(), st.timedeltas()
+    )
+)
 def test_num_5_warns_exactly_when_a_given_value_is_ignored(value):
     """NUM-5: importance and ttl warn iff a value was given and the rule ignored it; an entry's ttl=0 stays quiet."""
     number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
@@ -664,7 +711,12 @@ def test_num_5_warns_exactly_when_a_given_value_is_ignored(value):
 
 
 @given(
-    st.lists(st.one_of(st.sampled_from(["note", "chat:x", "chat:", "chat:-1", "CHAT:9"]), st.integers(0, 50).map("chat:{}".format)), max_size=8),
+    st.lists(
+        st.one_of(
+            st.sampled_from(["note", "chat:x", "chat:", "chat:-1", "CHAT:9"]), st.integers(0, 50).map("chat:{}".format)
+        ),
+        max_size=8,
+    ),
     st.integers(1, 4),
 )
 def test_ent_16_turns_continue_after_the_largest_chat_key_also_after_a_reload(keys, turns):
@@ -745,7 +797,11 @@ def _cli(*args):
 
 
 @settings(max_examples=20)
-@given(st.lists(st.tuples(st.sampled_from(["a", "b", "chat:1", "user:name"]), st.text(max_size=12), st.floats(0, 1)), max_size=5))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", "chat:1", "user:name"]), st.text(max_size=12), st.floats(0, 1)), max_size=5
+    )
+)
 def test_cli_1_cli_2_cli_3_the_command_shows_what_the_library_holds(memories):
     """CLI-1, CLI-2, CLI-3: show --json and stats --json equal the library's view of the file; forget saves; exit 0."""
     with tempfile.TemporaryDirectory() as root:

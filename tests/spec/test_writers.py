@@ -19,8 +19,13 @@ T0 = 1_792_310_400_000
 
 operations = st.lists(
     st.one_of(
-        st.tuples(st.just("remember"), st.sampled_from("abcdef"), json_data, st.sampled_from([None, 0.1, 0.5, 0.9]),
-                  st.sampled_from([None, 1, 50])),
+        st.tuples(
+            st.just("remember"),
+            st.sampled_from("abcdef"),
+            json_data,
+            st.sampled_from([None, 0.1, 0.5, 0.9]),
+            st.sampled_from([None, 1, 50]),
+        ),
         st.tuples(st.just("forget"), st.sampled_from("abcdef")),
         st.tuples(st.just("working"), st.integers(0, 9)),
         st.tuples(st.just("compact")),
@@ -75,8 +80,10 @@ def test_mw_4_incremental_saves_equal_whole_saves(ops, limit):
         shutil.rmtree(where, ignore_errors=True)
 
 
-@given(ops=st.lists(st.tuples(st.integers(0, 2), operations.map(lambda o: o[:1]).filter(bool)), max_size=10),
-       kind=st.sampled_from(["json", "sqlite", "memory"]))
+@given(
+    ops=st.lists(st.tuples(st.integers(0, 2), operations.map(lambda o: o[:1]).filter(bool)), max_size=10),
+    kind=st.sampled_from(["json", "sqlite", "memory"]),
+)
 def test_mw_6_shared_memories_in_any_interleaving_lose_nothing(ops, kind):
     """MW-2, MW-3, MW-5, MW-6: three shared memories on one store, changes interleaved at random, end as one memory doing them all."""
     where = folder()
@@ -84,8 +91,11 @@ def test_mw_6_shared_memories_in_any_interleaving_lose_nothing(ops, kind):
         shared_store = sm.MemoryStore()
 
         def store():
-            return {"json": lambda: sm.JsonFileStore(where / "m.json"), "sqlite": lambda: sm.SqliteStore(where / "m.db"),
-                    "memory": lambda: shared_store}[kind]()
+            return {
+                "json": lambda: sm.JsonFileStore(where / "m.json"),
+                "sqlite": lambda: sm.SqliteStore(where / "m.db"),
+                "memory": lambda: shared_store,
+            }[kind]()
 
         writers = [sm.create_memory(store=store(), autosave=True, shared=True, clock=lambda: T0) for _ in range(3)]
         alone = sm.create_memory(autosave=True, clock=lambda: T0)  # the same changes, one after another
@@ -93,7 +103,7 @@ def test_mw_6_shared_memories_in_any_interleaving_lose_nothing(ops, kind):
             apply(writers[who], operation, [0])
             apply(alone, operation, [0])
         final = sm.create_memory(store=store(), clock=lambda: T0)
-        fields = lambda m: [(e.key, e.data, e.importance, e.expires_at) for e in m.get_recent(10**6)]  # noqa: E731
+        fields = lambda m: [(e.key, e.data, e.importance, e.expires_at) for e in m.get_recent(10**6)]
         assert fields(final) == fields(alone) and final.working.get() == alone.working.get()
     finally:
         shutil.rmtree(where, ignore_errors=True)
@@ -104,8 +114,11 @@ def test_mw_3_a_save_succeeds_exactly_when_its_writer_saw_the_last_generation(sa
     """MW-1, MW-3: two writers saving in any order: each save succeeds iff that writer last saw the store's generation; else ConflictError and no change."""
     where = folder()
     try:
-        store = {"json": sm.JsonFileStore(where / "m.json"), "sqlite": sm.SqliteStore(where / "m.db"),
-                 "memory": sm.MemoryStore()}[kind]
+        store = {
+            "json": sm.JsonFileStore(where / "m.json"),
+            "sqlite": sm.SqliteStore(where / "m.db"),
+            "memory": sm.MemoryStore(),
+        }[kind]
         writers = [sm.create_memory(store=store, clock=lambda: T0) for _ in range(2)]
         stored = 0
         for step, who in enumerate(saves):

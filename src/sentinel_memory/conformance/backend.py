@@ -29,7 +29,18 @@ from ..tokens import Tokenizer, additive, estimate_tokens, upper_bound_tokens, u
 from ..values import Compaction, Entry
 from . import OPTIONAL_GROUPS, PROTOCOL, REQUIRED_GROUPS, wire
 
-__all__ = ["FORMATS", "IMPLEMENTATION", "TOKENIZERS", "ProtocolStore", "Session", "answer_step", "handshake", "run_case", "serve", "start"]
+__all__ = [
+    "FORMATS",
+    "IMPLEMENTATION",
+    "TOKENIZERS",
+    "ProtocolStore",
+    "Session",
+    "answer_step",
+    "handshake",
+    "run_case",
+    "serve",
+    "start",
+]
 
 IMPLEMENTATION = {"name": "sentinel-memory", "language": "python", "version": __version__}
 
@@ -122,7 +133,11 @@ class Session:
         self.now: Any = 0
         self.evicted: list[Compaction] = []
         self.store = ProtocolStore()
-        options = {name: wire.decode(config[name]) for name in ("limit", "recency_window", "working_ttl", "cache_ttl") if name in config}
+        options = {
+            name: wire.decode(config[name])
+            for name in ("limit", "recency_window", "working_ttl", "cache_ttl")
+            if name in config
+        }
         self.memory: Memory = create_memory(
             store=self.store,
             clock=lambda: self.now,

@@ -29,6 +29,7 @@ def _replace(owner: object, name: str, value: object) -> None:
 
 def _expiry_strictly_after() -> None:
     """Expiry at ``now > expires_at`` instead of ``>=`` (against EXP-2): gone a millisecond late."""
+
     # Reading at a hair before `now` turns every `now >= deadline` into `now > deadline`.
     def earlier(now: Any) -> Any:
         return math.nextafter(now, -math.inf) if isinstance(now, (int, float)) else now
@@ -53,6 +54,7 @@ def _ties_to_the_older() -> None:
 
 def _estimate_counts_code_points() -> None:
     """The estimator divides code points, not UTF-16 units, by 4 (against TOK-1): an emoji counts 1."""
+
     def code_points(text: str) -> int:
         return len(text)
 
@@ -86,7 +88,9 @@ def _budget_per_entry() -> None:
         separator: str,
         **_: Any,
     ) -> tuple[str, tuple[values.Entry, ...], int | float]:
-        chosen = sorted((e for e in rank(None) if count_tokens(tokenizer, render(e)) <= token_budget), key=values.by_age)
+        chosen = sorted(
+            (e for e in rank(None) if count_tokens(tokenizer, render(e)) <= token_budget), key=values.by_age
+        )
         text = separator.join(map(render, chosen))
         return text, tuple(chosen), count_tokens(tokenizer, text)
 

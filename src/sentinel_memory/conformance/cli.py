@@ -43,21 +43,32 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     def folder(command: argparse.ArgumentParser) -> None:
-        command.add_argument("--vectors", type=Path, metavar="DIR", help="read the vector files from DIR (default: the ones shipped)")
+        command.add_argument(
+            "--vectors", type=Path, metavar="DIR", help="read the vector files from DIR (default: the ones shipped)"
+        )
 
     def selection(command: argparse.ArgumentParser) -> None:
         folder(command)
-        command.add_argument("--only", action="append", default=[], metavar="GLOB", help="run only cases whose id matches (repeatable)")
-        command.add_argument("--skip", action="append", default=[], metavar="GLOB", help="leave out cases whose id matches (repeatable)")
+        command.add_argument(
+            "--only", action="append", default=[], metavar="GLOB", help="run only cases whose id matches (repeatable)"
+        )
+        command.add_argument(
+            "--skip", action="append", default=[], metavar="GLOB", help="leave out cases whose id matches (repeatable)"
+        )
 
     run_ = commands.add_parser("run", help="run the vectors through a backend and compare")
-    run_.add_argument("--backend", required=True, metavar="CMD", help="the backend command line, e.g. 'node backend.js'")
+    run_.add_argument(
+        "--backend", required=True, metavar="CMD", help="the backend command line, e.g. 'node backend.js'"
+    )
     selection(run_)
     run_.add_argument("--expected-failures", type=Path, metavar="FILE", help="case ids expected to fail, one per line")
     run_.add_argument("--json", type=Path, metavar="REPORT", help="also write the whole report as JSON")
     run_.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per-case timeout (default 10)")
     run_.add_argument(
-        "--tolerance", type=float, default=0.0, metavar="REL",
+        "--tolerance",
+        type=float,
+        default=0.0,
+        metavar="REL",
         help="relative tolerance for numbers (default 0: doubles must be equal)",
     )
     run_.add_argument("--quiet", action="store_true", help="print only failures and the summary")
@@ -100,7 +111,10 @@ def _run(options: argparse.Namespace) -> int:
         print(f"numbers compared with a relative tolerance of {options.tolerance:g} (claimed by this run)")
     name = report.implementation.get("name", "?")
     xfail = report.count("expected failure")
-    print(f"{name}: {len(cases)} cases in {time.perf_counter() - started:.1f} s" + (f", {xfail} expected failures" if xfail else ""))
+    print(
+        f"{name}: {len(cases)} cases in {time.perf_counter() - started:.1f} s"
+        + (f", {xfail} expected failures" if xfail else "")
+    )
     print(report.summary())
     return 0 if report.ok else 1
 
@@ -115,7 +129,9 @@ def _dump(options: argparse.Namespace) -> int:
 
 
 def _regen(options: argparse.Namespace) -> int:
-    chosen = {case["id"] for case in select((case for _, case in load_all(options.vectors)), options.only, options.skip)}
+    chosen = {
+        case["id"] for case in select((case for _, case in load_all(options.vectors)), options.only, options.skip)
+    }
     changed = 0
     for path in files(options.vectors):
         content = json.loads(path.read_text(encoding="utf-8"))
@@ -131,7 +147,7 @@ def _regen(options: argparse.Namespace) -> int:
                 case["error"] = answer["error"]
             else:
                 case.pop("error", None)
-                for step, result in zip(case["steps"], answer["results"]):
+                for step, result in zip(case["steps"], answer["results"], strict=True):
                     step["expect"] = result
             after = answer_of(case)
             where = first_difference(before, after)
@@ -159,4 +175,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "dump":
         return _dump(options)
     return _regen(options)
-

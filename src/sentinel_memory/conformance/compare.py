@@ -45,7 +45,7 @@ def first_difference(expected: Any, got: Any, tolerance: float = 0.0, path: str 
     if type(expected) is not type(got):
         return path
     if isinstance(expected, list):
-        for index, (a, b) in enumerate(zip(expected, got)):
+        for index, (a, b) in enumerate(zip(expected, got, strict=False)):  # the lengths are compared after
             found = first_difference(a, b, tolerance, f"{path}[{index}]")
             if found is not None:
                 return found

@@ -99,7 +99,9 @@ class Report:
 class Subprocess:
     """A backend command, restarted whenever it stops answering."""
 
-    def __init__(self, command: str | Sequence[str], *, timeout: float = 10.0, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, command: str | Sequence[str], *, timeout: float = 10.0, env: dict[str, str] | None = None
+    ) -> None:
         self.command = shlex.split(command) if isinstance(command, str) else list(command)
         self.timeout = timeout
         self.env = env
@@ -210,21 +212,33 @@ def judge(case: Vector, answer: dict[str, Any], tolerance: float = 0.0) -> Outco
             return Outcome(status="skipped", reason="the backend does not support this config", **base)
         if "error" in expected and answer.get("error") == expected["error"] and "results" not in answer:
             return Outcome(status="passed", **base)
-        return Outcome(status="failed", reason="creating the memory", expected=expected.get("error"),
-                       got=answer.get("error", "a memory"), **base)
+        return Outcome(
+            status="failed",
+            reason="creating the memory",
+            expected=expected.get("error"),
+            got=answer.get("error", "a memory"),
+            **base,
+        )
     results = answer.get("results")
     steps = case.get("steps", [])
     if not isinstance(results, list) or len(results) != len(steps):
         return Outcome(status="errored", reason=f"expected {len(steps)} results, got {results!r:.200}", **base)
-    for number, (step, want, got) in enumerate(zip(steps, expected["results"], results), start=1):
+    for number, (step, got) in enumerate(zip(steps, results, strict=True), start=1):
         if isinstance(got, dict) and got.get("error") == "E_UNSUPPORTED":
             return Outcome(status="skipped", reason=f"step {number} ({step['op']}) is not supported", **base)
-    for number, (step, want, got) in enumerate(zip(steps, expected["results"], results), start=1):
+    for number, (step, want, got) in enumerate(zip(steps, expected["results"], results, strict=True), start=1):
         where = first_difference(want, got, tolerance)
         if where is not None:
             return Outcome(
-                status="failed", step=number, op=step["op"], args=step.get("args", {}), now=step.get("now"),
-                expected=want, got=got, where=where, **base,
+                status="failed",
+                step=number,
+                op=step["op"],
+                args=step.get("args", {}),
+                now=step.get("now"),
+                expected=want,
+                got=got,
+                where=where,
+                **base,
             )
     return Outcome(status="passed", **base)
 
@@ -243,7 +257,9 @@ def run(
     missing = [group for group in REQUIRED_GROUPS if group not in groups]
     if hello.get("protocol") != PROTOCOL or missing:
         backend.stop()
-        raise BackendError(f"the backend does not speak protocol {PROTOCOL} with the required groups (missing {missing}): {hello}")
+        raise BackendError(
+            f"the backend does not speak protocol {PROTOCOL} with the required groups (missing {missing}): {hello}"
+        )
     listed = set(expected_failures)
     known = {case["id"] for case in cases}
     outcomes = []
@@ -251,27 +267,40 @@ def run(
         for case in cases:
             lacking = sorted(wire.case_groups(case) - groups)
             if lacking:
-                outcome = Outcome(id=case["id"], status="skipped", description=case.get("description", ""),
-                                  reason=f"needs {', '.join(lacking)}")
+                outcome = Outcome(
+                    id=case["id"],
+                    status="skipped",
+                    description=case.get("description", ""),
+                    reason=f"needs {', '.join(lacking)}",
+                )
             else:
                 try:
                     outcome = judge(case, backend.ask(request_of(case)), tolerance)
                 except BackendError as error:
-                    outcome = Outcome(id=case["id"], status="errored", description=case.get("description", ""), reason=str(error))
+                    outcome = Outcome(
+                        id=case["id"], status="errored", description=case.get("description", ""), reason=str(error)
+                    )
                 if outcome.status == "errored":
                     backend.start()  # a fresh process: the old one may be stuck or out of step
             if case["id"] in listed:
                 if outcome.status == "failed":
                     outcome = attrs.evolve(outcome, status="expected failure")
                 elif outcome.status == "passed":
-                    outcome = attrs.evolve(outcome, status="failed", reason="listed as an expected failure, but it passed")
+                    outcome = attrs.evolve(
+                        outcome, status="failed", reason="listed as an expected failure, but it passed"
+                    )
             outcomes.append(outcome)
             if on_outcome is not None:
                 on_outcome(outcome)
     finally:
         backend.stop()
     problems = tuple(f"expected failure {name!r} is not a case" for name in sorted(listed - known))
-    return Report(implementation=hello.get("implementation", {}), outcomes=tuple(outcomes), list_problems=problems, tolerance=tolerance)
+    return Report(
+        implementation=hello.get("implementation", {}),
+        outcomes=tuple(outcomes),
+        list_problems=problems,
+        tolerance=tolerance,
+    )
 
 
 def describe(outcome: Outcome) -> str:
@@ -279,7 +308,9 @@ def describe(outcome: Outcome) -> str:
     head = f"{outcome.status.upper()} {outcome.id}: {outcome.description}"
     if outcome.step is None:
         return f"{head}\n  {outcome.reason}" + (
-            f"\n  expected: {_show(outcome.expected)}\n  got:      {_show(outcome.got)}" if outcome.expected is not None else ""
+            f"\n  expected: {_show(outcome.expected)}\n  got:      {_show(outcome.got)}"
+            if outcome.expected is not None
+            else ""
         )
     lines = [
         head,
