@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
+
+from mkdocs.utils import get_relative_url
 
 from sentinel_memory.options import NUMBER_RULES
 
@@ -37,5 +40,31 @@ def _spec_file(match: re.Match[str]) -> str:
     return re.sub(r"\[([^\]]+)\]\(([A-Za-z.\-]+\.(?:md|json))\)", link, text)
 
 
-def on_page_markdown(markdown: str, **_: object) -> str:
-    return INCLUDE.sub(_spec_file, markdown).replace(MARKER, number_rules_table())
+def _rule_ids() -> list[str]:
+    return re.findall(r"^- \*\*([A-Z]+-[0-9]+)\*\*", (ROOT / "spec" / "RULES.md").read_text(encoding="utf-8"), re.M)
+
+
+RULE_IDS = set(_rule_ids())
+RULE_ID = re.compile(r"\b([A-Z]+-[0-9]+)\b")
+
+
+def on_page_markdown(markdown: str, page: Any, **_: object) -> str:
+    markdown = INCLUDE.sub(_spec_file, markdown).replace(MARKER, number_rules_table())
+    if page.file.src_uri == "rules.md":
+        # Each rule gets an anchor of its own ID, so other pages can link to it.
+        markdown = re.sub(r"^- \*\*([A-Z]+-[0-9]+)\*\*", r'- <a id="\1"></a>**\1**', markdown, flags=re.M)
+    return markdown
+
+
+def on_page_content(html: str, page: Any, **_: object) -> str:
+    """On the API reference, every rule ID cited by a docstring links to that rule."""
+    if page.file.src_uri != "reference.md":
+        return html
+    rules = get_relative_url("rules/", page.url)
+    parts = re.split(r"(<[^>]+>)", html)
+    for i in range(0, len(parts), 2):  # text between tags only, never inside one
+        parts[i] = RULE_ID.sub(
+            lambda m: f'<a href="{rules}#{m.group(1)}">{m.group(1)}</a>' if m.group(1) in RULE_IDS else m.group(0),
+            parts[i],
+        )
+    return "".join(parts)

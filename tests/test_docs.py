@@ -36,7 +36,28 @@ def test_site_builds_strictly(tmp_path):
     numbers = (tmp_path / "site" / "guide" / "numbers" / "index.html").read_text(encoding="utf-8")
     assert "<td><code>recency_window</code></td>" in numbers  # rendered from NUMBER_RULES
     assert (tmp_path / "site" / "notebooks" / "restaurant" / "index.html").exists()
-    assert "remember" in (tmp_path / "site" / "reference" / "index.html").read_text(encoding="utf-8")
+    reference = (tmp_path / "site" / "reference" / "index.html").read_text(encoding="utf-8")
+    # Every public method is documented, cross-references render, internals stay out, rule IDs link to the rules.
+    for name in (
+        "Memory.get_context",
+        "Memory.recall",
+        "Memory.get",
+        "Memory.has",
+        "Memory.forget",
+        "Memory.get_recent",
+        "Memory.stats",
+        "Memory.save",
+        "Memory.add_turn",
+        "CacheMemory.put",
+        "WorkingMemory.set",
+        "MemoryFolder.open",
+        "tokens.upper_bound_tokens",
+        "core.context",
+    ):
+        assert f'.{name}"' in reference, name
+    assert ":class:" not in reference and ":func:" not in reference
+    assert "ShapeDraft" not in reference and "utf16_len" not in reference and "index.Index" not in reference
+    assert 'href="../rules/#ENT-12"' in reference
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))

@@ -2,8 +2,8 @@
 
 It keeps what matters, forgets the least important things first, lets
 short-lived things expire, and builds prompt context that never overflows a
-token budget. The pure functions are in :mod:`sentinel_memory.core`; most
-applications use :func:`create_memory`.
+token budget. The pure functions are in [`sentinel_memory.core`][sentinel_memory.core]; most
+applications use [`create_memory`][sentinel_memory.memory.create_memory].
 """
 
 from .core import make_config

@@ -3,7 +3,7 @@
 Theory of operation
 ===================
 
-A memory is one immutable value, a :class:`MemoryState`. It holds three
+A memory is one immutable value, a [`MemoryState`][sentinel_memory.state.MemoryState]. It holds three
 memories of different lifetimes, taken from the layered memory of the agent
 this library descends from:
 
@@ -16,7 +16,7 @@ this library descends from:
 Every function here takes the state and the current time ``now``
 (milliseconds since the epoch) and returns a *new* state, or a value read
 from it. Nothing in this module reads a clock, touches a file or calls back;
-the stateful :class:`~sentinel_memory.memory.Memory` does those things around
+the stateful [`Memory`][sentinel_memory.memory.Memory] does those things around
 these calls. Because of that, any sequence of operations can be replayed
 exactly: same states, same times, same results, on every machine and in
 every port.
@@ -35,7 +35,7 @@ the stored count over ``limit``, ``compact`` runs: expired entries go, then
 the entries of lowest ``retention = importance + 0.1 * freshness`` until the
 live count fits (CMP-1). Freshness adds at most 0.1, so it only settles close
 calls. Nothing disappears unreported: every transition that drops entries
-returns them, next to the new state, as a :class:`Compaction`.
+returns them, next to the new state, as a [`Compaction`][sentinel_memory.values.Compaction].
 
 **Order is explicit.** Every remember stamps a sequence number, so "newer"
 (the larger ``(updated_at, seq)``, ENT-6) is defined even within one
@@ -44,18 +44,18 @@ millisecond, and every tie in every ranking goes to the newer entry.
 **Speed sits behind one seam: the index.** Every rule here is stated over
 "every live entry", and the functions read that way. Where reading it
 literally would scan the table, they ask ``state.index``
-(:mod:`sentinel_memory.index`) instead: the lowest retention, the expired
+(``sentinel_memory.index``) instead: the lowest retention, the expired
 entries, the start of a ranking, the entries by importance. Each of its
 answers is, by construction and by property test, what the scan would have
-found; :mod:`sentinel_memory.retention`, :mod:`sentinel_memory.lexical` and
-:func:`sentinel_memory.prompt.fill_naive` keep the reference formulas it is
+found; ``sentinel_memory.retention``, ``sentinel_memory.lexical`` and
+``sentinel_memory.prompt.fill_naive`` keep the reference formulas it is
 compared with.
 
 Illegal input raises before anything is built (a bad key, data that is not
 JSON, a bad token budget); the state passed in is never changed, so "raised"
 always means "nothing happened". A numeric *option* that is out of range is
 not illegal: it falls back to its documented default (the number rule,
-:mod:`sentinel_memory.options`).
+``sentinel_memory.options``).
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def make_config(
     cache_ttl: Duration | None = None,
     tokenizer: TokenizerLike | None = None,
 ) -> Config:
-    """A :class:`Config` from raw options: numbers through the number rule, a tokenizer object as its count (NUM-1, NUM-3, OPT-1, CTX-9)."""
+    """A [`Config`][sentinel_memory.values.Config] from raw options: numbers through the number rule, a tokenizer object as its count (NUM-1, NUM-3, OPT-1, CTX-9)."""
     counter = as_tokenizer(tokenizer)
     return Config(
         limit=number_option("limit", limit),
@@ -206,7 +206,7 @@ def remember(
     An overwrite keeps ``created_at`` and the old importance unless a valid
     new one is given. Overwriting an *expired* key is an insert: the old entry
     is reported as expired, so it does not vanish unreported. The returned
-    :class:`Compaction` holds everything this call dropped, possibly
+    [`Compaction`][sentinel_memory.values.Compaction] holds everything this call dropped, possibly
     including the new entry itself (CMP-4).
     """
     _check_now(now)
@@ -316,11 +316,11 @@ def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compa
 def _compact_table(
     entries: Table, index: Index, counters: Counters, config: Config, now: int | float
 ) -> tuple[Table, Index, Compaction, Counters]:
-    """:func:`compact` on a table and its index: the new ones, what went, and the new counters.
+    """``compact`` on a table and its index: the new ones, what went, and the new counters.
 
     The index finds the expired entries as a prefix of its expiry order and
     the lowest retention among the lowest importances
-    (:meth:`~sentinel_memory.index.Index.lowest_retention`), so dropping k
+    (``lowest_retention``), so dropping k
     entries costs about ``O(k log n)``.
     """
     containers = index.containers  # ENT-3: only dict and list data need copying on the way out
@@ -375,7 +375,7 @@ def get(state: MemoryState, key: str, *, now: int | float, default: Any = None) 
 
 
 def get_entry(state: MemoryState, key: str, *, now: int | float, default: Any = None) -> Any:
-    """A copy of the live :class:`Entry` under ``key``, else ``default`` (ENT-15)."""
+    """A copy of the live [`Entry`][sentinel_memory.values.Entry] under ``key``, else ``default`` (ENT-15)."""
     _check_now(now)
     entry = _live_entry(state, _check_key(key), now)
     return default if entry is None else entry.copy()
@@ -438,7 +438,7 @@ def _matches(
 ) -> list[tuple[float, Entry]]:
     """The best ``limit`` live entries sharing a query word, best first (REC-2, REC-3).
 
-    :func:`~sentinel_memory.lexical.best_matches` walks the index by
+    ``best_matches`` walks the index by
     importance; a query word no stored entry holds cannot raise any score.
     With ``among``, only those live entries are looked at.
     """
@@ -498,7 +498,7 @@ def context(
     Ranking: entries matching ``query`` by recall score, then the rest by
     retention; with ``must_keep``, the entries of at least that importance
     come before both. The greedy fill and rendering are in
-    :mod:`sentinel_memory.prompt`.
+    ``sentinel_memory.prompt``.
     """
     _check_now(now)
     _check_budget(token_budget)
@@ -545,7 +545,7 @@ def context(
         return matched + [entry for entry in start if entry.seq not in taken]
 
     def rank_among(some: Sequence[Entry]) -> list[Entry]:
-        """``some`` live entries in the order :func:`rank` gives them: matches by score first, then by retention."""
+        """``some`` live entries in the order ``rank`` gives them: matches by score first, then by retention."""
         matched = (
             [entry for _, entry in _matches(state, query_words, now, len(some), among=some)] if query_words else []
         )
@@ -700,7 +700,7 @@ def working_clear(state: MemoryState) -> MemoryState:
 
 
 def to_document(state: MemoryState, *, generation: int | None = None) -> dict[str, Any]:
-    """The JSON document ``save()`` writes (PER-1, PER-12, MW-1); see :mod:`sentinel_memory.document`."""
+    """The JSON document ``save()`` writes (PER-1, PER-12, MW-1); see ``sentinel_memory.document``."""
     return _document.dump(state, generation=generation)
 
 
@@ -732,7 +732,7 @@ def from_document(
 
     The cache, the counters and the config stay. A store that holds more
     than ``limit`` is compacted like any automatic compaction, and what that
-    dropped comes back as the :class:`Compaction`.
+    dropped comes back as the [`Compaction`][sentinel_memory.values.Compaction].
     """
     _check_now(now)
     entries, working, result = _document.parse(document, first_seq=state.next_seq)

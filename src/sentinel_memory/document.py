@@ -13,7 +13,7 @@ until the next compaction reports them.
 
 Loading is strict about the *document* and forgiving about *entries*: a
 document that is not an object, has no list of entries or an unknown version
-raises :class:`~sentinel_memory.errors.DamagedStoreError` (a ``ValueError``),
+raises [`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError] (a ``ValueError``),
 since silently starting from zero would be amnesia that looks like success.
 A single invalid entry (importance 2, an empty key, ``expiresAt: "soon"``,
 data nested too deep) is dropped and counted, not repaired.
@@ -125,7 +125,7 @@ def problem(document: object) -> str | None:
     """What makes ``document`` not a memory document, or None when it is one (PER-5).
 
     The store that read it adds where it came from; see
-    :class:`~sentinel_memory.errors.DamagedStoreError`.
+    [`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError].
     """
     if not isinstance(document, dict):
         return f"a memory document must be a JSON object, got {type(document).__name__}"

@@ -36,7 +36,7 @@ class ConflictError(RuntimeError):
 
     Nothing was written and the memory keeps its state. ``expected`` is the
     generation this memory last saw, ``found`` the one the store holds.
-    Reload (or use :meth:`~sentinel_memory.Memory.transaction`, or
+    Reload (or use [`transaction`][sentinel_memory.memory.Memory.transaction], or
     ``create_memory(shared=True)``) and make the change again.
     """
 

@@ -8,7 +8,7 @@ a memory:
 2. **Make the folder**, every missing level, each new one 0700 and its name
    made durable by syncing its parent.
 3. **Open the folder** (to sync it later) and **lock** the sidecar file
-   ``.NAME.lock`` (:mod:`sentinel_memory.locking`). Under the lock, check
+   ``.NAME.lock`` (``sentinel_memory.locking``). Under the lock, check
    the generation: the file must hold the one this memory last saw (MW-3).
    No other save of this file runs, so any ``.NAME.*.tmp`` left in the
    folder belongs to a writer that died mid-save: it is removed, since it is
@@ -24,12 +24,12 @@ a memory:
 
 A target that is a symbolic link is followed, so the link stays and its
 target is updated. Hard links cannot survive an atomic replace: the other
-names keep the old content, and a :class:`~sentinel_memory.errors.StoreWarning`
+names keep the old content, and a [`StoreWarning`][sentinel_memory.errors.StoreWarning]
 says so.
 
-A load reads the file once, strictly (:mod:`sentinel_memory.jsontext`): a
+A load reads the file once, strictly (``sentinel_memory.jsontext``): a
 missing file is an empty memory, and every kind of damage raises
-:class:`~sentinel_memory.errors.DamagedStoreError` naming the file. A folder
+[`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError] naming the file. A folder
 or an unreadable file raises the ``OSError`` the system gave.
 """
 
@@ -66,7 +66,7 @@ class JsonFileStore:
         path: the file. Missing parent folders are created on the first save.
 
     ``load()`` returns None for a missing file and raises
-    :class:`~sentinel_memory.errors.DamagedStoreError` for a damaged one,
+    [`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError] for a damaged one,
     leaving it untouched. ``save(document)`` never leaves a half-written
     file or a temp file behind. ``preserve()`` keeps a timestamped copy of
     the file beside it; a memory calls it before overwriting entries that a
@@ -101,7 +101,7 @@ class JsonFileStore:
         """Replace the file with ``document``, atomically and durably (PER-9, PER-15).
 
         When ``document`` carries a generation, the file must hold the one
-        before it, else :class:`~sentinel_memory.errors.ConflictError` and
+        before it, else [`ConflictError`][sentinel_memory.errors.ConflictError] and
         nothing is written (MW-3).
         """
         data = jsontext.dumps(document)

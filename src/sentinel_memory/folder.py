@@ -38,8 +38,10 @@ def file_name_for(user_id: str) -> str:
     slug keeps ASCII letters and digits of the id (accents removed, lower
     case), with runs of anything else as one dash.
 
+    ```pycon
     >>> file_name_for("Jakub Rojíček")
     'jakub-rojicek-42ad52fb837a7ee5.json'
+    ```
     """
     if not isinstance(user_id, str):
         raise TypeError(f"user_id must be a str, got {type(user_id).__name__}")
@@ -56,9 +58,11 @@ class MemoryFolder:
     that user's file, created on the first save. The options given here are
     the defaults for every memory it opens; ``open`` may override them.
 
+    ```pycon
     >>> users = MemoryFolder("./data/users", autosave=True, limit=500)
     >>> users.open("user-42").remember("user:name", "Jakub").key
     'user:name'
+    ```
     """
 
     def __init__(self, path: str | os.PathLike[str], **options: Any) -> None:

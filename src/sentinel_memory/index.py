@@ -1,6 +1,6 @@
 """The index: what every transition keeps current so that no read has to scan.
 
-The rules (:mod:`sentinel_memory.core`) are stated over "every live entry":
+The rules ([`sentinel_memory.core`][sentinel_memory.core]) are stated over "every live entry":
 evict the lowest retention, drop what has expired, rank everything for a
 context, score every match for recall. Read literally, each of those scans
 the whole table. The index keeps the entries in the three orders those rules
@@ -21,15 +21,15 @@ ask about, so each of them reads only the few entries that can matter:
   each order by ``seq`` is cheaper and is taken instead. None of it depends
   on how many distinct importances there are.
 
-Each order is a :class:`~sentinel_memory.persistent.SortedRun` of tuples
+Each order is a ``SortedRun`` of tuples
 that end in ``seq`` (unique) and the entry. A transition asks for a new index
-with :meth:`Index.changed`; the old one stays valid, sharing all but a few
+with ``Index.changed``; the old one stays valid, sharing all but a few
 chunks.
 
 Two facts are worked out only when a read first needs them, then kept up to
 date by the transitions that follow: the recall words the stored entries
-hold (:meth:`Index.held_words`, which bounds what a query can match) and a
-lower bound of the line measures (:meth:`Index.least_units`, which bounds
+hold (``Index.held_words``, which bounds what a query can match) and a
+lower bound of the line measures (``Index.least_units``, which bounds
 how many lines a budget can hold). Both are bounds, so a removal leaves them
 as they are and costs nothing; the word set is worked out afresh once as
 many entries have left it as remain. Working them out for a
@@ -37,7 +37,7 @@ freshly loaded memory of 100,000 entries would double the load, and many
 memories never recall. The cache changes no result, only the time it takes.
 
 Every method returns exactly what the reference formulas of
-:mod:`sentinel_memory.retention` and :mod:`sentinel_memory.lexical` would, and
+``sentinel_memory.retention`` and ``sentinel_memory.lexical`` would, and
 the property tests hold them to it.
 """
 
@@ -80,7 +80,7 @@ def _expiry_items(entries: Iterable[Entry]) -> list[tuple[int | float, int, Entr
 
 
 class Index:
-    """The orders and counts of one state's entries. Build one with :meth:`of`, change it with :meth:`changed`."""
+    """The orders and counts of one state's entries. Build one with ``of``, change it with ``changed``."""
 
     __slots__ = (
         "_held_words",
@@ -211,7 +211,7 @@ class Index:
     ) -> Iterator[Entry]:
         """The entries of index ``items``, without the expired ones (told apart by ``seq``), lazily.
 
-        ``expired`` is :meth:`expired_seqs` when the caller already has it.
+        ``expired`` is ``expired_seqs`` when the caller already has it.
         """
         if expired is None:
             expired = self.expired_seqs(now)
@@ -239,7 +239,7 @@ class Index:
         """The live entries by importance, highest first, each importance newest first (REC-3).
 
         With ``below``, only those of lower importance than that; ``expired``
-        is :meth:`expired_seqs`, for a caller that walks more than once.
+        is ``expired_seqs``, for a caller that walks more than once.
         """
         run = self.by_importance
         return self._live(reversed(run) if below is None else run.descending_below((below, -math.inf)), now, expired)

@@ -56,7 +56,7 @@ def copy_json(value: Any, *, what: str = "data") -> Any:
     Tuples come back as lists, int and float subclasses as plain ``int`` and
     ``float``. Anything else (a set, a date, NaN, an int too large for a
     double, a dict with a non-str key, a circular structure) raises
-    ``TypeError``; a value nested more than :data:`MAX_DEPTH` containers deep
+    ``TypeError``; a value nested more than [`MAX_DEPTH`][sentinel_memory.jsondata.MAX_DEPTH] containers deep
     raises ``ValueError`` (ENT-13). Either way the caller has changed nothing
     yet.
     """
@@ -106,7 +106,7 @@ def _copy(value: Any, where: str, open_containers: set[int]) -> Any:
 
 
 def clone(value: Any) -> Any:
-    """A deep copy of data that :func:`copy_json` already checked: dicts and lists rebuilt, the rest shared (ENT-3).
+    """A deep copy of data that ``copy_json`` already checked: dicts and lists rebuilt, the rest shared (ENT-3).
 
     Checked data holds only immutable scalars besides its containers, so
     there is nothing to validate again on the way out.

@@ -2,7 +2,7 @@
 
 Python's ``json`` module is lenient where a memory must not be. Reading a
 saved file here is strict, and every way a file can be damaged gives one
-error, :class:`~sentinel_memory.errors.DamagedStoreError`, naming the file
+error, [`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError], naming the file
 and the problem:
 
 * bytes that are not UTF-8, or that start with a byte order mark;
@@ -12,11 +12,11 @@ and the problem:
   one silently, so a repeated ``"entries": []`` could empty a memory);
 * a top-level value that is not an object (``null`` is not "nothing saved":
   a missing file is);
-* nesting deeper than :data:`MAX_TEXT_DEPTH`, found by a scan that does not
+* nesting deeper than ``MAX_TEXT_DEPTH``, found by a scan that does not
   recurse, so a file of a hundred thousand ``[`` is an error, not a crash.
 
 Whether the object is a memory document (its version, its list of entries)
-is :func:`sentinel_memory.document.problem`'s question, asked by the store.
+is ``sentinel_memory.document.problem``'s question, asked by the store.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def _sharing_a_word(entries: Iterator[R], query_words: frozenset[str]) -> Iterat
 
 
 class Recallable(Protocol):
-    """What recall reads of an entry (:class:`~sentinel_memory.values.Entry` has it)."""
+    """What recall reads of an entry ([`Entry`][sentinel_memory.values.Entry] has it)."""
 
     @property
     def words(self) -> frozenset[str]: ...
@@ -105,8 +105,8 @@ def best_matches(
     ``walk(None)`` yields the candidates by importance, highest first, each
     importance newest first; ``walk(v)`` yields only those of importance
     below ``v``. ``reach`` is how many of the query words any candidate can
-    hold at most (the words no stored entry has cannot match). :func:`score`
-    of :func:`relevance` and freshness (RET-1) are written out inline, the
+    hold at most (the words no stored entry has cannot match). ``score``
+    of ``relevance`` and freshness (RET-1) are written out inline, the
     same operations in the same order, so the same doubles: recall
     evaluates them for every match.
 

@@ -7,7 +7,7 @@ writer never leaves a stale lock, and two opens in one process exclude each
 other like two processes do. The lock file is never removed or replaced
 (removing it would let two writers lock two different files).
 
-One :class:`SidecarLock` is re-entrant for the thread that holds it, so a
+One ``SidecarLock`` is re-entrant for the thread that holds it, so a
 save inside a transaction does not wait for itself.
 """
 

@@ -1,7 +1,7 @@
 """The thin stateful wrapper: a clock, a store and callbacks around the pure core (WRP-1 .. WRP-3, MW-1 .. MW-6).
 
 Each method reads the clock once (TIME-1), calls one function of
-:mod:`sentinel_memory.core`, and then does the side effects the core may not
+[`sentinel_memory.core`][sentinel_memory.core], and then does the side effects the core may not
 do, in this order:
 
 1. ``on_evict(compaction)`` when an automatic compaction dropped something;
@@ -15,7 +15,7 @@ which can repeat them later but never loses them).
 
 While steps 1 and 2 run, the memory is in the middle of a change. A change
 asked for then, from ``on_evict`` or the store on the same thread, would be
-overwritten by step 3, so it raises :class:`ReentrantCallError` instead
+overwritten by step 3, so it raises [`ReentrantCallError`][sentinel_memory.errors.ReentrantCallError] instead
 (WRP-3); reads are fine and see the state before the change.
 
 **Threads** (MW-5). A change holds the memory's lock from reading the state
@@ -26,14 +26,14 @@ they are kept. Reads take no lock: they see the last kept state.
 **Processes** (MW-1 .. MW-3, MW-6). Every saved document carries a
 generation, one more than the one before. A memory remembers the generation
 it last loaded or saved, and a store refuses a save that does not follow the
-generation it holds (:class:`ConflictError`): two processes can no longer
-overwrite each other's changes silently. :meth:`Memory.transaction` holds
+generation it holds ([`ConflictError`][sentinel_memory.errors.ConflictError]): two processes can no longer
+overwrite each other's changes silently. [`Memory.transaction`][sentinel_memory.memory.Memory.transaction] holds
 the store's lock, reloads when someone else saved since, and keeps the lock
 while the block changes and saves; ``create_memory(shared=True)`` makes
 every change such a transaction.
 
-A load that drops entries says so (PER-14): a :class:`LoadWarning`, the
-result kept as :attr:`Memory.last_load`, and the store's ``preserve()``
+A load that drops entries says so (PER-14): a [`LoadWarning`][sentinel_memory.errors.LoadWarning], the
+result kept as ``Memory.last_load``, and the store's ``preserve()``
 called before the next save overwrites the original.
 """
 
@@ -79,8 +79,8 @@ def _dropped_keys(compaction: Compaction) -> Iterator[str]:
 class Memory(Mapping[str, Any]):
     """A memory with a current state, a clock, a store and an optional ``on_evict``.
 
-    Create one with :func:`create_memory`. It is safe to share between
-    threads. It is also a read-only :class:`~collections.abc.Mapping` of the
+    Create one with [`create_memory`][sentinel_memory.memory.create_memory]. It is safe to share between
+    threads. It is also a read-only ``Mapping`` of the
     live keys to their data: ``mem["user:name"]``, ``list(mem)``,
     ``mem.items()`` (ENT-15).
     """
@@ -108,7 +108,7 @@ class Memory(Mapping[str, Any]):
         self._dirty = False  # a persisted change is not saved yet
         self._in_sync = True  # the store holds exactly this memory's persisted state (MW-4)
         self._preserve_first = False  # a load dropped entries the store still holds
-        #: The :class:`LoadResult` of the last load, None before the first (PER-14).
+        #: The [`LoadResult`][sentinel_memory.values.LoadResult] of the last load, None before the first (PER-14).
         self.last_load: LoadResult | None = None
         self.cache = CacheMemory(self)
         self.working = WorkingMemory(self)
@@ -216,7 +216,7 @@ class Memory(Mapping[str, Any]):
                 count = mem.get("visits", 0)
                 mem.remember("visits", count + 1)
 
-        Raises :class:`ConflictError` when the store moved on while this
+        Raises [`ConflictError`][sentinel_memory.errors.ConflictError] when the store moved on while this
         memory has changes it has not saved (autosave off); a reload would
         lose them. Blocks may nest; only the outermost takes the lock.
         """
@@ -253,7 +253,32 @@ class Memory(Mapping[str, Any]):
     # -- entries -----------------------------------------------------------
 
     def remember(self, key: str, data: Any, *, importance: float | None = None, ttl: Duration | None = None) -> Entry:
-        """Store ``data`` under ``key`` and return a copy of the stored entry (ENT-12)."""
+        """Store ``data`` under ``key`` and return a copy of the stored entry.
+
+        A new key starts with importance 0.5 unless given; an existing key keeps
+        its ``created_at`` and its importance unless a valid new one is given.
+        When the memory holds more than ``limit`` entries, the expired ones go
+        first, then the least important (``on_evict`` hears about it), and the
+        entry just stored can be the one that goes.
+
+        :param key: a non-empty string.
+        :param data: any JSON value (``None``, bool, int, float, str, list, dict with
+            string keys), copied on the way in.
+        :param importance: a number in [0, 1]. Anything else is ignored with an
+            [`IgnoredValueWarning`][sentinel_memory.errors.IgnoredValueWarning].
+        :param ttl: how long the entry lives: milliseconds, or a
+            ``datetime.timedelta``. None or 0 means it never expires.
+        :returns: a copy of the stored [`Entry`][sentinel_memory.values.Entry], also
+            when this very call evicted it.
+        :raises TypeError: for a key that is not a string or data that is not JSON.
+        :raises ValueError: for an empty key or data nested deeper than
+            [`MAX_DEPTH`][sentinel_memory.jsondata.MAX_DEPTH].
+
+        ```pycon
+        >>> mem.remember("session:cart", "2 items in the cart", ttl=timedelta(minutes=15)).expires_at - now
+        900000
+        ```
+        """
         with self._change() as start:
             state, dropped = core.remember(start, key, data, now=self._now(), importance=importance, ttl=ttl)
             entry = core.remembered(state, dropped, key)  # before any side effect: nothing may raise after them
@@ -266,8 +291,10 @@ class Memory(Mapping[str, Any]):
         No key to invent and no counter to keep: ``N`` continues from the
         largest ``chat:N`` the memory holds, also after a restart.
 
+        ```pycon
         >>> mem.add_turn("user", "I'm allergic to peanuts").key
         'chat:1'
+        ```
         """
         with self._change() as start:
             state, dropped, key = core.add_turn(start, role, text, now=self._now(), importance=importance, ttl=ttl)
@@ -276,16 +303,38 @@ class Memory(Mapping[str, Any]):
             return entry
 
     def get(self, key: str, default: Any = None) -> Any:
+        """A copy of the data stored under ``key``, or ``default`` when there is no live entry.
+
+        An entry that has expired is not returned, from the exact millisecond of
+        its deadline. ``mem[key]`` is the same read but raises ``KeyError``.
+
+        :raises TypeError: when ``key`` is not a string.
+        :raises ValueError: when ``key`` is empty.
+        """
         return core.get(self._state, key, now=self._now(), default=default)
 
     def get_entry(self, key: str, default: Any = None) -> Any:
-        """A copy of the live :class:`Entry` under ``key``, or ``default`` (ENT-15)."""
+        """A copy of the live [`Entry`][sentinel_memory.values.Entry] under ``key``, or ``default`` (ENT-15)."""
         return core.get_entry(self._state, key, now=self._now(), default=default)
 
     def has(self, key: str) -> bool:
+        """Whether a live entry is stored under ``key``.
+
+        ``key in mem`` is the same question, but never raises.
+
+        :raises TypeError: when ``key`` is not a string.
+        :raises ValueError: when ``key`` is empty.
+        """
         return core.has(self._state, key, now=self._now())
 
     def forget(self, key: str) -> bool:
+        """Remove the live entry under ``key``.
+
+        :returns: True when an entry was removed; False, and nothing changes, when
+            there was none (an expired entry stays for the next compaction to report).
+        :raises TypeError: when ``key`` is not a string.
+        :raises ValueError: when ``key`` is empty.
+        """
         with self._change() as start:
             state, removed = core.forget(start, key, now=self._now())
             if removed:
@@ -298,12 +347,38 @@ class Memory(Mapping[str, Any]):
             self._commit(core.clear(start))
 
     def size(self) -> int:
+        """The number of live entries, the same as ``len(mem)``.
+
+        Expired entries that are still stored are not counted; ``stats()["stored"]``
+        counts them.
+        """
         return core.size(self._state, now=self._now())
 
     def get_recent(self, n: int | None = None) -> tuple[Entry, ...]:
+        """The ``n`` newest live entries, newest first, as copies.
+
+        :param n: an integer >= 0; default 10 (an invalid value gives 10, with a warning).
+
+        ```pycon
+        >>> [entry.key for entry in mem.get_recent(2)]
+        ['chat:6', 'chat:5']
+        ```
+        """
         return core.get_recent(self._state, n, now=self._now())
 
     def recall(self, query: str, *, limit: int | None = None) -> tuple[Hit, ...]:
+        """The live entries that share a word with ``query``, best first.
+
+        Recall is lexical: words are compared lower-cased and without accents, so
+        "cesky" finds "česky", but "money back" does not find "refund". The score
+        weighs the share of query words found by importance, plus a little for
+        freshness; equal scores go to the newer entry.
+
+        :param query: the text to look for.
+        :param limit: at most this many hits; default 10.
+        :returns: a tuple of [`Hit`][sentinel_memory.values.Hit] (``entry``, ``score``).
+        :raises TypeError: when ``query`` is not a string.
+        """
         return core.recall(self._state, query, now=self._now(), limit=limit)
 
     def compact(self) -> Compaction:
@@ -323,6 +398,38 @@ class Memory(Mapping[str, Any]):
         separator: str | None = None,
         must_keep: float | None = None,
     ) -> Context:
+        """The prompt text of the most important live entries that fits ``token_budget``.
+
+        Entries are ranked (with ``must_keep``: the must-keep entries first; then
+        entries sharing a word with ``query``, by recall score; then the rest by
+        retention), and each is added only if the whole rendered text still counts
+        within the budget. The text is rendered oldest first, one entry per line.
+
+        :param token_budget: the most tokens the text may count, a number >= 0.
+        :param query: rank the entries that share its words first; None for none.
+        :param tokenizer: counts tokens: a function ``(text) -> number``, or any
+            object with an ``encode(text)`` method (tiktoken's or bpe-openai's
+            ``Encoding``, a Hugging Face tokenizer). Default: the one given to
+            [`create_memory`][sentinel_memory.memory.create_memory], else
+            [`estimate_tokens`][sentinel_memory.tokens.estimate_tokens].
+        :param format: renders one entry; default ``"key: text"``.
+        :param separator: joins the lines; default ``"\n"``.
+        :param must_keep: an importance in [0, 1]; entries at or above it are placed
+            first whatever the query (they still have to fit).
+        :returns: a [`Context`][sentinel_memory.values.Context]: ``text``, the
+            ``entries`` in it, its ``tokens`` (the tokenizer's count of ``text``)
+            and how many live entries were ``omitted``.
+        :raises ValueError: for a budget that is not a finite number >= 0, or one
+            that even the empty text exceeds.
+        :raises TypeError: for a tokenizer that returns something other than a
+            number >= 0, a format that does not return a string, or a query that is
+            not a string.
+
+        ```pycon
+        >>> mem.get_context(token_budget=30, query="refund status").tokens <= 30
+        True
+        ```
+        """
         return core.context(
             self._state,
             now=self._now(),
@@ -335,6 +442,10 @@ class Memory(Mapping[str, Any]):
         )
 
     def stats(self) -> dict[str, int]:
+        """The counters, in this order: ``size`` (live entries), ``stored`` (expired
+        ones included), ``limit``, ``cache`` (live cache items), ``compactions``,
+        and how many entries were ``expired`` and ``evicted`` so far.
+        """
         return core.stats(self._state, now=self._now())
 
     # -- persistence -------------------------------------------------------
@@ -431,21 +542,37 @@ class Memory(Mapping[str, Any]):
 
 
 class CacheMemory:
-    """L0: scratch values with a ttl, never persisted (L0-1 .. L0-4)."""
+    """The L0 cache, ``mem.cache``: scratch values with a ttl, never saved (L0-1 .. L0-4).
+
+    For a tool result you do not want to compute twice in one turn.
+    """
 
     def __init__(self, memory: Memory) -> None:
         self._memory = memory
 
     def put(self, key: str, value: Any, *, ttl: Duration | None = None) -> None:
+        """Keep a scratch value under ``key`` until its ttl runs out.
+
+        The cache is never saved and never triggers an autosave; items that have
+        already expired are dropped on the way.
+
+        :param key: a non-empty string.
+        :param value: any JSON value, copied.
+        :param ttl: milliseconds or a ``datetime.timedelta``; default the memory's
+            ``cache_ttl`` (5 minutes).
+        :raises TypeError: for a key that is not a string or a value that is not JSON.
+        """
         m = self._memory
         with m._change(persisted=False) as start:
             m._commit(core.cache_put(start, key, value, now=m._now(), ttl=ttl), persist=False)
 
     def get(self, key: str, default: Any = None) -> Any:
+        """A copy of the live value under ``key``, or ``default`` once its ttl has run out (or there is none)."""
         m = self._memory
         return core.cache_get(m._state, key, now=m._now(), default=default)
 
     def delete(self, key: str) -> bool:
+        """Remove the item under ``key``; True when a live one was removed."""
         m = self._memory
         with m._change(persisted=False) as start:
             state, removed = core.cache_delete(start, key, now=m._now())
@@ -453,27 +580,42 @@ class CacheMemory:
             return removed
 
     def clear(self) -> None:
+        """Remove every cached item; the entries and the working memory stay."""
         m = self._memory
         with m._change(persisted=False) as start:
             m._commit(core.cache_clear(start), persist=False)
 
 
 class WorkingMemory:
-    """L1: a small dict for the task in progress, reset when idle, persisted (L1-1 .. L1-4)."""
+    """The L1 working memory, ``mem.working``: one small dict for the task in progress (L1-1 .. L1-4).
+
+    It resets to ``{}`` after ``working_ttl`` without a ``set`` and is saved
+    with the entries, for example ``{"task": "refund", "step": 2}``.
+    """
 
     def __init__(self, memory: Memory) -> None:
         self._memory = memory
 
     def set(self, patch: dict[str, Any]) -> None:
+        """Merge ``patch`` into the working memory (a shallow ``dict.update``) and restart its idle clock.
+
+        After ``working_ttl`` (default one hour) without a ``set``, the working
+        memory reads as ``{}`` again. It is saved with the entries.
+
+        :param patch: a dict of JSON values.
+        :raises TypeError: when ``patch`` is not a dict or holds something that is not JSON.
+        """
         m = self._memory
         with m._change() as start:
             m._commit(core.working_set(start, patch, now=m._now()), keys=())
 
     def get(self) -> dict[str, Any]:
+        """A copy of the working memory, or ``{}`` once it has been idle for ``working_ttl``."""
         m = self._memory
         return core.working_get(m._state, now=m._now())
 
     def clear(self) -> None:
+        """Empty the working memory (saved, like a ``set``)."""
         m = self._memory
         with m._change() as start:
             m._commit(core.working_clear(start), keys=())
@@ -512,13 +654,13 @@ def create_memory(
     load: bool = True,
     shared: bool = False,
 ) -> Memory:
-    """A new :class:`Memory`, loaded from its store unless ``load=False`` (OPT-1, PER-2, PER-3).
+    """A new [`Memory`][sentinel_memory.memory.Memory], loaded from its store unless ``load=False`` (OPT-1, PER-2, PER-3).
 
     Numeric options follow the number rule; options of the wrong kind (a
     tokenizer, clock or ``on_evict`` that is not callable, a store without
     ``load``/``save``, a non-bool ``autosave``, ``load`` or ``shared``) raise
     ``TypeError``. With ``shared=True`` every persisted change is a
-    :meth:`Memory.transaction` of its own, so several processes can autosave
+    [`Memory.transaction`][sentinel_memory.memory.Memory.transaction] of its own, so several processes can autosave
     into one store and lose nothing (MW-6).
     """
     require_bool("autosave", autosave)

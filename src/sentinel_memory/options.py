@@ -6,13 +6,13 @@ becomes 0.5 (the default), not 1.0. A pipeline that sends garbage then gets a
 value that can be looked up in the README, never a plausible number nobody
 chose.
 
-The ranges are data (:data:`NUMBER_RULES`), so the documentation can render
+The ranges are data ([`NUMBER_RULES`][sentinel_memory.options.NUMBER_RULES]), so the documentation can render
 them as a table and a port can copy them as they are.
 
 Two Python conveniences sit on top (NUM-5, NUM-6): an ignored value is not
-silent, it emits an :class:`~sentinel_memory.errors.IgnoredValueWarning`
+silent, it emits an [`IgnoredValueWarning`][sentinel_memory.errors.IgnoredValueWarning]
 naming the option, the value and what was used instead; and every duration
-also accepts a :class:`datetime.timedelta`, converted exactly to
+also accepts a ``datetime.timedelta``, converted exactly to
 milliseconds, so ``ttl=timedelta(minutes=15)`` means what it says.
 """
 
@@ -54,7 +54,7 @@ class NumberRule:
     ``minimum`` is inclusive unless ``exclusive_minimum`` is set; ``maximum``
     (when given) is inclusive. ``integer`` options accept ints and integral
     floats (``5.0`` counts as ``5``, NUM-2). A ``duration`` is milliseconds
-    and also accepts a :class:`datetime.timedelta` (NUM-6).
+    and also accepts a ``datetime.timedelta`` (NUM-6).
     """
 
     default: int | float | None
@@ -73,7 +73,7 @@ class NumberRule:
         return f"{kind} {low}{high}{also}"
 
 
-#: A duration: milliseconds, or a :class:`datetime.timedelta` (NUM-6).
+#: A duration: milliseconds, or a ``datetime.timedelta`` (NUM-6).
 Duration = int | float | timedelta
 
 #: NUM-3: every numeric option, its range and its default.
@@ -142,7 +142,7 @@ def number_option(
     becomes milliseconds where a duration is wanted), otherwise the
     documented default, or ``default`` when the caller passes one (an
     overwrite keeps the old importance, NUM-4). A value that is given (not
-    None) and ignored emits :class:`~sentinel_memory.errors.IgnoredValueWarning`,
+    None) and ignored emits [`IgnoredValueWarning`][sentinel_memory.errors.IgnoredValueWarning],
     unless it is one of ``quiet``, the values documented to mean the default
     (an entry's ``ttl=0`` means "no expiry"); ``instead`` names what was used.
     """

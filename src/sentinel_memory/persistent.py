@@ -9,10 +9,10 @@ from. So a change costs about ``O(chunk size + n / chunk size)`` pointer
 copies, a few microseconds at any size this library is used at, and every
 old version stays valid and unchanged.
 
-* :class:`SortedRun` keeps items in ascending order: an ordered index.
-* :class:`HashTable` maps keys to values: a dict in buckets chosen by hash.
+* ``SortedRun`` keeps items in ascending order: an ordered index.
+* ``HashTable`` maps keys to values: a dict in buckets chosen by hash.
 
-Neither knows anything about memories; :mod:`sentinel_memory.index` says what
+Neither knows anything about memories; ``sentinel_memory.index`` says what
 they hold.
 """
 
@@ -29,7 +29,7 @@ T = TypeVar("T", bound=tuple[Any, ...])  # items are tuples: ordered, their id s
 K = TypeVar("K")
 V = TypeVar("V")
 
-#: Items per chunk of a :class:`SortedRun` when it is built; a chunk splits at twice this.
+#: Items per chunk of a ``SortedRun`` when it is built; a chunk splits at twice this.
 CHUNK = 256
 
 
@@ -242,7 +242,7 @@ class SortedRun(Generic[T]):
 
 
 def _chunked(items: list[T]) -> tuple[tuple[T, ...], ...]:
-    """Sorted ``items`` cut into chunks of :data:`CHUNK`."""
+    """Sorted ``items`` cut into chunks of ``CHUNK``."""
     return tuple(tuple(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK))
 
 
@@ -252,7 +252,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 class HashTable(Mapping[K, V]):
-    """A mapping, persistent: :meth:`changed` returns a new table and shares every untouched bucket.
+    """A mapping, persistent: ``changed`` returns a new table and shares every untouched bucket.
 
     Keys go to one of a power-of-two number of buckets by hash. The number
     of buckets doubles as the table grows, so buckets stay small and a

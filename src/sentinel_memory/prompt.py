@@ -16,13 +16,13 @@ specification:
 
 Counting the rendered text, not summing per-entry counts, means the budget is
 checked against what is actually sent, whatever the tokenizer does at the
-joins. :func:`fill_naive` does exactly that and is the reference.
+joins. ``fill_naive`` does exactly that and is the reference.
 
 It is also quadratic: every candidate re-renders and re-counts the whole
-selection. :func:`fill` gets the identical result in linear time when the
+selection. ``fill`` gets the identical result in linear time when the
 tokenizer says how a joined text's count follows from its parts (CTX-8): the
 built-in estimator is ``ceil(total UTF-16 length / 4)``, and a tokenizer
-wrapped in :func:`~sentinel_memory.tokens.additive` is the sum of its parts.
+wrapped in [`additive`][sentinel_memory.tokens.additive] is the sum of its parts.
 Then the fill keeps a running total in whole numbers and renders and counts
 the text once, at the end; it skips the ranking when everything fits, and
 walks the ranking with C-speed building blocks rather than a Python loop. If
@@ -88,7 +88,7 @@ def fill_ranked_naive(
     rank_among: Callable[[Sequence[Entry]], Sequence[Entry]] | None = None,
     **options: Any,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
-    """:func:`fill_naive` with :func:`fill`'s arguments: the reference the fast fill must equal.
+    """``fill_naive`` with ``fill``'s arguments: the reference the fast fill must equal.
 
     It reads only the whole ranking; the rest are shortcuts for the fast fill.
     """
@@ -114,13 +114,13 @@ def fill(
     first ``n`` or more of that ranking, and ``rank_among(some)`` returns
     ``some`` in the order they have in it. The result is that of
     ``fill_naive`` over ``rank(None)``. ``least_units`` is a lower bound of
-    the candidates' :attr:`~sentinel_memory.values.Entry.line_units` (0 when
+    the candidates' ``line_units`` (0 when
     unknown).
 
     With a measured tokenizer whose line measures are whole numbers, all
     arithmetic is exact integer arithmetic: when every candidate fits
     together the ranking is not needed at all, and otherwise
-    :func:`_greedy` picks in the ranking's order. With the default format
+    ``_greedy`` picks in the ranking's order. With the default format
     and the estimator, a line's measure is cached on its entry, so only
     the lines the walk reaches are measured.
     """

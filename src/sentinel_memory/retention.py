@@ -52,7 +52,7 @@ def ranking(
 
     The columns describe entries in age order: ``importances`` and
     ``updated`` (``updated_at``) of each. The context asks
-    :meth:`~sentinel_memory.index.Index.ranking_start` for the start of this
+    ``ranking_start`` for the start of this
     ranking first, and for all of it only when the budget still has room.
 
     Sorting on one float is much faster than on tuples, so the tie-break is
@@ -66,7 +66,7 @@ def ranking(
 def scored_ranking(
     importances: Sequence[float], updated: Sequence[int | float], now: int | float, recency_window: int | float
 ) -> tuple[list[int], list[float]]:
-    """:func:`ranking` and the retention of each entry, by position in the columns given."""
+    """``ranking`` and the retention of each entry, by position in the columns given."""
     scores = _scores(importances, updated, now, recency_window)
     return _best_first(scores), scores
 
@@ -80,7 +80,7 @@ def _best_first(scores: list[float]) -> list[int]:
 def _scores(
     importances: Sequence[float], updated: Sequence[int | float], now: int | float, recency_window: int | float
 ) -> list[float]:
-    """:func:`retention` of each entry, arranged for speed: the same operations, so the same doubles.
+    """``retention`` of each entry, arranged for speed: the same operations, so the same doubles.
 
     Freshness depends on ``updated_at`` alone, which age order sorts, so the
     formula's three cases are three runs of the columns, found by
@@ -109,8 +109,8 @@ def by_retention(
 ) -> list[Entry]:
     """``entries`` sorted best first: highest retention, ties newer first (CTX-1).
 
-    :func:`ranking` as entries. ``in_age_order`` says the caller knows they
-    already are in age order (:meth:`~sentinel_memory.index.Index.live_by_age`);
+    ``ranking`` as entries. ``in_age_order`` says the caller knows they
+    already are in age order (``live_by_age``);
     otherwise they are sorted first.
     """
     entries = list(entries) if in_age_order else sorted(entries, key=by_age)

@@ -13,16 +13,16 @@ updated_at, ord`` lists the entries oldest first, as a saved document does
 
 Every save is one transaction begun with ``BEGIN IMMEDIATE``, which takes
 SQLite's write lock at once; inside it the stored generation is checked
-(:class:`~sentinel_memory.errors.ConflictError` and nothing written when it
+([`ConflictError`][sentinel_memory.errors.ConflictError] and nothing written when it
 is not the one before the save's). The database runs in WAL mode with
 ``synchronous=FULL``, so a save that returns is on disk. A memory whose store
 holds exactly its last saved state sends only what a change touched
-(:meth:`SqliteStore.save_changes`): one or two rows for a remember, whatever
+(``SqliteStore.save_changes``): one or two rows for a remember, whatever
 the size of the memory.
 
 Opening never writes: a file that is not a SQLite database, or a database
 without this store's tables, raises
-:class:`~sentinel_memory.errors.DamagedStoreError` and is left as it is. A
+[`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError] and is left as it is. A
 new database is set up by the first save. The store's ``lock()`` serves
 read-modify-write transactions with the same sidecar lock as the file store.
 """
@@ -150,7 +150,7 @@ class SqliteStore:
     def _writing(self) -> Iterator[tuple[sqlite3.Connection, dict[str, Any]]]:
         """One write transaction (BEGIN IMMEDIATE) under the sidecar lock, set up on first use; rolled back on any error.
 
-        The sidecar lock is the one :meth:`lock` holds, so a save waits for
+        The sidecar lock is the one ``lock`` holds, so a save waits for
         another process's read-modify-write, as a file store's save does (MW-2).
         """
         with self._guard, self.lock():

@@ -1,4 +1,4 @@
-"""The memory as one immutable value: :class:`MemoryState`."""
+"""The memory as one immutable value: [`MemoryState`][sentinel_memory.state.MemoryState]."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ __all__ = ["MemoryState"]
 
 
 def _table(entries: Mapping[str, Entry] | Iterable[Entry] | None) -> Table:
-    """``entries`` as a :class:`Table`; a table the core made is kept as it is (nobody can change it)."""
+    """``entries`` as a ``Table``; a table the core made is kept as it is (nobody can change it)."""
     if isinstance(entries, Table):
         return entries
     return Table(entries or {})
@@ -29,10 +29,10 @@ def _index_of(state: Any) -> Index:
 class MemoryState:
     """Everything a memory holds at one moment. Build the first one with ``MemoryState()``.
 
-    ``entries`` is a read-only :class:`~sentinel_memory.table.Table` in
+    ``entries`` is a read-only ``Table`` in
     ``seq`` order; a dict of entries passed in is copied into one. ``index``
     is what the core keeps current about the entries so that no read has to
-    scan them (:mod:`sentinel_memory.index`). It is worked out when a state
+    scan them (``sentinel_memory.index``). It is worked out when a state
     is built by hand and kept current by the core's transitions; it is a
     summary, not data, so it takes no part in equality. ``turns`` is the
     largest ``N`` of a ``chat:N`` key stored since the memory began or was

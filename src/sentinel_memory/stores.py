@@ -11,8 +11,8 @@ and, optionally, a third:
 * ``preserve() -> object``: keep a copy of what the store holds now, because
   the next save will overwrite entries that the last load dropped.
 
-:class:`MemoryStore` lives here; the file store is
-:mod:`sentinel_memory.filestore`.
+[`MemoryStore`][sentinel_memory.stores.MemoryStore] lives here; the file store is
+``sentinel_memory.filestore``.
 """
 
 from __future__ import annotations
@@ -31,11 +31,19 @@ __all__ = ["JsonFileStore", "MemoryStore", "Store", "check_store"]
 
 @runtime_checkable
 class Store(Protocol):
-    """The store protocol (PER-2)."""
+    """What a memory needs from a store: any object with these two methods (PER-2).
 
-    def load(self) -> dict[str, Any] | None: ...
+    A store may also offer ``lock()``, ``generation()``, ``save_changes(changes)``
+    and ``preserve()``; see the Persistence and Many writers guides.
+    """
 
-    def save(self, document: dict[str, Any]) -> None: ...
+    def load(self) -> dict[str, Any] | None:
+        """The saved document (a dict as in the Persistence guide), or None when nothing was saved yet."""
+        ...
+
+    def save(self, document: dict[str, Any]) -> None:
+        """Keep ``document`` so that the next ``load`` returns it; raise and keep the old one if that fails."""
+        ...
 
 
 def check_store(store: object) -> None:
@@ -48,8 +56,8 @@ class MemoryStore:
     """Keeps a deep copy of the last saved document in this process (PER-10).
 
     Several memories may share one: saves check generations like every store
-    (MW-3), and :meth:`lock` serves their transactions. ``preserved`` lists
-    the documents :meth:`preserve` kept, oldest first.
+    (MW-3), and ``lock`` serves their transactions. ``preserved`` lists
+    the documents ``preserve`` kept, oldest first.
     """
 
     def __init__(self) -> None:
@@ -90,7 +98,7 @@ class MemoryStore:
             yield
 
     def preserve(self) -> None:
-        """Append a copy of the current document to :attr:`preserved` (PER-14)."""
+        """Append a copy of the current document to ``preserved`` (PER-14)."""
         with self._lock:
             if self._text is not None:
                 self.preserved.append(json.loads(self._text))

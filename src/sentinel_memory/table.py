@@ -1,9 +1,9 @@
 """The entry table: ``key -> Entry``, read-only, in ``seq`` order (ENT-6).
 
-A :class:`Table` is what ``MemoryState.entries`` holds. It reads like any
+A ``Table`` is what ``MemoryState.entries`` holds. It reads like any
 mapping, iterates oldest remember first, and cannot be changed: a
-transition asks :meth:`Table.changed` for a new table, which shares all but
-a few chunks with the old one (:mod:`sentinel_memory.persistent`). So a
+transition asks ``Table.changed`` for a new table, which shares all but
+a few chunks with the old one (``sentinel_memory.persistent``). So a
 remember into a memory of 100,000 entries does not copy 100,000 entries.
 """
 

@@ -60,7 +60,13 @@ def _quarter_up(units: int) -> int:
 
 
 def estimate_tokens(text: str) -> int:
-    """``ceil(utf16_len(text) / 4)``: the built-in token estimate (TOK-1)."""
+    """The built-in token estimate: ``ceil(n / 4)`` for a text of ``n`` UTF-16 code units (TOK-1).
+
+    An emoji counts two units, as JavaScript's ``String.length`` does. It is
+    an estimate: close for English, about a third of the real count for
+    Japanese. See [`upper_bound_tokens`][sentinel_memory.tokens.upper_bound_tokens]
+    for a count that never falls short.
+    """
     if not isinstance(text, str):
         raise TypeError(f"estimate_tokens expects a str, got {type(text).__name__}")
     return _quarter_up(utf16_len(text))
@@ -88,7 +94,7 @@ def upper_bound_tokens(text: str) -> int:
     pessimism: on this project's multilingual test corpus it counts about
     4.8 times o200k_base's tokens for English, 4.1 times for Japanese and
     2.7 times for Czech, so a budget holds a quarter to a half of what it
-    could. Unlike :func:`estimate_tokens`, which counts Japanese at about a
+    could. Unlike [`estimate_tokens`][sentinel_memory.tokens.estimate_tokens], which counts Japanese at about a
     third of its real cost, it never under-counts. It is additive, so the
     context fill sums line lengths (CTX-8).
     """

@@ -1,8 +1,8 @@
 """The immutable values the core passes around: an entry, the config, the results.
 
 Every class here is a frozen attrs class: a transition never changes a value,
-it builds a new one with :func:`attrs.evolve`. Containers inside a
-:class:`~sentinel_memory.state.MemoryState` are read-only mappings, tables
+it builds a new one with ``attrs.evolve``. Containers inside a
+[`MemoryState`][sentinel_memory.state.MemoryState] are read-only mappings, tables
 and tuples, so code that holds an old state keeps seeing exactly that state.
 
 The one thing attrs cannot freeze is an entry's JSON ``data`` (a dict stays a
@@ -77,12 +77,12 @@ class Entry:
 
     @functools.cached_property
     def line(self) -> str:
-        """The entry rendered by :func:`default_format`, computed once per entry version (CTX-3)."""
+        """The entry rendered by [`default_format`][sentinel_memory.values.default_format], computed once per entry version (CTX-3)."""
         return default_format(self)
 
     @functools.cached_property
     def line_units(self) -> int:
-        """UTF-16 length of :attr:`line`, what the estimator's fast fill sums (CTX-8).
+        """UTF-16 length of ``line``, what the estimator's fast fill sums (CTX-8).
 
         Summed from the parts of ``key: text``, so that measuring every entry
         (a load does) does not also build and keep every line.
@@ -226,7 +226,7 @@ class LoadResult:
     ``loaded`` entries were valid, ``dropped`` were invalid and left out, and
     ``compacted`` of the loaded ones were compacted away at once because the
     store held more than ``limit``. Anything dropped or compacted is
-    :attr:`lost` from the store at its next save.
+    ``lost`` from the store at its next save.
     """
 
     loaded: int

@@ -13,10 +13,10 @@ cases with the results this library gives, reviewed and kept in
 * ``dump`` prints every vector as one JSON document;
 * ``regen`` re-derives the expectations from this library and shows the diff.
 
-Modules: :mod:`.wire` (values on the wire), :mod:`.backend` (this library
-behind the protocol), :mod:`.vectors` (the files), :mod:`.compare` (what
-"equal" means), :mod:`.runner` (driving a backend), :mod:`.bugs` (deliberate
-bugs that prove the suite catches them), :mod:`.cli`.
+Modules: ``.wire`` (values on the wire), ``.backend`` (this library
+behind the protocol), ``.vectors`` (the files), ``.compare`` (what
+"equal" means), ``.runner`` (driving a backend), ``.bugs`` (deliberate
+bugs that prove the suite catches them), ``.cli``.
 """
 
 #: The protocol version this runner and this backend speak (PROTOCOL.md).

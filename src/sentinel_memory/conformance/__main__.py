@@ -1,4 +1,4 @@
-"""``python -m sentinel_memory.conformance``: see :mod:`sentinel_memory.conformance.cli`."""
+"""``python -m sentinel_memory.conformance``: see ``sentinel_memory.conformance.cli``."""
 
 import sys
 

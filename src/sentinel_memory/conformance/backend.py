@@ -1,13 +1,13 @@
 """This library as a protocol backend: the reference every other backend is compared with.
 
-:func:`run_case` builds a fresh :class:`~sentinel_memory.memory.Memory` from a
-case's config and runs its steps, each at its own ``now``; :func:`serve`
+``run_case`` builds a fresh [`Memory`][sentinel_memory.memory.Memory] from a
+case's config and runs its steps, each at its own ``now``; ``serve``
 answers cases read from a stream, one JSON line each. Nothing here decides a
 result: every answer is what the public API returned, written with
-:mod:`.wire`, or the error code of what it raised.
+``.wire``, or the error code of what it raised.
 
 The reference tokenizers and formats a case may name are data
-(:data:`TOKENIZERS`, :data:`FORMATS`), each defined exactly in PROTOCOL.md so
+(``TOKENIZERS``, ``FORMATS``), each defined exactly in PROTOCOL.md so
 a port can build the same ones.
 """
 

@@ -10,7 +10,7 @@ Results are JSON values. Two are equal when they have the same type and:
 * objects: the same keys, equal values (key order is not compared);
 * strings, booleans and null: identical. A boolean is never a number.
 
-:func:`first_difference` says where two values part, as a JSONPath-like
+``first_difference`` says where two values part, as a JSONPath-like
 string, so a failure report points at the field instead of two screens of JSON.
 """
 

@@ -4,7 +4,7 @@ The runner starts the backend command, sends the handshake, then one case per
 line, and waits for one answer line per case. Each case ends in one of five
 ways:
 
-* **passed**: every step's result equals the expectation (:mod:`.compare`);
+* **passed**: every step's result equals the expectation (``.compare``);
 * **failed**: a step differs; the report names the case, the step, the op
   and its args, what was expected and what came back;
 * **skipped**: the case needs an optional group the backend does not offer,

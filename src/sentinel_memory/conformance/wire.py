@@ -9,7 +9,7 @@ Everything is a JSON value. Three things need a convention:
 * **Values the protocol returns.** An entry travels as the article's JSON
   (``key, data, importance, createdAt, updatedAt, expiresAt``), exactly as a
   saved document lists it; the other results are objects named field by field.
-* **Which group an op belongs to.** That is data, :data:`OP_GROUPS`, so the
+* **Which group an op belongs to.** That is data, ``OP_GROUPS``, so the
   runner can skip a case a backend cannot run without asking it.
 """
 
