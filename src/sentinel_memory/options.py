@@ -115,8 +115,16 @@ _ARGUMENT = {"recall_limit": "recall limit", "recent_n": "get_recent n", "must_k
 
 _ONE_MS = timedelta(milliseconds=1)
 
-# A warning shows the value, but a 400-digit int or a long string only in part.
-_SHORT = reprlib.Repr()
+class _Short(reprlib.Repr):
+    """A warning shows the value, but a 400-digit int or a long string only in part."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 1000:  # repr() itself refuses ints past 4,300 digits
+            return f"<an int of {x.bit_length()} bits>"
+        return super().repr_int(x, level)
+
+
+_SHORT = _Short()
 _SHORT.maxlong, _SHORT.maxstring, _SHORT.maxother = 40, 60, 80
 
 
