@@ -115,6 +115,7 @@ _ARGUMENT = {"recall_limit": "recall limit", "recent_n": "get_recent n", "must_k
 
 _ONE_MS = timedelta(milliseconds=1)
 
+
 class _Short(reprlib.Repr):
     """A warning shows the value, but a 400-digit int or a long string only in part."""
 
