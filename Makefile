@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-dev
 # The demo needs the package alone (attrs is its one dependency), not the dev toolchain.
 DEMO_STAMP := $(VENV)/.installed-package
 
-.PHONY: demo test lint test-thorough mutants notebooks docs serve bench venv clean
+.PHONY: demo test lint redis-server test-thorough mutants notebooks docs serve bench venv clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,14 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 
-## make test: lint and type checks, then the whole test suite
-test: lint
+# The tests run their own redis-server on a free localhost port; install Debian's when it is missing.
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  echo "installing redis-server (Debian package) for the RedisStore tests"; \
+	  apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; }
+
+## make test: lint and type checks, then the whole test suite (installs redis-server if missing)
+test: lint redis-server
 	$(PY) -m pytest
 
 ## make test-thorough: the property tests with many more examples

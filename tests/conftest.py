@@ -66,3 +66,28 @@ def pytest_terminal_summary(terminalreporter):
     module = sys.modules.get("test_conformance")
     for line in getattr(module, "SUMMARIES", []):
         terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    """The tests' own redis-server, started once and stopped at the end; skipped only outside CI when not installed."""
+    from support import RedisServer
+
+    try:
+        server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    except FileNotFoundError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("redis-server is not installed here (make test installs it)")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_client(redis_server):
+    """A client of the tests' redis-server, emptied before each test."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushall()
+    return client

@@ -80,3 +80,76 @@ def at_depth(frames: int, function: Callable[[], object]) -> object:
     if frames <= 0:
         return function()
     return at_depth(frames - 1, function)
+
+
+class RedisServer:
+    """A real redis-server of the tests' own: a free localhost port, a throwaway folder, append-only, fsync always.
+
+    Nothing outside 127.0.0.1 and the folder is touched; ``stop`` ends it,
+    ``restart`` stops and starts it on the same port and folder, as a crash
+    and recovery would.
+    """
+
+    def __init__(self, folder) -> None:
+        import shutil
+        import socket
+
+        self.binary = shutil.which("redis-server")
+        if self.binary is None:
+            raise FileNotFoundError("redis-server is not installed (make test installs it)")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.folder = folder
+        self.process = None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        import subprocess
+        import time
+
+        import redis
+
+        self.process = subprocess.Popen(
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.folder),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+                "--protected-mode",
+                "yes",
+                "--daemonize",
+                "no",
+                "--logfile",
+                "redis.log",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        client = redis.Redis.from_url(self.url)
+        for _ in range(200):
+            try:
+                client.ping()
+                return self
+            except redis.exceptions.ConnectionError:
+                time.sleep(0.025)
+        raise RuntimeError(f"redis-server did not start on port {self.port}")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()

@@ -39,6 +39,14 @@ class StoreContract:
         """Put something that is not a memory where the store keeps one; its bytes, or None when impossible."""
         return None
 
+    def snapshot(self, store) -> bytes:
+        """Everything the store keeps, to show that a damaged one was left alone."""
+        return store.path.read_bytes()
+
+    def reopen(self, store):
+        """The same store, opened afresh, as another process would."""
+        return type(store)(store.path)
+
     def test_mw_1_generations_count_saves(self, tmp_path, make, clock):
         """MW-1: each save of a memory stores the next generation, and a fresh memory loads the last one."""
         store = self.make_store(tmp_path)
@@ -100,12 +108,14 @@ class StoreContract:
             pytest.skip("this store cannot be damaged from outside")
         with pytest.raises(sm.DamagedStoreError):
             make(store=store, autosave=True)
-        assert store.path.read_bytes() == damaged
+        with pytest.raises(sm.DamagedStoreError):
+            store.save({"version": 1, "entries": []})
+        assert self.snapshot(store) == damaged
 
     def test_mw_6_processes_autosaving_in_shared_mode_lose_nothing(self, tmp_path, clock):
         """MW-6, MW-5: four writers x 50 autosaved remembers into one store in shared mode end with all 200 entries."""
         store = self.make_store(tmp_path)
-        writers = run_writers(store, workers=4, each=50)
+        writers = run_writers(store, workers=4, each=50, reopen=self.reopen)
         final = sm.create_memory(store=store, limit=10_000)
         assert final.size() == 200 and writers == 4
         assert final.generation == 200
@@ -150,7 +160,7 @@ class StoreContract:
         assert [e.key for e in again.compact().expired] == ["cart"]
 
 
-def run_writers(store, *, workers: int, each: int) -> int:
+def run_writers(store, *, workers: int, each: int, reopen) -> int:
     """``workers`` writers, each autosaving ``each`` remembers into ``store`` in shared mode.
 
     Writers are processes (forked) for stores that live on disk, threads for
@@ -170,7 +180,7 @@ def run_writers(store, *, workers: int, each: int) -> int:
         for thread in threads:
             thread.join()
         return workers
-    codes = in_processes(workers, lambda worker: write(worker, type(store)(store.path)))  # each opens its own store
+    codes = in_processes(workers, lambda worker: write(worker, reopen(store)))  # each opens its own store
     return codes.count(0)
 
 
@@ -218,6 +228,27 @@ class TestSqliteStore(StoreContract):
         store.save = None  # a whole save now would fail loudly
         mem.remember("new", "entry")
         assert [(len(c.upserts), c.deletes, c.working) for c in sent] == [(1, (), None)]
+
+
+class TestRedisStore(StoreContract):
+    """The contract against a real redis-server (RDS-1 .. RDS-3)."""
+
+    @pytest.fixture(autouse=True)
+    def _redis(self, redis_client, redis_server):
+        self.client, self.url = redis_client, redis_server.url
+
+    def make_store(self, tmp_path):
+        return sm.RedisStore(self.client, key=f"user-{tmp_path.name}")
+
+    def reopen(self, store):
+        return sm.RedisStore(url=self.url, key=store.key)
+
+    def damage(self, store):
+        self.client.hset(store.meta_key, mapping={"version": "9", "generation": "1"})
+        return self.snapshot(store)
+
+    def snapshot(self, store):
+        return repr(sorted((key, self.client.dump(key)) for key in self.client.keys("*")))
 
 
 class TestJsonFileStore(StoreContract):

@@ -14,6 +14,7 @@ from .errors import (
     LoadWarning,
     ReentrantCallError,
     SentinelMemoryWarning,
+    StoreConnectionError,
     StoreWarning,
 )
 from .filestore import JsonFileStore
@@ -21,6 +22,7 @@ from .folder import MemoryFolder
 from .jsondata import MAX_DEPTH
 from .memory import CacheMemory, Memory, WorkingMemory, create_memory
 from .options import DEFAULTS, NUMBER_RULES
+from .redisstore import RedisMemories, RedisStore
 from .sqlitestore import SqliteStore
 from .state import MemoryState
 from .stores import MemoryStore, Store
@@ -59,9 +61,12 @@ __all__ = [
     "MemoryFolder",
     "MemoryState",
     "MemoryStore",
+    "RedisMemories",
+    "RedisStore",
     "ReentrantCallError",
     "SentinelMemoryWarning",
     "SqliteStore",
+    "StoreConnectionError",
     "Store",
     "StoreWarning",
     "WorkingMemory",

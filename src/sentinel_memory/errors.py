@@ -13,6 +13,7 @@ __all__ = [
     "LoadWarning",
     "ReentrantCallError",
     "SentinelMemoryWarning",
+    "StoreConnectionError",
     "StoreWarning",
 ]
 
@@ -77,4 +78,12 @@ class IgnoredValueWarning(SentinelMemoryWarning):
     The number rule never clamps and never raises for an option; this warning
     is how a wrong value (``importance="high"``, ``limit=0``, a negative ttl)
     still gets noticed. It names the option, the value and what was used.
+    """
+
+
+class StoreConnectionError(ConnectionError):
+    """A store's server could not be reached: nothing was read or saved, and the memory keeps its state (RDS-5).
+
+    A ``ConnectionError``, so an ``OSError``: retry when the server is back;
+    a reload then gives the last state the server committed.
     """

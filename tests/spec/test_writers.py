@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
@@ -82,19 +84,21 @@ def test_mw_4_incremental_saves_equal_whole_saves(ops, limit):
 
 @given(
     ops=st.lists(st.tuples(st.integers(0, 2), operations.map(lambda o: o[:1]).filter(bool)), max_size=10),
-    kind=st.sampled_from(["json", "sqlite", "memory"]),
+    kind=st.sampled_from(["json", "sqlite", "memory", "redis"]),
 )
-def test_mw_6_shared_memories_in_any_interleaving_lose_nothing(ops, kind):
-    """MW-2, MW-3, MW-5, MW-6: three shared memories on one store, changes interleaved at random, end as one memory doing them all."""
+def test_mw_6_shared_memories_in_any_interleaving_lose_nothing(ops, kind, redis_server):
+    """MW-2, MW-3, MW-5, MW-6, RDS-2, RDS-3: three shared memories on one store, changes interleaved at random, end as one memory doing them all."""
     where = folder()
     try:
         shared_store = sm.MemoryStore()
+        redis_key = where.name
 
         def store():
             return {
                 "json": lambda: sm.JsonFileStore(where / "m.json"),
                 "sqlite": lambda: sm.SqliteStore(where / "m.db"),
                 "memory": lambda: shared_store,
+                "redis": lambda: sm.RedisStore(url=redis_server.url, key=redis_key),
             }[kind]()
 
         writers = [sm.create_memory(store=store(), autosave=True, shared=True, clock=lambda: T0) for _ in range(3)]
@@ -109,16 +113,20 @@ def test_mw_6_shared_memories_in_any_interleaving_lose_nothing(ops, kind):
         shutil.rmtree(where, ignore_errors=True)
 
 
-@given(saves=st.lists(st.integers(0, 1), min_size=1, max_size=8), kind=st.sampled_from(["json", "sqlite", "memory"]))
-def test_mw_3_a_save_succeeds_exactly_when_its_writer_saw_the_last_generation(saves, kind):
-    """MW-1, MW-3: two writers saving in any order: each save succeeds iff that writer last saw the store's generation; else ConflictError and no change."""
+@given(
+    saves=st.lists(st.integers(0, 1), min_size=1, max_size=8),
+    kind=st.sampled_from(["json", "sqlite", "memory", "redis"]),
+)
+def test_mw_3_a_save_succeeds_exactly_when_its_writer_saw_the_last_generation(saves, kind, redis_server):
+    """MW-1, MW-3, RDS-1, RDS-2: two writers saving in any order: each save succeeds iff that writer last saw the store's generation; else ConflictError and no change."""
     where = folder()
     try:
         store = {
-            "json": sm.JsonFileStore(where / "m.json"),
-            "sqlite": sm.SqliteStore(where / "m.db"),
-            "memory": sm.MemoryStore(),
-        }[kind]
+            "json": lambda: sm.JsonFileStore(where / "m.json"),
+            "sqlite": lambda: sm.SqliteStore(where / "m.db"),
+            "memory": sm.MemoryStore,
+            "redis": lambda: sm.RedisStore(url=redis_server.url, key=where.name),
+        }[kind]()
         writers = [sm.create_memory(store=store, clock=lambda: T0) for _ in range(2)]
         stored = 0
         for step, who in enumerate(saves):
@@ -138,3 +146,31 @@ def test_mw_3_a_save_succeeds_exactly_when_its_writer_saw_the_last_generation(sa
                 stored += 1
     finally:
         shutil.rmtree(where, ignore_errors=True)
+
+
+@settings(max_examples=30)
+@given(
+    idle=st.one_of(
+        st.none(),
+        st.integers(60_000, 10**9),
+        st.timedeltas(min_value=datetime.timedelta(minutes=1), max_value=datetime.timedelta(days=400)),
+    )
+)
+def test_rds_4_rds_5_idle_expiry_is_set_on_every_save_or_never(idle, redis_server):
+    """RDS-4, RDS-5: after any save the keys carry the idle ttl (a minute or more here) or none, and a load reads back the last committed state."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    key = f"idle-{uuid.uuid4().hex}"
+    store = sm.RedisStore(client, key=key, idle_ttl=idle)
+    mem = sm.create_memory(store=store, autosave=True, clock=lambda: T0)
+    mem.remember("a", 1, ttl=5)
+    mem.remember("b", 2)
+    ttl = client.pttl(store.meta_key)
+    if idle is None:
+        assert ttl == -1
+    else:
+        expected = idle if isinstance(idle, int) else round(idle / datetime.timedelta(milliseconds=1))
+        assert 0 < ttl <= max(1, expected)
+    assert store.load() == sm.core.to_document(mem.state, generation=mem.generation)
+    client.delete(store.meta_key, store.entries_key)

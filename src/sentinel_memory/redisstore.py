@@ -1,0 +1,313 @@
+"""A store in Redis: one user's memory shared by every app server, with no lost update (RDS-1 .. RDS-5).
+
+Layout (RDS-1). One memory is two Redis hashes under one prefix, whose
+``{...}`` hash tag puts both in the same cluster slot:
+
+* ``<prefix>:{<key>}:entries``: one field per entry key, whose value is the
+  JSON text ``[ord, record]``: the entry as the article's JSON (PER-1) and
+  its place in the saved order (PER-12);
+* ``<prefix>:{<key>}:meta``: ``version``, ``generation``, ``next_ord`` and
+  ``working`` (the working memory as JSON).
+
+Every save is one Lua script, so it is atomic: it compares the generation the
+memory last saw with the one stored and either writes everything or nothing
+(RDS-2). A whole save replaces the entries; an incremental save (MW-4) sets
+the fields of the entries a change wrote and deletes the ones it removed.
+A stale writer gets :class:`~sentinel_memory.errors.ConflictError` and the
+store is untouched, so several app servers autosaving into one user's
+memory with ``shared=True`` lose nothing (RDS-3): ``lock()`` is a Redis
+lock (a lease that expires if its holder dies), and the generation check
+covers the case where a lease ran out while its holder was still writing.
+
+Optional idle expiry (RDS-4): with ``idle_ttl`` every save sets both keys to
+expire after that long without another save, for retention rules about
+inactive users. This is Redis key expiry of the whole memory; the entries'
+own ttls stay the library's rule (EXP-*), untouched by it.
+
+Failures (RDS-5): a lost connection raises
+:class:`~sentinel_memory.errors.StoreConnectionError`; the memory keeps its
+state as for any failed save, and a reload after reconnecting gives the last
+committed state, because a script either ran whole or not at all.
+
+redis-py is an optional dependency: ``pip install sentinel-memory[redis]``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from .document import declared_generation, generation_of, problem, working_record
+from .errors import ConflictError, DamagedStoreError, StoreConnectionError
+from .options import Duration, milliseconds
+from .values import Changes
+
+__all__ = ["RedisMemories", "RedisStore"]
+
+#: RDS-2: a whole save. KEYS: meta, entries. ARGV: expected generation ("" for no check),
+#: new generation, working JSON, idle ms ("0" for none), then field and value pairs.
+_SAVE = """
+local version = redis.call('HGET', KEYS[1], 'version')
+if version and version ~= '1' then return {'damaged', version} end
+local current = tonumber(redis.call('HGET', KEYS[1], 'generation') or '0')
+if ARGV[1] ~= '' and current ~= tonumber(ARGV[1]) then return {'conflict', tostring(current)} end
+redis.call('DEL', KEYS[2])
+local n = 0
+for i = 5, #ARGV, 2 do
+  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+  n = n + 1
+end
+redis.call('HSET', KEYS[1], 'version', '1', 'generation', ARGV[2], 'next_ord', tostring(n), 'working', ARGV[3])
+local idle = tonumber(ARGV[4])
+for _, key in ipairs(KEYS) do
+  if idle > 0 then redis.call('PEXPIRE', key, idle) else redis.call('PERSIST', key) end
+end
+return {'ok', ARGV[2]}
+"""
+
+#: RDS-2, MW-4: an incremental save. KEYS: meta, entries. ARGV: expected generation, new generation,
+#: working JSON ("" to keep it), idle ms, number of deletes, the deleted keys, then key and record pairs.
+_SAVE_CHANGES = """
+local version = redis.call('HGET', KEYS[1], 'version')
+if version and version ~= '1' then return {'damaged', version} end
+local current = tonumber(redis.call('HGET', KEYS[1], 'generation') or '0')
+if current ~= tonumber(ARGV[1]) then return {'conflict', tostring(current)} end
+local deletes = tonumber(ARGV[5])
+for i = 6, 5 + deletes do redis.call('HDEL', KEYS[2], ARGV[i]) end
+local ord = tonumber(redis.call('HGET', KEYS[1], 'next_ord') or '0')
+for i = 6 + deletes, #ARGV, 2 do
+  redis.call('HSET', KEYS[2], ARGV[i], '[' .. ord .. ',' .. ARGV[i + 1] .. ']')
+  ord = ord + 1
+end
+redis.call('HSET', KEYS[1], 'version', '1', 'generation', ARGV[2], 'next_ord', tostring(ord))
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'working', ARGV[3]) end
+local idle = tonumber(ARGV[4])
+for _, key in ipairs(KEYS) do
+  if idle > 0 then redis.call('PEXPIRE', key, idle) else redis.call('PERSIST', key) end
+end
+return {'ok', ARGV[2]}
+"""
+
+_EMPTY_WORKING: dict[str, Any] = {"data": {}, "updatedAt": None}
+
+
+def _redis() -> Any:
+    try:
+        import redis
+    except ImportError:
+        raise ImportError("RedisStore needs redis-py: pip install 'sentinel-memory[redis]'") from None
+    return redis
+
+
+def _dumps(value: Any) -> str:
+    # Strict JSON, as every store writes it: NaN is a ValueError before anything is sent.
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+class RedisStore:
+    """One memory in Redis, shared by every process and machine that opens the same ``key`` (RDS-1 .. RDS-5).
+
+    :param client: a ``redis.Redis`` client (any that returns bytes or str), or
+    :param url: a Redis URL such as ``redis://localhost:6379/0``, instead of a client.
+    :param key: the memory's name, for example one per user; see
+        [`RedisMemories`][sentinel_memory.redisstore.RedisMemories] for ids from the outside world.
+    :param idle_ttl: optional: delete the whole memory after this long
+        without a save (milliseconds or a ``timedelta``).
+    :param prefix: the first part of every Redis key this store uses.
+    :param lock_timeout: seconds a ``lock()`` lease lasts if its holder dies.
+    :raises TypeError: without exactly one of ``client`` and ``url``, or for a key that is not a non-empty str.
+    """
+
+    def __init__(
+        self,
+        client: Any = None,
+        *,
+        url: str | None = None,
+        key: str,
+        idle_ttl: Duration | None = None,
+        prefix: str = "sentinel-memory",
+        lock_timeout: float = 30.0,
+    ) -> None:
+        if (client is None) == (url is None):
+            raise TypeError("RedisStore takes a client or a url, exactly one of them")
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"key must be a non-empty str, got {key!r}")
+        self.client = client if client is not None else _redis().Redis.from_url(url)
+        self.key = key
+        base = f"{prefix}:{{{key}}}"
+        self.meta_key, self.entries_key, self.lock_key = f"{base}:meta", f"{base}:entries", f"{base}:lock"
+        self.idle_ms = 0
+        if idle_ttl is not None:
+            ms = milliseconds(idle_ttl) if isinstance(idle_ttl, datetime.timedelta) else idle_ttl
+            if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0:
+                raise ValueError(f"idle_ttl must be a duration > 0, got {idle_ttl!r}")
+            self.idle_ms = max(1, round(ms))
+        self.lock_timeout = lock_timeout
+        self._save_script = self.client.register_script(_SAVE)
+        self._changes_script = self.client.register_script(_SAVE_CHANGES)
+        self._held = threading.local()
+
+    def __repr__(self) -> str:
+        return f"RedisStore(key={self.key!r})"
+
+    # -- reading -----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _connected(self) -> Iterator[None]:
+        """Turn redis-py's connection failures into one typed error (RDS-5)."""
+        redis = _redis()
+        try:
+            yield
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
+            raise StoreConnectionError(f"{self!r}: Redis is not reachable: {error}") from error
+
+    def load(self) -> dict[str, Any] | None:
+        """The saved document, read in one transaction, or None when this memory was never saved (PER-2)."""
+        with self._connected():
+            pipe = self.client.pipeline(transaction=True)
+            pipe.hgetall(self.meta_key)
+            pipe.hgetall(self.entries_key)
+            meta_raw, entries_raw = pipe.execute()
+        if not meta_raw and not entries_raw:
+            return None
+        meta = {_text(k): _text(v) for k, v in meta_raw.items()}
+        try:
+            if meta.get("version") != "1":
+                raise ValueError(f"holds version {meta.get('version')!r}, not 1")
+            ordered = sorted((json.loads(_text(value)) for value in entries_raw.values()), key=lambda pair: pair[0])
+            document = {
+                "version": 1,
+                "generation": int(meta.get("generation", "0")),
+                "entries": [record for _, record in ordered],
+                "working": json.loads(meta["working"]) if "working" in meta else dict(_EMPTY_WORKING),
+            }
+        except (ValueError, TypeError, KeyError) as error:
+            raise DamagedStoreError(f"is not a memory this store wrote: {error}", repr(self)) from None
+        found = problem(document)
+        if found is not None:
+            raise DamagedStoreError(found, repr(self))
+        return document
+
+    def generation(self) -> int:
+        """The generation the store holds now: 0 when nothing was saved (MW-1)."""
+        with self._connected():
+            version, generation = self.client.hmget(self.meta_key, ["version", "generation"])
+        if version is not None and _text(version) != "1":
+            raise DamagedStoreError(f"holds version {_text(version)!r}, not 1", repr(self))
+        return int(generation) if generation is not None else 0
+
+    # -- writing -----------------------------------------------------------------
+
+    def save(self, document: dict[str, Any]) -> None:
+        """Replace the memory with ``document`` in one atomic script; ConflictError when another writer saved first (RDS-2, MW-3)."""
+        declared = declared_generation(document)
+        pairs: list[str] = []
+        for ord_, record in enumerate(document["entries"]):
+            pairs += [record["key"], _dumps([ord_, record])]
+        args = ["" if declared is None else declared - 1, generation_of(document)]
+        args += [_dumps(document.get("working", _EMPTY_WORKING)), self.idle_ms, *pairs]
+        self._run(self._save_script, args, declared)
+
+    def save_changes(self, changes: Changes) -> None:
+        """Write only what a change touched, in one atomic script, with the same generation check (RDS-2, MW-4)."""
+        working = "" if changes.working is None else _dumps(working_record(changes.working))
+        args: list[Any] = [changes.generation - 1, changes.generation, working, self.idle_ms, len(changes.deletes)]
+        args += list(changes.deletes)
+        for entry in changes.upserts:
+            args += [entry.key, _dumps(entry.to_dict())]
+        self._run(self._changes_script, args, changes.generation)
+
+    def _run(self, script: Any, args: list[Any], declared: int | None) -> None:
+        with self._connected():
+            status, value = script(keys=[self.meta_key, self.entries_key], args=args)
+        if _text(status) == "conflict":
+            raise ConflictError(repr(self), (declared or 0) - 1, int(value))
+        if _text(status) == "damaged":
+            raise DamagedStoreError(f"holds version {_text(value)!r}, not 1; not overwritten", repr(self))
+
+    def preserve(self) -> None:
+        """Keep a copy of the stored document under ``<prefix>:{<key>}:orig:<UTC time>`` before it is overwritten (PER-14)."""
+        document = self.load()
+        if document is None:
+            return
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        with self._connected():
+            self.client.set(f"{self.meta_key[: -len(':meta')]}:orig:{stamp}", _dumps(document), px=self.idle_ms or None)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold this memory exclusively across processes and machines for a read-modify-write (MW-2, RDS-3).
+
+        A Redis lock with a lease of ``lock_timeout`` seconds, so a holder that
+        dies releases it; re-entrant for the thread that holds it.
+        """
+        depth = getattr(self._held, "depth", 0)
+        if depth:
+            self._held.depth = depth + 1
+            try:
+                yield
+            finally:
+                self._held.depth -= 1
+            return
+        with self._connected():
+            lease = self.client.lock(self.lock_key, timeout=self.lock_timeout, thread_local=False)
+            lease.acquire(blocking=True)
+        self._held.depth = 1
+        try:
+            yield
+        finally:
+            self._held.depth = 0
+            with contextlib.suppress(_redis().exceptions.LockError), self._connected():
+                lease.release()  # a lease that ran out was released by Redis already
+
+
+class RedisMemories:
+    """One memory per user or conversation in one Redis, keyed safely from any id (RDS-1, FLD-1).
+
+    The Redis key of a user is derived as a
+    [`MemoryFolder`][sentinel_memory.folder.MemoryFolder] derives a file name:
+    a readable slug and a hash of the whole id, so no id can reach another
+    user's keys.
+
+    :param client: a ``redis.Redis`` client, or
+    :param url: a Redis URL.
+    :param store_options: ``idle_ttl``, ``prefix`` or ``lock_timeout`` for every store.
+    :param options: the ``create_memory`` options every memory gets (``autosave``, ``shared``, ``limit``, ...).
+    """
+
+    def __init__(
+        self, client: Any = None, *, url: str | None = None, store_options: dict[str, Any] | None = None, **options: Any
+    ) -> None:
+        if (client is None) == (url is None):
+            raise TypeError("RedisMemories takes a client or a url, exactly one of them")
+        if "store" in options:
+            raise TypeError("RedisMemories chooses each memory's store; do not pass store=")
+        self.client = client if client is not None else _redis().Redis.from_url(url)
+        self.store_options = dict(store_options or {})
+        self.options = options
+
+    def key_for(self, user_id: str) -> str:
+        """The memory key of ``user_id``: ``<slug>-<hash>`` as FLD-1 derives it."""
+        from .folder import file_name_for
+
+        return file_name_for(user_id).removesuffix(".json")
+
+    def store(self, user_id: str) -> RedisStore:
+        """``user_id``'s store."""
+        return RedisStore(self.client, key=self.key_for(user_id), **self.store_options)
+
+    def open(self, user_id: str, **options: Any) -> Any:
+        """``user_id``'s memory, loaded from Redis, with these options over the shared ones."""
+        from .memory import create_memory
+
+        if "store" in options:
+            raise TypeError("RedisMemories chooses each memory's store; do not pass store=")
+        return create_memory(store=self.store(user_id), **{**self.options, **options})
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
