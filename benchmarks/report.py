@@ -341,8 +341,12 @@ def main() -> None:
         *[("load through JsonFileStore", key("load", "seven", n)) for n in (1_000, 100_000)],
         *[
             (f"autosaved remember, {store}", key("autosave", "seven", n, store=store))
-            for store in ("json", "sqlite")
+            for store in ("json", "sqlite", "redis")
             for n in (1_000, 10_000, 100_000)
+        ],
+        *[
+            ("reload from Redis, then get_context (budget 4,000)", key("redis context", "seven", n, store="redis"))
+            for n in (1_000, 10_000)
         ],
         *[
             (f"load into a new memory, {store}", key("store load", "seven", 100_000, store=store))

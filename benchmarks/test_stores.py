@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from workload import NOW, make_state
 
-from sentinel_memory import JsonFileStore, SqliteStore, core, create_memory
+from sentinel_memory import JsonFileStore, RedisStore, SqliteStore, core, create_memory
 
 SIZES = [1_000, 10_000, 100_000]
 
@@ -68,3 +68,43 @@ def test_store_load(benchmark, kind):
     benchmark.extra_info.update(kind="store load", shape="seven", n=100_000, store=kind)
     mem = benchmark.pedantic(lambda: create_memory(store=store_type(path), limit=200_000), rounds=3)
     assert mem.size() == 100_000
+
+
+REDIS_SIZES = [1_000, 10_000]
+
+
+@functools.cache
+def saved_in_redis(url: str, n: int, purpose: str) -> str:
+    """A memory of ``n`` entries in Redis under a key of its own (built once per run); its key."""
+    key = f"bench-{n}-{purpose}"
+    RedisStore(url=url, key=key).save(core.to_document(make_state(n, limit=n + 10_000), generation=1))
+    return key
+
+
+@pytest.mark.parametrize("n", REDIS_SIZES)
+def test_redis_autosaved_remember(benchmark, redis_server, n):
+    """One autosaved remember into a memory of n entries kept in Redis on localhost (RDS-2: one script, one field)."""
+    key = saved_in_redis(redis_server.url, n, "remember")
+    mem = create_memory(
+        store=RedisStore(url=redis_server.url, key=key), autosave=True, limit=n + 10_000, clock=lambda: NOW
+    )
+    keys = (f"new:{i}" for i in itertools.count())
+    benchmark.extra_info.update(kind="autosave", shape="seven", n=n, store="redis")
+    benchmark.pedantic(
+        lambda: mem.remember(next(keys), "the user asked about the refund", importance=0.5), rounds=30, warmup_rounds=1
+    )
+    assert mem.size() > n
+
+
+@pytest.mark.parametrize("n", REDIS_SIZES)
+def test_redis_context_after_reload(benchmark, redis_server, n):
+    """What a stateless app server does per message: load the user's memory from Redis, then get_context (budget 4,000)."""
+    key = saved_in_redis(redis_server.url, n, "context")
+    store = RedisStore(url=redis_server.url, key=key)
+
+    def reload_and_context():
+        return create_memory(store=store, limit=n + 10_000, clock=lambda: NOW).get_context(token_budget=4_000)
+
+    benchmark.extra_info.update(kind="redis context", shape="seven", n=n, store="redis")
+    ctx = benchmark.pedantic(reload_and_context, rounds=10 if n == 10_000 else 30, warmup_rounds=1)
+    assert ctx.tokens <= 4_000

@@ -382,3 +382,13 @@ def test_this_library_agrees_with_every_vector_in_process():
         if compare.first_difference(vectors.answer_of(case), backend.run_case(vectors.request_of(case)))
     ]
     assert wrong == []
+
+
+def test_the_whole_suite_passes_with_redis_in_the_loop(redis_server):
+    """RDS-2: every vector passes when each case's memory is kept in a RedisStore on the tests' redis-server (serve --store)."""
+    started = time.perf_counter()
+    result = cli("run", "--backend", f"{SERVE} --store {redis_server.url}", "--quiet")
+    summary = result.stdout.strip().splitlines()[-1]
+    SUMMARIES.append(f"conformance (serve --store redis, {time.perf_counter() - started:.1f} s): {summary}")
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert summary == f"{len(all_cases())} passed, 0 failed, 0 skipped, 0 errored"

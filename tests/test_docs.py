@@ -15,9 +15,12 @@ PAGES = sorted([ROOT / "README.md", *(p for p in (ROOT / "docs").rglob("*.md") i
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_python_block_runs(page, tmp_path, monkeypatch):
+def test_every_python_block_runs(page, tmp_path, monkeypatch, request):
     """Each page's Python blocks run in order, sharing names, in an empty folder; their asserts hold."""
     monkeypatch.chdir(tmp_path)
+    if "REDIS_URL" in page.read_text(encoding="utf-8"):  # the Many app servers recipe runs against the tests' Redis
+        monkeypatch.setenv("REDIS_URL", request.getfixturevalue("redis_server").url)
+        request.getfixturevalue("redis_client")
     check_md_file(page, memory=True)
 
 

@@ -197,3 +197,11 @@ def test_redis_is_an_optional_dependency():
         == "False"
     )
     assert redis.__version__
+
+
+def test_rds_2_a_first_incremental_save_holds_what_a_whole_save_holds(redis_client):
+    """RDS-2, MW-4: the first autosave into an empty Redis memory (sent as changes) loads as the whole document would."""
+    store = sm.RedisStore(redis_client, key="first")
+    mem = sm.create_memory(store=store, autosave=True, clock=lambda: T0)
+    mem.remember("a", 1)
+    assert store.load() == sm.core.to_document(mem.state, generation=mem.generation)

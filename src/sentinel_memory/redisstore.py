@@ -84,7 +84,11 @@ for i = 6 + deletes, #ARGV, 2 do
   ord = ord + 1
 end
 redis.call('HSET', KEYS[1], 'version', '1', 'generation', ARGV[2], 'next_ord', tostring(ord))
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'working', ARGV[3]) end
+if ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], 'working', ARGV[3])
+elseif redis.call('HEXISTS', KEYS[1], 'working') == 0 then
+  redis.call('HSET', KEYS[1], 'working', '{"data":{},"updatedAt":null}')  -- a first save: what a whole save holds
+end
 local idle = tonumber(ARGV[4])
 for _, key in ipairs(KEYS) do
   if idle > 0 then redis.call('PEXPIRE', key, idle) else redis.call('PERSIST', key) end
@@ -179,12 +183,12 @@ class RedisStore:
             if meta.get("version") != "1":
                 raise ValueError(f"holds version {meta.get('version')!r}, not 1")
             ordered = sorted((json.loads(_text(value)) for value in entries_raw.values()), key=lambda pair: pair[0])
-            document = {
-                "version": 1,
-                "generation": int(meta.get("generation", "0")),
-                "entries": [record for _, record in ordered],
-                "working": json.loads(meta["working"]) if "working" in meta else dict(_EMPTY_WORKING),
-            }
+            document: dict[str, Any] = {"version": 1}
+            if "generation" in meta:  # every save writes both; a document put there by other means may lack them
+                document["generation"] = int(meta["generation"])
+            document["entries"] = [record for _, record in ordered]
+            if "working" in meta:
+                document["working"] = json.loads(meta["working"])
         except (ValueError, TypeError, KeyError) as error:
             raise DamagedStoreError(f"is not a memory this store wrote: {error}", repr(self)) from None
         found = problem(document)

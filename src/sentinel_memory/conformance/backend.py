@@ -14,7 +14,9 @@ a port can build the same ones.
 from __future__ import annotations
 
 import inspect
+import itertools
 import json
+import os
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
@@ -105,6 +107,10 @@ class ProtocolStore:
         # A damaged text raises, as a damaged file does: a save never overwrites damage unseen.
         return generation_of(self.load())
 
+    def put(self, raw: bytes | None) -> None:
+        """Hold ``raw`` (None: nothing), put there behind the memory's back as another writer would."""
+        self.raw = raw
+
     def held(self) -> Any:
         """What the store holds: its JSON value, None when nothing, ``{"$text": ...}`` when it is not JSON."""
         if self.raw is None:
@@ -113,6 +119,99 @@ class ProtocolStore:
             return json.loads(self.raw)
         except ValueError:
             return {"$text": self.raw.decode("utf-8", "surrogatepass")}
+
+    def close(self) -> None:
+        """Nothing to release for a store in this process."""
+
+
+class RedisProtocolStore(ProtocolStore):
+    """The protocol store with a [`RedisStore`][sentinel_memory.redisstore.RedisStore] in the loop (``serve --store URL``).
+
+    Every document the Redis layout can hold lives in Redis: what the memory
+    saves (whole or incrementally, with Redis's own generation check) and
+    every valid document a case puts there, which the memory then loads from
+    Redis. What the layout cannot hold, because it is not a memory document
+    at all (damaged text, an unknown version) or because its entries cannot
+    be fields of one hash (an entry that is not an object, a key that is not a
+    string, a key twice), is held beside Redis as the text a file would hold,
+    so those cases still check the library's reading rules.
+    """
+
+    def __init__(self, url: str, key: str) -> None:
+        super().__init__()
+        from ..redisstore import RedisStore
+
+        self.redis = RedisStore(url=url, key=key)
+
+    def __repr__(self) -> str:
+        return "<the protocol store in Redis>"
+
+    def put(self, raw: bytes | None) -> None:
+        self.close()
+        self.raw = None
+        if raw is None:
+            return
+        document = _as_redis_document(raw)
+        if document is None:
+            self.raw = raw
+        else:
+            _write_as_is(self.redis, document)
+
+    def load(self) -> dict[str, Any] | None:
+        return super().load() if self.raw is not None else self.redis.load()
+
+    def save(self, document: dict[str, Any]) -> None:
+        if self.raw is not None:
+            check_generation(self, declared_generation(document), super().generation())
+            self.raw = None
+            _write_as_is(self.redis, document)
+        else:
+            self.redis.save(document)
+
+    def save_changes(self, changes: Any) -> None:
+        # Only a memory in step with the store sends changes, and content held beside Redis always loses entries.
+        assert self.raw is None, "a memory cannot be in step with content Redis does not hold"
+        self.redis.save_changes(changes)
+
+    def generation(self) -> int:
+        return super().generation() if self.raw is not None else self.redis.generation()
+
+    def held(self) -> Any:
+        return super().held() if self.raw is not None else self.redis.load()
+
+    def close(self) -> None:
+        self.redis.client.delete(self.redis.meta_key, self.redis.entries_key)
+
+
+def _as_redis_document(raw: bytes) -> dict[str, Any] | None:
+    """The document in ``raw`` when the Redis layout can hold it as it is, else None."""
+    try:
+        document = loads(raw, "the protocol store")
+    except DamagedStoreError:
+        return None
+    if problem(document) is not None:
+        return None
+    entries = document["entries"]
+    keys = [entry.get("key") if isinstance(entry, dict) else None for entry in entries]
+    if not all(isinstance(key, str) for key in keys) or len(set(keys)) != len(keys):
+        return None
+    return document
+
+
+def _write_as_is(store: Any, document: dict[str, Any]) -> None:
+    """Write ``document`` into the Redis layout exactly as it is, fields it lacks left out (RDS-1)."""
+    client = store.client
+    pipe = client.pipeline(transaction=True)
+    pipe.delete(store.meta_key, store.entries_key)
+    for ord_, record in enumerate(document["entries"]):
+        pipe.hset(store.entries_key, record["key"], json.dumps([ord_, record], ensure_ascii=False, allow_nan=False))
+    meta = {"version": "1", "next_ord": str(len(document["entries"]))}
+    if "generation" in document:
+        meta["generation"] = str(document["generation"])
+    if "working" in document:
+        meta["working"] = json.dumps(document["working"], ensure_ascii=False, allow_nan=False)
+    pipe.hset(store.meta_key, mapping=meta)
+    pipe.execute()
 
 
 def _named(table: Mapping[str, Any], kind: str, name: object) -> Any:
@@ -126,13 +225,13 @@ def _named(table: Mapping[str, Any], kind: str, name: object) -> Any:
 class Session:
     """One case: a memory, the time its clock reads, and what ``on_evict`` received."""
 
-    def __init__(self, config: Mapping[str, Any]) -> None:
+    def __init__(self, config: Mapping[str, Any], store: ProtocolStore | None = None) -> None:
         unknown = set(config) - set(CONFIG_KEYS)
         if unknown:
             raise Unsupported(f"unknown config keys {sorted(unknown)}")
         self.now: Any = 0
         self.evicted: list[Compaction] = []
-        self.store = ProtocolStore()
+        self.store = store if store is not None else ProtocolStore()
         options = {
             name: wire.decode(config[name])
             for name in ("limit", "recency_window", "working_ttl", "cache_ttl")
@@ -252,13 +351,13 @@ class Session:
     def _put(self, document: Any, text: Any, missing: Any) -> None:
         """Replace what the store holds, behind the memory's back, as another writer would."""
         if missing is True:
-            self.store.raw = None
+            self.store.put(None)
         elif text is not None:
             if not isinstance(text, str):
                 raise Unsupported("text must be a string")
-            self.store.raw = text.encode("utf-8", "surrogatepass")
+            self.store.put(text.encode("utf-8", "surrogatepass"))
         elif document is not ...:
-            self.store.raw = json.dumps(document, ensure_ascii=False, allow_nan=False).encode("utf-8", "surrogatepass")
+            self.store.put(json.dumps(document, ensure_ascii=False, allow_nan=False).encode("utf-8", "surrogatepass"))
 
     def op_stored(self, document: Any = ..., text: Any = None, missing: Any = False) -> Any:
         self._put(document, text, missing)
@@ -297,9 +396,9 @@ def _answer(run: Callable[[], Any]) -> dict[str, Any]:
         return {"error": code}
 
 
-def start(config: Mapping[str, Any]) -> Session | str:
-    """A session for ``config``, or the error code when the config is refused."""
-    created = _answer(lambda: Session(config))
+def start(config: Mapping[str, Any], store: ProtocolStore | None = None) -> Session | str:
+    """A session for ``config`` on ``store`` (default: a fresh one in this process), or the code when the config is refused."""
+    created = _answer(lambda: Session(config, store))
     session: Session | str = created["ok"] if "ok" in created else created["error"]
     return session
 
@@ -311,12 +410,16 @@ def answer_step(session: Session, step: Mapping[str, Any]) -> dict[str, Any]:
     return _answer(lambda: session.step(str(step.get("op")), args))
 
 
-def run_case(case: Mapping[str, Any]) -> dict[str, Any]:
+def run_case(case: Mapping[str, Any], store: ProtocolStore | None = None) -> dict[str, Any]:
     """The answer to one case: ``{"id", "results"}``, or ``{"id", "error"}`` when its config is refused."""
-    session = start(case.get("config") or {})
-    if isinstance(session, str):
-        return {"id": case.get("id"), "error": session}
-    return {"id": case.get("id"), "results": [answer_step(session, step) for step in case.get("steps", [])]}
+    try:
+        session = start(case.get("config") or {}, store)
+        if isinstance(session, str):
+            return {"id": case.get("id"), "error": session}
+        return {"id": case.get("id"), "results": [answer_step(session, step) for step in case.get("steps", [])]}
+    finally:
+        if store is not None:
+            store.close()
 
 
 def handshake() -> dict[str, Any]:
@@ -330,13 +433,21 @@ def _lines(stream: IO[str]) -> Iterator[str]:
             yield line
 
 
-def serve(source: IO[str], sink: IO[str]) -> None:
-    """Answer the handshake and then every case read from ``source``, one JSON line each, until it ends."""
+def serve(source: IO[str], sink: IO[str], *, redis_url: str | None = None) -> None:
+    """Answer the handshake and then every case read from ``source``, one JSON line each, until it ends.
+
+    With ``redis_url`` every case's store is a [`RedisStore`][sentinel_memory.redisstore.RedisStore]
+    under a key of its own on that server, deleted when the case ends.
+    """
+    cases = itertools.count()
     for line in _lines(source):
         request = json.loads(line)
         if request.get("op") == "start":
             answer = handshake() if request.get("protocol") == PROTOCOL else {"error": "E_UNSUPPORTED"}
         else:
-            answer = run_case(request)
+            store = None
+            if redis_url is not None:
+                store = RedisProtocolStore(redis_url, f"conformance-{os.getpid()}-{next(cases)}")
+            answer = run_case(request, store)
         sink.write(json.dumps(answer, ensure_ascii=True, allow_nan=False) + "\n")
         sink.flush()

@@ -75,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
 
     serve_ = commands.add_parser("serve", help="this library as a protocol backend on stdin/stdout")
     serve_.add_argument("--bug", choices=sorted(BUGS), help="break the library on purpose (to test the suite)")
+    serve_.add_argument("--store", metavar="REDIS_URL", help="keep every case's memory in this Redis (RedisStore in the loop)")
 
     folder(commands.add_parser("dump", help="print every vector as one JSON document"))
 
@@ -170,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             apply(options.bug)
         if isinstance(sys.stdout, io.TextIOWrapper):
             sys.stdout.reconfigure(encoding="utf-8")
-        serve(sys.stdin, sys.stdout)
+        serve(sys.stdin, sys.stdout, redis_url=options.store)
         return 0
     if options.command == "dump":
         return _dump(options)
