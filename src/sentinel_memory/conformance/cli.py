@@ -75,7 +75,9 @@ def _parser() -> argparse.ArgumentParser:
 
     serve_ = commands.add_parser("serve", help="this library as a protocol backend on stdin/stdout")
     serve_.add_argument("--bug", choices=sorted(BUGS), help="break the library on purpose (to test the suite)")
-    serve_.add_argument("--store", metavar="REDIS_URL", help="keep every case's memory in this Redis (RedisStore in the loop)")
+    serve_.add_argument(
+        "--store", metavar="REDIS_URL", help="keep every case's memory in this Redis (RedisStore in the loop)"
+    )
 
     folder(commands.add_parser("dump", help="print every vector as one JSON document"))
 
