@@ -411,20 +411,34 @@ PACKAGE = Path(sm.__file__).parent
 STDLIB = set(sys.stdlib_module_names)
 
 
-@pytest.mark.parametrize("module", sorted(p.name for p in PACKAGE.glob("*.py")))
-def test_dep_1_modules_import_only_stdlib_and_attrs(module):
-    """DEP-1: every module of the package imports only the standard library, attrs, or the package itself."""
-    tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
+#: Optional extras a module may import, but only inside a function, so importing the package never needs them.
+OPTIONAL = {"redis"}
+
+
+def _imports(tree: ast.AST) -> list[tuple[str, bool]]:
+    """Every absolute import in ``tree``, and whether it sits inside a function."""
+    found = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            names = [] if node.level else [node.module or ""]
-        else:
-            continue
-        for name in names:
-            top = name.split(".")[0]
-            assert top in STDLIB or top == "attrs", f"{module} imports {name}"
+            found.extend((alias.name, in_function) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.append((node.module or "", in_function))
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    visit(tree, False)
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")))
+def test_dep_1_modules_import_only_stdlib_and_attrs(module):
+    """DEP-1: every module imports only the standard library, attrs or the package; an optional extra (redis) only inside a function."""
+    tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
+    for name, in_function in _imports(tree):
+        top = name.split(".")[0]
+        allowed = top in STDLIB or top == "attrs" or (in_function and top in OPTIONAL)
+        assert allowed, f"{module} imports {name}" + ("" if in_function else " at module level")
 
 
 @given(
