@@ -1,4 +1,4 @@
-"""Shared fixtures: a fake clock and memories built on it."""
+"""Shared fixtures: a fake clock and memories built on it, and the tests' own redis-server."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 import sentinel_memory as sm
-from support import FakeClock
+from support import FakeClock, redis_server  # noqa: F401 - a fixture, shared with the benchmarks
 
 # The property tests run in every `make test` with the "fast" profile, which
 # keeps the whole suite well under three minutes on two cores;
@@ -68,23 +68,8 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(line)
 
 
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory):
-    """The tests' own redis-server, started once and stopped at the end; skipped only outside CI when not installed."""
-    from support import RedisServer
-
-    try:
-        server = RedisServer(tmp_path_factory.mktemp("redis")).start()
-    except FileNotFoundError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip("redis-server is not installed here (make test installs it)")
-    yield server
-    server.stop()
-
-
 @pytest.fixture
-def redis_client(redis_server):
+def redis_client(redis_server):  # noqa: F811 - the imported fixture, requested by name
     """A client of the tests' redis-server, emptied before each test."""
     import redis
 

@@ -6,6 +6,8 @@ import os
 import sys
 from collections.abc import Callable
 
+import pytest
+
 import sentinel_memory as sm
 
 MINUTE = 60_000
@@ -153,3 +155,16 @@ class RedisServer:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    """The tests' own redis-server, started once and stopped at the end; skipped only outside CI when not installed."""
+    try:
+        server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    except FileNotFoundError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("redis-server is not installed here (make test installs it)")
+    yield server
+    server.stop()
