@@ -189,9 +189,20 @@ def test_the_whole_suite_passes_through_serve_as_a_subprocess():
     assert int(summary.split()[0]) == len(all_cases())
 
 
+#: For each deliberate bug, a case that pins the very rule it breaks, and the step where it shows.
+CAUGHT_BY = {
+    "expiry-gt": ("article-cart-note", 4),
+    "ties-older": ("entries-ties-fixed-clock-recent", 6),
+    "estimate-code-points": ("text-estimate-emoji-five", 2),
+    "importance-clamped": ("numbers-importance-fraction", 1),
+    "budget-per-entry": ("article-refund-estimate", 5),
+}
+
+
 @pytest.mark.parametrize("bug", sorted(bugs.BUGS))
 def test_each_deliberate_bug_fails_the_run_with_a_diff(bug, tmp_path):
     """A backend with one injected bug fails the run, and the report names a case, a step, the op, expected and got."""
+    assert set(CAUGHT_BY) == set(bugs.BUGS)
     report = tmp_path / "report.json"
     result = cli("run", "--backend", f"{SERVE} --bug {bug}", "--quiet", "--json", str(report))
     assert result.returncode == 1
@@ -200,8 +211,11 @@ def test_each_deliberate_bug_fails_the_run_with_a_diff(bug, tmp_path):
         result.stdout,
         re.MULTILINE,
     )
-    summary = json.loads(report.read_text(encoding="utf-8"))["summary"]
-    assert summary["failed"] > 0 and summary["errored"] == 0
+    content = json.loads(report.read_text(encoding="utf-8"))
+    assert content["summary"]["failed"] > 0 and content["summary"]["errored"] == 0
+    case, step = CAUGHT_BY[bug]
+    failed = {outcome["id"]: outcome for outcome in content["cases"] if outcome["status"] == "failed"}
+    assert failed[case]["step"] == step and "error" not in failed[case]["got"]  # a wrong result, not a crash
 
 
 def test_a_listed_expected_failure_is_not_a_failure(tmp_path):

@@ -66,10 +66,10 @@ def _estimate_counts_code_points() -> None:
 def _importance_clamped() -> None:
     """An out-of-range importance is clamped into [0, 1] instead of defaulted (against NUM-1)."""
 
-    def clamping(name: str, value: object, *default: Any) -> Any:
+    def clamping(name: str, value: object, *default: Any, **how: Any) -> Any:
         if name == "importance" and isinstance(value, (int, float)) and is_number(value) and math.isfinite(value):
             return min(1.0, max(0.0, float(value)))
-        return number_option(name, value, *default)
+        return number_option(name, value, *default, **how)
 
     _replace(core, "number_option", clamping)
 
