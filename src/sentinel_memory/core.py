@@ -259,6 +259,13 @@ def _turn_number(key: str) -> int:
     return int(found.group(1)) if found else 0
 
 
+def _largest_turn(keys: Iterable[str]) -> int:
+    """The largest N of the ``chat:N`` keys among ``keys``, or 0 (ENT-16); a load asks this of every key."""
+    fullmatch = TURN_KEY.fullmatch
+    found = [fullmatch(key) for key in keys if key.startswith("chat:")]
+    return max((int(match.group(1)) for match in found if match), default=0)
+
+
 def add_turn(
     state: MemoryState,
     role: str,
@@ -740,7 +747,7 @@ def from_document(
         _with_entries(state, Table(entries), Index.of(entries)),
         working=working,
         next_seq=state.next_seq + len(entries),
-        turns=max([state.turns, *(_turn_number(entry.key) for entry in entries)]),
+        turns=max(state.turns, _largest_turn(entry.key for entry in entries)),
     )
     dropped = Compaction()
     if len(entries) > state.config.limit:
