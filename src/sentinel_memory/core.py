@@ -261,9 +261,7 @@ def _turn_number(key: str) -> int:
 
 def _largest_turn(keys: Iterable[str]) -> int:
     """The largest N of the ``chat:N`` keys among ``keys``, or 0 (ENT-16); a load asks this of every key."""
-    fullmatch = TURN_KEY.fullmatch
-    found = [fullmatch(key) for key in keys if key.startswith("chat:")]
-    return max((int(match.group(1)) for match in found if match), default=0)
+    return max((_turn_number(key) for key in keys if key.startswith("chat:")), default=0)
 
 
 def add_turn(

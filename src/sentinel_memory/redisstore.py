@@ -209,9 +209,7 @@ class RedisStore:
     def save(self, document: dict[str, Any]) -> None:
         """Replace the memory with ``document`` in one atomic script; ConflictError when another writer saved first (RDS-2, MW-3)."""
         declared = declared_generation(document)
-        pairs: list[str] = []
-        for ord_, record in enumerate(document["entries"]):
-            pairs += [record["key"], _dumps([ord_, record])]
+        pairs = [part for pair in entry_fields(document["entries"]) for part in pair]
         args = ["" if declared is None else declared - 1, generation_of(document)]
         args += [_dumps(document.get("working", _EMPTY_WORKING)), self.idle_ms, *pairs]
         self._run(self._save_script, args, declared)
@@ -311,6 +309,11 @@ class RedisMemories:
         if "store" in options:
             raise TypeError("RedisMemories chooses each memory's store; do not pass store=")
         return create_memory(store=self.store(user_id), **{**self.options, **options})
+
+
+def entry_fields(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The entries hash of a document: each record's key and the JSON ``[ord, record]`` (RDS-1)."""
+    return [(record["key"], _dumps([ord_, record])) for ord_, record in enumerate(records)]
 
 
 def _text(value: Any) -> str:

@@ -27,6 +27,7 @@ from ..errors import ConflictError, DamagedStoreError
 from ..jsontext import dumps, loads
 from ..lexical import words
 from ..memory import Memory, create_memory
+from ..redisstore import RedisStore, entry_fields
 from ..tokens import Tokenizer, additive, estimate_tokens, upper_bound_tokens, utf16_len
 from ..values import Compaction, Entry
 from . import OPTIONAL_GROUPS, PROTOCOL, REQUIRED_GROUPS, wire
@@ -139,8 +140,6 @@ class RedisProtocolStore(ProtocolStore):
 
     def __init__(self, url: str, key: str) -> None:
         super().__init__()
-        from ..redisstore import RedisStore
-
         self.redis = RedisStore(url=url, key=key)
 
     def __repr__(self) -> str:
@@ -200,11 +199,12 @@ def _as_redis_document(raw: bytes) -> dict[str, Any] | None:
 
 def _write_as_is(store: Any, document: dict[str, Any]) -> None:
     """Write ``document`` into the Redis layout exactly as it is, fields it lacks left out (RDS-1)."""
+
     client = store.client
     pipe = client.pipeline(transaction=True)
     pipe.delete(store.meta_key, store.entries_key)
-    for ord_, record in enumerate(document["entries"]):
-        pipe.hset(store.entries_key, record["key"], json.dumps([ord_, record], ensure_ascii=False, allow_nan=False))
+    for key, value in entry_fields(document["entries"]):
+        pipe.hset(store.entries_key, key, value)
     meta = {"version": "1", "next_ord": str(len(document["entries"]))}
     if "generation" in document:
         meta["generation"] = str(document["generation"])
