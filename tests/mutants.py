@@ -93,8 +93,8 @@ MUTANTS = [
     Mutant(
         "recall ties go to the older entry",
         "lexical.py",
-        "item = (weight + bonus, updated_at, entry.seq, entry)",
-        "item = (weight + bonus, -updated_at, -entry.seq, entry)",
+        "order = sorted(sorted(range(len(held)), key=ages.__getitem__), key=scores.__getitem__)",
+        "order = sorted(sorted(range(len(held)), key=ages.__getitem__, reverse=True), key=scores.__getitem__)",
     ),
     Mutant(
         "working memory never goes idle",
@@ -129,8 +129,8 @@ MUTANTS = [
     Mutant(
         "recall stops early without the freshness bound",
         "lexical.py",
-        "if best_weight + bonus < worst:",
-        "if best_weight < worst:",
+        "if share * top_weight + bonus < worst:",
+        "if share * top_weight < worst:",
     ),
     Mutant(
         "the quick eviction looks at the lowest importance only",
@@ -146,15 +146,27 @@ MUTANTS = [
     ),
     Mutant(
         "recall's bound counts one reachable query word",
-        "core.py",
-        "return sum(1 for word in query_words if word in held)",
-        "return min(1, sum(1 for word in query_words if word in held))",
+        "lexical.py",
+        "    reach = len(reachable)",
+        "    reach = min(1, len(reachable))",
     ),
     Mutant(
         "the walk past the start drops lines that fill the room exactly",
         "prompt.py",
         "fitting = [entry for entry in oldest_first() if entry.seq not in seen and size_of(entry) + gap <= room]",
         "fitting = [entry for entry in oldest_first() if entry.seq not in seen and size_of(entry) + gap < room]",
+    ),
+    Mutant(
+        "the holders of a word keep an entry that left",
+        "index.py",
+        "                    leaving.setdefault(word, []).append(entry.seq)",
+        "                    pass",
+    ),
+    Mutant(
+        "the search by holders scores expired entries",
+        "lexical.py",
+        "        for seq in counts.keys() & left_out:",
+        "        for seq in ():",
     ),
     # The spec's blind spots, one class each: behaviours the mutants above left unpinned.
     Mutant(

@@ -208,16 +208,18 @@ def random_state(rng: random.Random):
     return state, now + rng.choice([0, 5, 10, 100_000, 7_200_000])
 
 
-def test_ctx_4_seeded_random_memories_respect_the_budget():
-    """CTX-2, CTX-4, CTX-6: 200 seeded random memories x 3 tokenizers: within budget, exact count, sizes add up."""
+@pytest.mark.parametrize("search", ["holders", "walk"])
+def test_ctx_4_seeded_random_memories_respect_the_budget(search):
+    """CTX-1, CTX-2, CTX-4, CTX-6: 200 seeded random memories x 3 tokenizers, by either search: the reference fill, within budget, exact count."""
     rng = random.Random(20261202)
     for _ in range(200):
         state, now = random_state(rng)
         budget = rng.choice([0, 1, 5, 20, 60, 400])
-        query = rng.choice([None, "", "refund status", "peanut", "xyz"])
+        query = rng.choice([None, "", "refund status", "peanut", "xyz", "refund cart peanut name"])
         for tokenizer in TOKENIZERS:
             try:
-                ctx = core.context(state, now=now, token_budget=budget, query=query, tokenizer=tokenizer)
+                with mock.patch.object(core, "_by_holders", lambda stored, limit: search == "holders"):
+                    ctx = core.context(state, now=now, token_budget=budget, query=query, tokenizer=tokenizer)
             except ValueError:
                 assert tokenizer("") > budget
                 continue

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+import sentinel_memory as sm
+from sentinel_memory import core
 from sentinel_memory.lexical import words
 from support import DAY
 
@@ -114,3 +116,24 @@ def test_rec_1_a_ligature_does_not_match_plain_letters(mem):
     mem.remember("wide", "\uff23\uff21\uff32\uff34 items")
     assert keys(mem.recall("file")) == [] and keys(mem.recall("cart")) == []
     assert keys(mem.recall("\ufb01le")) == ["doc"] and keys(mem.recall("\uff43\uff41\uff52\uff54")) == ["wide"]
+
+
+def test_rec_1_the_holders_of_a_word_stay_exact_through_small_and_mass_changes():
+    """REC-1: the entries holding a word, once worked out, follow every remember, forget and mass expiry exactly."""
+    state = sm.MemoryState(config=sm.Config(limit=500))
+    for i in range(300):
+        words_ = "refund status" if i % 3 == 0 else "cart"
+        state, _ = core.remember(state, f"k{i}", f"{words_} {i}", now=i, ttl=1_000 if i % 2 else None)
+
+    def truth(state, word):
+        return {e.seq: e for e in state.entries.values() if word in e.words}
+
+    assert dict(state.index.holders("refund")) == truth(state, "refund")
+    state, _ = core.remember(state, "k3", "cart only now", now=300)  # an overwrite moves k3 out of "refund"
+    state, _ = core.forget(state, "k6", now=300)
+    assert dict(state.index.holders("refund")) == truth(state, "refund")
+    assert dict(state.index.holders("cart")) == truth(state, "cart")
+    state, dropped = core.compact(state, now=1_200)  # 100 of them expire at once: a mass change
+    assert len(dropped.expired) > 64
+    assert dict(state.index.holders("refund")) == truth(state, "refund")
+    assert dict(state.index.holders("status")) == truth(state, "status")

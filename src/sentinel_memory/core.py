@@ -72,7 +72,7 @@ from . import document as _document
 from .expiry import deadline, is_past
 from .index import Index
 from .jsondata import copy_json
-from .lexical import best_matches, words
+from .lexical import best_holders, best_matches, words
 from .options import Duration, is_number, number_option, require_callable
 from .prompt import fill, render_default
 from .retention import by_retention
@@ -443,30 +443,43 @@ def _matches(
 ) -> list[tuple[float, Entry]]:
     """The best ``limit`` live entries sharing a query word, best first (REC-2, REC-3).
 
-    ``best_matches`` walks the index by
-    importance; a query word no stored entry holds cannot raise any score.
-    With ``among``, only those live entries are looked at.
+    A query word no stored entry holds cannot raise any score. In a store
+    that is small for the ``limit`` (a context's ranking), every entry
+    holding a query word is scored (``best_holders``); otherwise
+    ``best_matches`` walks the index by importance and stops early. With
+    ``among``, only those live entries are looked at.
     """
-    index = state.index
-    if among is None:
-        expired = index.expired_seqs(now)
-
-        def walk(below: float | None) -> Iterator[Entry]:
-            return index.by_importance_desc(now, below, expired=expired)
-
-    else:
+    index, window = state.index, state.config.recency_window
+    reachable = _reachable(index, query_words)
+    if among is not None:
         ordered = sorted(among, key=by_importance, reverse=True)  # by importance, each newest first
 
-        def walk(below: float | None) -> Iterator[Entry]:
+        def walk_among(below: float | None) -> Iterator[Entry]:
             return iter(ordered) if below is None else (e for e in ordered if e.importance < below)
 
-    return best_matches(walk, query_words, _reach(index, query_words), now, state.config.recency_window, limit)
+        return best_matches(walk_among, query_words, reachable, now, window, limit, seq_is_age=index.in_order)
+    expired = index.expired_seqs(now)
+    if _by_holders(len(state.entries), limit):
+        holders = [index.holders(word).parts() for word in sorted(reachable)]
+        return best_holders(
+            holders, len(query_words), now, window, limit, left_out=expired or set(), seq_is_age=index.in_order
+        )
+
+    def walk(below: float | None) -> Iterator[Entry]:
+        return index.by_importance_desc(now, below, expired=expired)
+
+    return best_matches(walk, query_words, reachable, now, window, limit, seq_is_age=index.in_order)
 
 
-def _reach(index: Index, query_words: frozenset[str]) -> int:
-    """How many query words some stored entry holds: the most any entry can match (REC-2)."""
+def _by_holders(stored: int, limit: int) -> bool:
+    """True when scoring every holder of a query word is the faster search: the store is small for the ``limit``."""
+    return stored <= 2_048 + 32 * limit
+
+
+def _reachable(index: Index, query_words: frozenset[str]) -> frozenset[str]:
+    """The query words some stored entry may hold: no entry matches more of them (REC-2)."""
     held = index.held_words()
-    return sum(1 for word in query_words if word in held)
+    return frozenset(word for word in query_words if word in held)
 
 
 def recall(state: MemoryState, query: str, *, now: int | float, limit: int | None = None) -> tuple[Hit, ...]:

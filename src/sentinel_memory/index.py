@@ -66,6 +66,11 @@ _importance = operator.attrgetter("importance")
 _updated = operator.attrgetter("updated_at")
 _units = operator.attrgetter("line_units")
 
+#: No word's holders worked out yet.
+_NO_HOLDERS: HashTable[str, HashTable[int, Entry]] = HashTable()
+#: A change of more entries than this (or an eighth of the store) forgets the holders worked out.
+_MASS_CHANGE = 64
+
 
 def _importance_item(entry: Entry) -> tuple[float, int | float, int, Entry]:
     return (entry.importance, entry.updated_at, entry.seq, entry)
@@ -84,6 +89,7 @@ class Index:
 
     __slots__ = (
         "_held_words",
+        "_holders",
         "_least_units",
         "_words_left",
         "by_age",
@@ -102,6 +108,7 @@ class Index:
     in_order: bool
     _held_words: HashTable[str, bool] | None
     _words_left: int
+    _holders: HashTable[str, HashTable[int, Entry]]
     _least_units: int | None
 
     @classmethod
@@ -118,6 +125,7 @@ class Index:
         index.by_expiry = SortedRun(_expiry_items(entries))
         index.containers = sum(isinstance(e.data, (dict, list)) for e in entries)
         index._held_words, index._words_left = None, 0
+        index._holders = _NO_HOLDERS
         index._least_units = None
         return index
 
@@ -158,9 +166,40 @@ class Index:
                 new = {word for entry in added for word in entry.words if word not in held}
                 index._held_words = held.changed((), dict.fromkeys(new, True).items()) if new else held
                 index._words_left = left
+        index._holders = self._holders_after(removed, added, len(index.by_age))
         least = self._least_units
         index._least_units = None if least is None else min(itertools.chain((least,), map(_units, added)))
         return index
+
+    def _holders_after(
+        self, removed: Sequence[Entry], added: Sequence[Entry], size: int
+    ) -> HashTable[str, HashTable[int, Entry]]:
+        """The holders of every word worked out so far, after a change: only the words the change touches move.
+
+        A mass removal (an expiry overnight) would touch most of them; then
+        they are all forgotten, and worked out again on their next use.
+        """
+        known = self._holders
+        if not known:
+            return known
+        if len(removed) + len(added) > max(_MASS_CHANGE, size // 8):
+            return _NO_HOLDERS
+        leaving: dict[str, list[int]] = {}
+        joining: dict[str, list[tuple[int, Entry]]] = {}
+        for entry in removed:
+            for word in entry.words:
+                if word in known:
+                    leaving.setdefault(word, []).append(entry.seq)
+        for entry in added:
+            for word in entry.words:
+                if word in known:
+                    joining.setdefault(word, []).append((entry.seq, entry))
+        touched = leaving.keys() | joining.keys()
+        if not touched:
+            return known
+        return known.changed(
+            (), [(word, known[word].changed(leaving.get(word, ()), joining.get(word, ()))) for word in touched]
+        )
 
     # -- facts worked out on first use -------------------------------------
 
@@ -175,6 +214,23 @@ class Index:
             )
             self._words_left = 0
         return self._held_words
+
+    def holders(self, word: str) -> HashTable[int, Entry]:
+        """The stored entries whose recall words include ``word``, expired ones too, by ``seq`` (REC-1).
+
+        Worked out by one pass over the entries the first time a word is
+        asked for, then kept up to date by the transitions that follow.
+        """
+        found = self._holders.get(word)
+        if found is None:
+            entries = list(map(_entry, self.by_age))
+            holding = list(
+                itertools.compress(entries, map(operator.contains, map(_words, entries), itertools.repeat(word)))
+            )
+            made: HashTable[int, Entry] = HashTable(zip(map(_seq, holding), holding, strict=True))
+            self._holders = self._holders.changed((), [(word, made)])
+            return made
+        return found  # type: ignore[no-any-return]  # HashTable.get is typed loosely
 
     def least_units(self) -> int:
         """No stored entry's default line measures fewer UTF-16 units than this (CTX-8); 0 when empty.

@@ -11,17 +11,18 @@ stop-word list and no embedding: "jak se jmenuju" does not find ``user:name``.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import math
 import operator
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from functools import lru_cache
+from itertools import repeat
 from typing import Protocol, TypeVar
 
-__all__ = ["FRESHNESS_BONUS", "Recallable", "best_matches", "relevance", "score", "words"]
+__all__ = ["FRESHNESS_BONUS", "Recallable", "best_holders", "best_matches", "relevance", "score", "words"]
 
 #: REC-2: the most freshness can add to a recall score.
 FRESHNESS_BONUS = 0.05
@@ -65,15 +66,14 @@ def score(relevance_: float, importance: float, freshness: float) -> float:
     return relevance_ * (0.5 + importance / 2) + FRESHNESS_BONUS * freshness
 
 
-#: Matches of one importance skipped one by one before the walk jumps past the rest of them.
-_SKIP_BEFORE_JUMP = 16
+#: The first block the walk scores at once (or ``limit``, if fewer); each next is twice as big, up to ``_BLOCK``.
+_FIRST_BLOCK = 32
+_BLOCK = 512
 _words = operator.attrgetter("words")
-
-
-def _sharing_a_word(entries: Iterator[R], query_words: frozenset[str]) -> Iterator[R]:
-    """The entries that share a word with the query, lazily and without a Python-level loop."""
-    walked, looked_at = itertools.tee(entries)
-    return itertools.compress(walked, map(operator.not_, map(query_words.isdisjoint, map(_words, looked_at))))
+_importance = operator.attrgetter("importance")
+_updated = operator.attrgetter("updated_at")
+_age = operator.attrgetter("updated_at", "seq")
+_seq = operator.attrgetter("seq")
 
 
 class Recallable(Protocol):
@@ -95,79 +95,182 @@ R = TypeVar("R", bound=Recallable)
 def best_matches(
     walk: Callable[[float | None], Iterator[R]],
     query_words: frozenset[str],
-    reach: int,
+    reachable: frozenset[str],
     now: int | float,
     recency_window: int | float,
     limit: int,
+    *,
+    seq_is_age: bool,
 ) -> list[tuple[float, R]]:
     """The best ``limit`` entries sharing a query word, with their scores, best first, ties newer (REC-2, REC-3).
 
     ``walk(None)`` yields the candidates by importance, highest first, each
     importance newest first; ``walk(v)`` yields only those of importance
-    below ``v``. ``reach`` is how many of the query words any candidate can
-    hold at most (the words no stored entry has cannot match). ``score``
+    below ``v``. ``reachable`` are the query words a candidate may hold: a
+    superset of those any of them does (a word no stored entry has cannot
+    match), so that only they are looked for. ``score``
     of ``relevance`` and freshness (RET-1) are written out inline, the
-    same operations in the same order, so the same doubles: recall
-    evaluates them for every match.
+    same operations in the same order, so the same doubles.
 
-    Within one importance the score can only fall, so once ``limit``
-    entries are held, bounds skip work without changing the result. A bound
-    only skips when it is strictly below the worst score held, because an
-    entry of lower importance may be newer and so win a tie. The best weight
-    an importance allows is ``reach`` matched words at that importance.
+    The walk is read in blocks, and each block is worked on at C speed:
+    how many query words each entry holds, then the score of only those
+    entries that could still make the best ``limit``. Once ``limit`` scores
+    are held, the ``limit``-th best of them, ``worst``, bounds the rest;
+    a bound skips only when it is strictly below ``worst``, because an entry
+    of lower importance may be newer and so win a tie:
 
-    * When even the best weight and full freshness at this importance could
-      not reach the worst held, no entry of this or any lower importance can:
-      the search ends.
-    * When even the best weight with the current entry's freshness could
-      not, no older entry of the same importance can: the rest of this
-      importance is skipped (after a few, by asking ``walk`` for the next
-      lower importance).
-    * A match that could not reach it even at full freshness is not scored.
+    * A score is at most every reachable word matched at the block's highest
+      importance plus full freshness. When that cannot reach ``worst``, no
+      entry of this or any lower importance can: the search ends.
+    * When every entry of a block has one importance, none is fresher than
+      the block's first (newest). When even that cannot reach ``worst``, no
+      older entry of that importance can: the walk jumps below it.
+    * Within a block, an entry holding too few query words to reach
+      ``worst`` at the block's best is not scored.
 
-    Entries that share no word with the query are filtered out at C speed
-    before this loop sees them.
+    Nothing here depends on how many distinct importances there are.
     """
+    reach = len(reachable)
     if limit <= 0 or reach <= 0:
         return []
-    total = len(query_words)
-    full_bonus = FRESHNESS_BONUS * 1.0
-    held: list[tuple[float, int | float, int, R]] = []  # a min-heap: the worst held is held[0]
-    worst = -math.inf  # the worst score held, once ``limit`` are held
-    candidates = _sharing_a_word(walk(None), query_words)
-    importance: float | None = None
-    skipping, skipped = None, 0
-    top_weight = best_weight = 0.0
-    push, replace, bonus_weight = heapq.heappush, heapq.heapreplace, FRESHNESS_BONUS  # locals: this loop is hot
-    while (entry := next(candidates, None)) is not None:
-        if entry.importance == skipping:
-            skipped += 1
-            if skipped == _SKIP_BEFORE_JUMP:
-                candidates = _sharing_a_word(walk(skipping), query_words)
+    total, window, weight = len(query_words), recency_window, FRESHNESS_BONUS
+    full_bonus = weight * 1.0
+    share = reach / total  # the best relevance any candidate can have
+    held: list[R] = []
+    scores: list[float] = []
+    worst = -math.inf  # once ``limit`` are held, the ``limit``-th best score held
+    candidates, size = walk(None), min(limit, _FIRST_BLOCK)
+    while block := list(itertools.islice(candidates, size)):
+        size = min(2 * size, _BLOCK)
+        top = block[0].importance
+        top_weight = 0.5 + top / 2  # a relevance of 1 (1 * x is x) at this importance
+        if share * top_weight + full_bonus < worst:
+            break
+        bonus = full_bonus
+        if block[-1].importance == top:
+            at = block[0].updated_at
+            age = now - at if now > at else 0
+            bonus = weight * (f if (f := 1 - age / window) > 0 else 0.0)
+            if share * top_weight + bonus < worst:
+                candidates = walk(top)  # the rest of this importance is older still
+                continue
+        least = 1  # the fewest query words that can reach ``worst`` in this block
+        while least <= reach and (least / total) * top_weight + bonus < worst:
+            least += 1
+        held_words = list(map(_words, block))
+        counts: list[int] = [0] * len(block)
+        for word in reachable:  # a membership test per reachable word beats building intersections
+            counts = list(map(operator.add, counts, map(operator.contains, held_words, itertools.repeat(word))))
+        enough = list(map(operator.ge, counts, itertools.repeat(least)))
+        found = list(itertools.compress(block, enough))
+        if not found:
             continue
-        if entry.importance != importance:
-            importance = entry.importance
-            top_weight = 0.5 + importance / 2  # a relevance of 1 (1 * x is x) at this importance
-            best_weight = (reach / total) * top_weight
-            if best_weight + full_bonus < worst:
-                break
-        weight = (len(query_words & entry.words) / total) * top_weight
-        if weight + full_bonus < worst:
+        scored = [
+            (count / total) * (0.5 + importance / 2)
+            + weight * (f if (f := 1 - (now - at if now > at else 0) / window) > 0 else 0.0)
+            for count, importance, at in zip(
+                itertools.compress(counts, enough), map(_importance, found), map(_updated, found), strict=True
+            )
+        ]
+        held += found
+        scores += scored
+        worst = _keep_best(held, scores, limit)
+    return _best_first(held, scores, limit, seq_is_age=seq_is_age)
+
+
+def best_holders(
+    holders: Sequence[Sequence[Mapping[int, R]]],
+    total: int,
+    now: int | float,
+    recency_window: int | float,
+    limit: int,
+    *,
+    left_out: Set[int],
+    seq_is_age: bool,
+) -> list[tuple[float, R]]:
+    """What ``best_matches`` returns, found from the entries that hold each query word instead of a walk.
+
+    ``holders`` has, for each query word some stored entry may hold, the
+    entries holding it by ``seq`` (in parts, read at C speed); ``total``
+    is the number of distinct query words; entries whose ``seq`` is in
+    ``left_out`` (the expired) are not candidates. ``seq_is_age`` says that
+    ``seq`` order is age order.
+
+    The candidates are grouped by how many query words they hold, most
+    first. Within a group the relevance is one number, so the scores are
+    worked out a column at a time, the formula's operations in its order
+    (so the same doubles). Once ``limit`` scores are held, an entry whose
+    weight plus full freshness cannot reach the ``limit``-th best is not
+    scored. Every step is a C-speed pass over the candidates: this is the
+    faster search when the store is small for the ``limit`` (a context's).
+    """
+    if limit <= 0 or not holders:
+        return []
+    found: dict[int, R] = {}
+    for parts in holders:
+        for part in parts:
+            found.update(part)
+    if left_out:
+        for seq in found.keys() & left_out:
+            del found[seq]
+    if len(holders) == 1:
+        groups = [(1, list(found.values()))]
+    else:
+        counts = Counter(itertools.chain.from_iterable(itertools.chain.from_iterable(holders)))
+        for seq in counts.keys() & left_out:
+            del counts[seq]
+        groups = [
+            (
+                held,
+                list(
+                    map(found.__getitem__, itertools.compress(counts, map(operator.eq, counts.values(), repeat(held))))
+                ),
+            )
+            for held in range(len(holders), 0, -1)
+        ]
+    weight, window = FRESHNESS_BONUS, recency_window
+    full_bonus = weight * 1.0
+    kept: list[R] = []
+    scores: list[float] = []
+    worst = -math.inf
+    for held, candidates in groups:
+        group = candidates
+        ratio = held / total  # the relevance of every entry in the group
+        if not group or ratio * 1.0 + full_bonus < worst:  # importance is at most 1
             continue
-        updated_at = entry.updated_at
-        age = now - updated_at if now > updated_at else 0
-        bonus = bonus_weight * (f if (f := 1 - age / recency_window) > 0 else 0.0)
-        if best_weight + bonus < worst:
-            skipping, skipped = importance, 0
-            continue
-        item = (weight + bonus, updated_at, entry.seq, entry)  # seq is unique: entries never compared
-        if len(held) < limit:
-            push(held, item)
-        elif item > held[0]:
-            replace(held, item)
-        else:
-            continue
-        if len(held) == limit:
-            worst = held[0][0]
-    held.sort(reverse=True)
-    return [(item[0], item[3]) for item in held]
+        scored = [
+            ratio * (0.5 + importance / 2)
+            + weight * (f if (f := 1 - (now - at if now > at else 0) / window) > 0 else 0.0)
+            for importance, at in zip(map(_importance, group), map(_updated, group), strict=True)
+        ]
+        if worst > -math.inf:  # only the entries that can still make the best ``limit``
+            can = list(map(operator.ge, scored, repeat(worst)))
+            group, scored = list(itertools.compress(group, can)), list(itertools.compress(scored, can))
+        kept += group
+        scores += scored
+        worst = _keep_best(kept, scores, limit)
+    return _best_first(kept, scores, limit, seq_is_age=seq_is_age)
+
+
+def _best_first(held: list[R], scores: list[float], limit: int, *, seq_is_age: bool) -> list[tuple[float, R]]:
+    """The best ``limit`` of ``held`` with their scores, best first, equal scores newer first (REC-3).
+
+    Laid out oldest first, a stable sort by score keeps equal scores oldest
+    first; reversed, that is best first and newer first.
+    """
+    ages = list(map(_seq if seq_is_age else _age, held))
+    order = sorted(sorted(range(len(held)), key=ages.__getitem__), key=scores.__getitem__)
+    order.reverse()
+    return [(scores[i], held[i]) for i in order[:limit]]
+
+
+def _keep_best(held: list[R], scores: list[float], limit: int) -> float:
+    """The ``limit``-th best score held (-inf while fewer are held); drops, in place, entries below it."""
+    if len(held) < limit:
+        return -math.inf
+    worst = sorted(scores)[-limit]
+    if len(held) > 2 * limit:  # drop what can no longer make it, keeping the order
+        keep = list(map(operator.ge, scores, repeat(worst)))
+        held[:] = itertools.compress(held, keep)
+        scores[:] = itertools.compress(scores, keep)
+    return worst

@@ -14,6 +14,8 @@ import math
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import note
@@ -88,8 +90,11 @@ class RankingComparison(RuleBasedStateMachine):
         self.clock = FakeClock()
         self.reported: list[sm.Compaction] = []
         self.reported_by_compact = 0
+        self.search: Any = None
 
     def teardown(self) -> None:
+        if self.search is not None:
+            self.search.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # -- setup -----------------------------------------------------------------
@@ -102,13 +107,17 @@ class RankingComparison(RuleBasedStateMachine):
         tokenizer=st.sampled_from(TOKENIZERS),
         file_store=st.booleans(),
         autosave=st.booleans(),
+        search=st.sampled_from(["holders", "walk"]),
     )
-    def setup(self, limit, recency_window, working_ttl, cache_ttl, tokenizer, file_store, autosave):
+    def setup(self, limit, recency_window, working_ttl, cache_ttl, tokenizer, file_store, autosave, search):
         """NUM-1, NUM-2, NUM-3, OPT-2, CTX-7, PER-2, PER-4: any options work; invalid numbers give the defaults.
 
         The store is a MemoryStore or a JsonFileStore whose file does not
-        exist yet, which loads as an empty memory.
+        exist yet, which loads as an empty memory. Recall and context search
+        by the holders of the query words or by the walk, whatever the size.
         """
+        self.search = mock.patch.object(core, "_by_holders", lambda stored, limit: search == "holders")
+        self.search.start()
         self.store = sm.JsonFileStore(self.folder / "memory.json") if file_store else sm.MemoryStore()
         self.autosave = autosave
         self.tokenizer = tokenizer
@@ -495,6 +504,8 @@ class RankingComparison(RuleBasedStateMachine):
             assert list(getattr(index, order)) == list(getattr(truth, order)), order
         assert index.containers == truth.containers
         assert set(index.held_words()) >= set(truth.held_words())
+        for word in ("refund", "cart", "status"):  # worked out once, then kept current by every change after
+            assert dict(index.holders(word)) == dict(truth.holders(word)), word
         assert truth.in_order or not index.in_order
         if state.entries:
             assert index.least_units() <= truth.least_units()

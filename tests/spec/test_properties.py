@@ -546,30 +546,35 @@ def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_leas
 
 # A fresher match at a slightly lower importance outscores a staler one above it:
 # the walk by importance must not stop at the lower group before looking.
-@example(items=[("c", "a", 0.6, 0), ("d", "a", 0.55, 69_120_000)], query="a", now=69_120_000, limit=1)
+@example(items=[("c", "a", 0.6, 0), ("d", "a", 0.55, 69_120_000)], query="a", now=69_120_000, limit=1, ttl=None)
 @given(
     items=timed_entries,
     query=st.sampled_from(["a", "b", "a b", "ab", "a ab b"]),
     now=st.one_of(st.integers(0, 4 * 86_400_000), st.just(3 * 86_400_000)),
     limit=st.integers(0, 5),
+    ttl=st.sampled_from([None, 1, 86_400_000]),
 )
-def test_rec_3_the_best_few_are_the_start_of_all_matches(items, query, now, limit):
-    """REC-2, REC-3: recall of the best few returns exactly the start of the full, exactly ordered match list."""
+@pytest.mark.parametrize("search", ["holders", "walk"])
+def test_rec_3_the_best_few_are_the_start_of_all_matches(search, items, query, now, limit, ttl):
+    """REC-2, REC-3: recall of the best few returns exactly the start of the full, exactly ordered live match list, by either search."""
+    from unittest import mock
+
     from sentinel_memory.lexical import relevance, score
     from sentinel_memory.retention import freshness
 
-    state = state_from(items)
+    state = state_from(items, ttl=ttl)
     query_words = words(query)
     window = state.config.recency_window
     expected = sorted(
         (
             (score(relevance(query_words, e.words), e.importance, freshness(e, now, window)), e.order, e.key)
-            for e in state.entries.values()
+            for e in state.index.live_by_age(now)
             if query_words & e.words
         ),
         reverse=True,
     )
-    hits = core.recall(state, query, now=now, limit=limit)
+    with mock.patch.object(core, "_by_holders", lambda stored, limit: search == "holders"):
+        hits = core.recall(state, query, now=now, limit=limit)
     assert [(h.score, h.entry.key) for h in hits] == [(value, key) for value, _, key in expected[:limit]]
 
 
