@@ -172,8 +172,8 @@ MUTANTS = [
     Mutant(
         "expired entries reported in table order after the clock went back",
         "core.py",
-        "        expired.sort(key=by_age)  # CMP-2: oldest first, also if the clock went back",
-        "        pass",
+        "        if not index.in_order:\n            expired.sort(key=_updated_at)",
+        "        if False:\n            expired.sort(key=_updated_at)",
     ),
     Mutant(
         "the saved document lists entries in table order, not by age",

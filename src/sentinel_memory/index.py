@@ -138,7 +138,7 @@ class Index:
         at that moment, which then leave ``by_expiry`` as a prefix.
         """
         index = object.__new__(Index)
-        gone = {entry.seq for entry in removed}  # lets a run drop many at once without their items
+        gone = set(map(_seq, removed))  # lets a run drop many at once without their items
         index.by_importance = self.by_importance.changed(
             map(_importance_item, removed), map(_importance_item, added), removed_ids=gone
         )

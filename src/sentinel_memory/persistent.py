@@ -313,26 +313,29 @@ class HashTable(Mapping[K, V]):
         return self._buckets
 
     def changed(self, removed: Iterable[K] = (), put: Iterable[tuple[K, V]] = ()) -> HashTable[K, V]:
-        """A new table without the keys ``removed`` (absent ones are ignored), then with the pairs ``put``."""
+        """A new table without the keys ``removed`` (absent ones are ignored), then with the pairs ``put``.
+
+        Each bucket a change touches is copied once, on its first touch.
+        """
         buckets = list(self._buckets)
         mask = len(buckets) - 1
-        copied: set[int] = set()
-        size = self._size
-        for key in removed:
-            at = hash(key) & mask
-            if key in buckets[at]:
-                if at not in copied:
-                    buckets[at] = dict(buckets[at])
-                    copied.add(at)
-                del buckets[at][key]
-                size -= 1
+        copies: dict[int, dict[K, V]] = {}  # bucket number -> its copy
+        removed = list(removed)
+        for key, at in zip(removed, map(mask.__and__, map(hash, removed)), strict=True):
+            bucket = copies.get(at)
+            if bucket is None:
+                bucket = copies[at] = buckets[at].copy()
+            bucket.pop(key, None)
         for key, value in put:
             at = hash(key) & mask
-            if at not in copied:
-                buckets[at] = dict(buckets[at])
-                copied.add(at)
-            size += key not in buckets[at]
-            buckets[at][key] = value
+            bucket = copies.get(at)
+            if bucket is None:
+                bucket = copies[at] = buckets[at].copy()
+            bucket[key] = value
+        size = self._size
+        for at, bucket in copies.items():
+            size += len(bucket) - len(buckets[at])
+            buckets[at] = bucket
         if size > len(buckets) * self.PER_BUCKET:
             return HashTable(itertools.chain.from_iterable(bucket.items() for bucket in buckets))
         return HashTable._of_buckets(tuple(buckets), size)

@@ -20,6 +20,7 @@ __all__ = ["Table"]
 
 _entry = operator.itemgetter(-1)
 _key = operator.attrgetter("key")
+_seq = operator.attrgetter("seq")
 
 
 def _seq_item(entry: Entry) -> tuple[int, Entry]:
@@ -85,7 +86,7 @@ class Table(Mapping[str, Entry]):
         """A new table without ``removed`` (each stored) and with ``added`` (whose keys are then free)."""
         removed, added = list(removed), list(added)
         by_key = self._by_key.changed(map(_key, removed), [(entry.key, entry) for entry in added])
-        gone = {entry.seq for entry in removed}
+        gone = set(map(_seq, removed))
         by_seq = self._by_seq.changed(map(_seq_item, removed), map(_seq_item, added), removed_ids=gone)
         if len(by_key) != len(by_seq):
             raise ValueError("a table holds one entry per key")
