@@ -66,10 +66,10 @@ _importance = operator.attrgetter("importance")
 _updated = operator.attrgetter("updated_at")
 _units = operator.attrgetter("line_units")
 
-#: No word's holders worked out yet.
-_NO_HOLDERS: HashTable[str, HashTable[int, Entry]] = HashTable()
 #: A change of more entries than this (or an eighth of the store) forgets the holders worked out.
 _MASS_CHANGE = 64
+#: A word no stored entry holds.
+_NOBODY: HashTable[int, Entry] = HashTable()
 
 
 def _importance_item(entry: Entry) -> tuple[float, int | float, int, Entry]:
@@ -108,7 +108,7 @@ class Index:
     in_order: bool
     _held_words: HashTable[str, bool] | None
     _words_left: int
-    _holders: HashTable[str, HashTable[int, Entry]]
+    _holders: HashTable[str, HashTable[int, Entry]] | None
     _least_units: int | None
 
     @classmethod
@@ -125,7 +125,7 @@ class Index:
         index.by_expiry = SortedRun(_expiry_items(entries))
         index.containers = sum(isinstance(e.data, (dict, list)) for e in entries)
         index._held_words, index._words_left = None, 0
-        index._holders = _NO_HOLDERS
+        index._holders = None
         index._least_units = None
         return index
 
@@ -173,33 +173,28 @@ class Index:
 
     def _holders_after(
         self, removed: Sequence[Entry], added: Sequence[Entry], size: int
-    ) -> HashTable[str, HashTable[int, Entry]]:
-        """The holders of every word worked out so far, after a change: only the words the change touches move.
+    ) -> HashTable[str, HashTable[int, Entry]] | None:
+        """The holders of every word after a change, if they were worked out: only the words the change touches move.
 
         A mass removal (an expiry overnight) would touch most of them; then
-        they are all forgotten, and worked out again on their next use.
+        they are forgotten, and worked out again on their next use.
         """
         known = self._holders
-        if not known:
-            return known
-        if len(removed) + len(added) > max(_MASS_CHANGE, size // 8):
-            return _NO_HOLDERS
+        if known is None or len(removed) + len(added) > max(_MASS_CHANGE, size // 8):
+            return None
         leaving: dict[str, list[int]] = {}
         joining: dict[str, list[tuple[int, Entry]]] = {}
         for entry in removed:
             for word in entry.words:
-                if word in known:
-                    leaving.setdefault(word, []).append(entry.seq)
+                leaving.setdefault(word, []).append(entry.seq)
         for entry in added:
             for word in entry.words:
-                if word in known:
-                    joining.setdefault(word, []).append((entry.seq, entry))
-        touched = leaving.keys() | joining.keys()
-        if not touched:
-            return known
-        return known.changed(
-            (), [(word, known[word].changed(leaving.get(word, ()), joining.get(word, ()))) for word in touched]
-        )
+                joining.setdefault(word, []).append((entry.seq, entry))
+        moved = [
+            (word, known.get(word, _NOBODY).changed(leaving.get(word, ()), joining.get(word, ())))
+            for word in leaving.keys() | joining.keys()
+        ]
+        return known.changed([word for word, holders in moved if not holders], [pair for pair in moved if pair[1]])
 
     # -- facts worked out on first use -------------------------------------
 
@@ -218,19 +213,22 @@ class Index:
     def holders(self, word: str) -> HashTable[int, Entry]:
         """The stored entries whose recall words include ``word``, expired ones too, by ``seq`` (REC-1).
 
-        Worked out by one pass over the entries the first time a word is
-        asked for, then kept up to date by the transitions that follow.
+        The holders of every word are worked out together, by one pass over
+        the entries, the first time any word is asked for; the transitions
+        that follow keep them up to date.
         """
-        found = self._holders.get(word)
-        if found is None:
-            entries = list(map(_entry, self.by_age))
-            holding = list(
-                itertools.compress(entries, map(operator.contains, map(_words, entries), itertools.repeat(word)))
-            )
-            made: HashTable[int, Entry] = HashTable(zip(map(_seq, holding), holding, strict=True))
-            self._holders = self._holders.changed((), [(word, made)])
-            return made
-        return found  # type: ignore[no-any-return]  # HashTable.get is typed loosely
+        if self._holders is None:
+            by_word: dict[str, dict[int, Entry]] = {}
+            for entry in map(_entry, self.by_age):
+                seq = entry.seq
+                for held in entry.words:
+                    holding = by_word.get(held)
+                    if holding is None:
+                        by_word[held] = {seq: entry}
+                    else:
+                        holding[seq] = entry
+            self._holders = HashTable((held, HashTable.of_dict(holding)) for held, holding in by_word.items())
+        return self._holders.get(word, _NOBODY)  # type: ignore[no-any-return]  # get is typed loosely
 
     def least_units(self) -> int:
         """No stored entry's default line measures fewer UTF-16 units than this (CTX-8); 0 when empty.

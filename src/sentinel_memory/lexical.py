@@ -11,6 +11,7 @@ stop-word list and no embedding: "jak se jmenuju" does not find ``user:name``.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import operator
@@ -199,10 +200,13 @@ def best_holders(
     The candidates are grouped by how many query words they hold, most
     first. Within a group the relevance is one number, so the scores are
     worked out a column at a time, the formula's operations in its order
-    (so the same doubles). Once ``limit`` scores are held, an entry whose
-    weight plus full freshness cannot reach the ``limit``-th best is not
-    scored. Every step is a C-speed pass over the candidates: this is the
-    faster search when the store is small for the ``limit`` (a context's).
+    (so the same doubles). Once ``limit`` scores are held, the
+    ``limit``-th best of them, ``worst``, bounds the rest: a group whose
+    relevance at importance 1 with full freshness cannot reach it is
+    skipped, and within a group only the entries whose importance can
+    reach it are scored. Every step is a C-speed pass over the
+    candidates: this is the faster search when the store is small for the
+    ``limit`` (a context's).
     """
     if limit <= 0 or not holders:
         return []
@@ -210,38 +214,45 @@ def best_holders(
     for parts in holders:
         for part in parts:
             found.update(part)
-    if left_out:
-        for seq in found.keys() & left_out:
-            del found[seq]
+    for seq in found.keys() & left_out:
+        del found[seq]
     if len(holders) == 1:
         groups = [(1, list(found.values()))]
     else:
         counts = Counter(itertools.chain.from_iterable(itertools.chain.from_iterable(holders)))
         for seq in counts.keys() & left_out:
             del counts[seq]
+        # Sorted by count, each group is a slice.
+        seqs = sorted(counts, key=counts.__getitem__)
+        held = list(map(counts.__getitem__, seqs))
         groups = [
             (
-                held,
-                list(
-                    map(found.__getitem__, itertools.compress(counts, map(operator.eq, counts.values(), repeat(held))))
-                ),
+                count,
+                list(map(found.__getitem__, seqs[bisect.bisect_left(held, count) : bisect.bisect_right(held, count)])),
             )
-            for held in range(len(holders), 0, -1)
+            for count in sorted(set(held), reverse=True)
         ]
     weight, window = FRESHNESS_BONUS, recency_window
     full_bonus = weight * 1.0
     kept: list[R] = []
     scores: list[float] = []
     worst = -math.inf
-    for held, candidates in groups:
+    for words_held, candidates in groups:
         group = candidates
-        ratio = held / total  # the relevance of every entry in the group
-        if not group or ratio * 1.0 + full_bonus < worst:  # importance is at most 1
+        ratio = words_held / total  # the relevance of every entry in the group
+        if ratio * 1.0 + full_bonus < worst:  # importance is at most 1
             continue
+        importances = list(map(_importance, group))
+        if worst > -math.inf:
+            # ratio * (0.5 + importance / 2) + full_bonus >= worst needs at least this importance;
+            # the margin keeps every entry that rounding could let through.
+            least = 2 * ((worst - full_bonus) / ratio - 0.5) - 1e-6
+            can = list(map(operator.ge, importances, repeat(least)))
+            group, importances = list(itertools.compress(group, can)), list(itertools.compress(importances, can))
         scored = [
             ratio * (0.5 + importance / 2)
             + weight * (f if (f := 1 - (now - at if now > at else 0) / window) > 0 else 0.0)
-            for importance, at in zip(map(_importance, group), map(_updated, group), strict=True)
+            for importance, at in zip(importances, map(_updated, group), strict=True)
         ]
         if worst > -math.inf:  # only the entries that can still make the best ``limit``
             can = list(map(operator.ge, scored, repeat(worst)))

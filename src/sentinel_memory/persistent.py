@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
@@ -60,7 +61,7 @@ class SortedRun(Generic[T]):
 
     def _set(self, chunks: tuple[tuple[T, ...], ...], size: int) -> None:
         self._chunks = chunks
-        self._lasts = tuple(chunk[-1] for chunk in chunks)
+        self._lasts = tuple(map(_last, chunks))
         self._size = size
 
     @classmethod
@@ -241,6 +242,9 @@ class SortedRun(Generic[T]):
         return SortedRun._of_chunks(head + rest, len(chunk) - cut + sum(map(len, rest)))
 
 
+_last = operator.itemgetter(-1)
+
+
 def _chunked(items: list[T]) -> tuple[tuple[T, ...], ...]:
     """Sorted ``items`` cut into chunks of ``CHUNK``."""
     return tuple(tuple(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK))
@@ -282,6 +286,13 @@ class HashTable(Mapping[K, V]):
         self._size = len(pairs)
 
     @classmethod
+    def of_dict(cls, pairs: dict[K, V]) -> HashTable[K, V]:
+        """A table of ``pairs``, which it then owns: a small dict becomes its one bucket as it is."""
+        if len(pairs) <= cls.PER_BUCKET:
+            return cls._of_buckets((pairs,), len(pairs))
+        return cls(pairs)
+
+    @classmethod
     def _of_buckets(cls, buckets: tuple[dict[K, V], ...], size: int) -> HashTable[K, V]:
         table = object.__new__(cls)
         table._buckets, table._size = buckets, size
@@ -317,24 +328,25 @@ class HashTable(Mapping[K, V]):
 
         Each bucket a change touches is copied once, on its first touch.
         """
-        buckets = list(self._buckets)
-        mask = len(buckets) - 1
+        old = self._buckets
+        mask = len(old) - 1
         copies: dict[int, dict[K, V]] = {}  # bucket number -> its copy
-        removed = list(removed)
-        for key, at in zip(removed, map(mask.__and__, map(hash, removed)), strict=True):
+        for key in removed:
+            at = hash(key) & mask
             bucket = copies.get(at)
             if bucket is None:
-                bucket = copies[at] = buckets[at].copy()
+                bucket = copies[at] = old[at].copy()
             bucket.pop(key, None)
         for key, value in put:
             at = hash(key) & mask
             bucket = copies.get(at)
             if bucket is None:
-                bucket = copies[at] = buckets[at].copy()
+                bucket = copies[at] = old[at].copy()
             bucket[key] = value
+        buckets = list(old)
         size = self._size
         for at, bucket in copies.items():
-            size += len(bucket) - len(buckets[at])
+            size += len(bucket) - len(old[at])
             buckets[at] = bucket
         if size > len(buckets) * self.PER_BUCKET:
             return HashTable(itertools.chain.from_iterable(bucket.items() for bucket in buckets))
