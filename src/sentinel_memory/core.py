@@ -260,8 +260,13 @@ def _turn_number(key: str) -> int:
 
 
 def _largest_turn(keys: Iterable[str]) -> int:
-    """The largest N of the ``chat:N`` keys among ``keys``, or 0 (ENT-16); a load asks this of every key."""
-    return max((_turn_number(key) for key in keys if key.startswith("chat:")), default=0)
+    """The largest N of the ``chat:N`` keys among ``keys``, or 0 (ENT-16); a load asks this of every key.
+
+    What ``_turn_number`` says of each key, said a step at a time over all
+    of them: the tails after ``chat:`` that are ASCII digits only.
+    """
+    tails = [key[5:] for key in keys if key.startswith("chat:")]
+    return max(map(int, filter(str.isdigit, filter(str.isascii, tails))), default=0)
 
 
 def add_turn(

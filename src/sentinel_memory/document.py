@@ -21,10 +21,13 @@ data nested too deep) is dropped and counted, not repaired.
 
 from __future__ import annotations
 
+import math
+import operator
+from itertools import repeat
 from typing import Any
 
 from .errors import ConflictError, DamagedStoreError
-from .jsondata import clone, copy_json
+from .jsondata import clone, copy_json, is_json_text
 from .options import is_number
 from .state import MemoryState
 from .values import Entry, LoadResult, Working
@@ -106,6 +109,10 @@ def parse(document: object, *, first_seq: int) -> tuple[list[Entry], Working, Lo
     assert isinstance(document, dict)  # problem() said so
     raw_entries = document["entries"]
 
+    entries = _all_valid(raw_entries, first_seq)
+    if entries is not None:
+        working = _working(document.get("working"))
+        return entries, working, LoadResult(loaded=len(entries), dropped=0)
     by_key: dict[str, Entry] = {}
     dropped = 0
     for position, raw in enumerate(raw_entries):
@@ -138,6 +145,54 @@ def problem(document: object) -> str | None:
     if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
         return f"a memory document's generation must be an integer >= 0, got {generation!r}"
     return None
+
+
+def _all_valid(raws: list[Any], first_seq: int) -> list[Entry] | None:
+    """Every entry, when all of them are valid and their keys distinct; else None, and ``_entry`` sorts them out.
+
+    The same checks as ``_entry``, made a field at a time over all entries,
+    at C speed: a saved memory is almost always valid throughout, and a
+    load of 100,000 entries should not pay a Python-level check per field.
+    """
+    if set(map(type, raws)) - {dict}:
+        return None
+    get: Any = dict.get  # the columns are Any: checked below
+    count = len(raws)
+    keys: list[Any] = list(map(get, raws, repeat("key")))
+    if set(map(type, keys)) - {str} or not all(keys) or len(set(keys)) != count:
+        return None
+    if not all(map(operator.contains, raws, repeat("data"))):
+        return None
+    importances: list[Any] = list(map(get, raws, repeat("importance")))
+    created = list(map(get, raws, repeat("createdAt")))
+    updated = list(map(get, raws, repeat("updatedAt")))
+    expires = list(map(get, raws, repeat("expiresAt")))
+    if not (_numbers(importances) and _numbers(created) and _numbers(updated)):
+        return None
+    if not _numbers([value for value in expires if value is not None]):
+        return None
+    if raws and not (0 <= min(importances) and max(importances) <= 1):
+        return None
+    data = list(map(operator.getitem, raws, repeat("data")))
+    texts = [value for value in data if type(value) is str]
+    if not (is_json_text("".join(keys)) and is_json_text("".join(texts))):
+        return None
+    if len(texts) < count:  # dicts, lists and scalars: checked and copied one by one
+        try:
+            data = [value if type(value) is str else copy_json(value) for value in data]
+        except (TypeError, ValueError):
+            return None
+    return list(map(Entry, keys, data, importances, created, updated, expires, range(first_seq, first_seq + count)))
+
+
+def _numbers(column: list[Any]) -> bool:
+    """True when every value is a plain int or float that is finite as a double (NUM-1), as ``is_number`` says."""
+    if set(map(type, column)) - {int, float}:
+        return False
+    try:
+        return all(map(math.isfinite, column))
+    except OverflowError:  # an int beyond the double range
+        return False
 
 
 def _entry(raw: object, *, seq: int) -> Entry | None:

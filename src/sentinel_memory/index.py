@@ -53,7 +53,7 @@ from typing import Any
 
 from .persistent import HashTable, SortedRun
 from .retention import FRESHNESS_WEIGHT, keep_order, scored_ranking
-from .values import Entry, by_age, by_importance
+from .values import Entry, by_age
 
 __all__ = ["Index"]
 
@@ -78,6 +78,16 @@ def _importance_item(entry: Entry) -> tuple[float, int | float, int, Entry]:
 
 def _age_item(entry: Entry) -> tuple[int | float, int, Entry]:
     return (entry.updated_at, entry.seq, entry)
+
+
+def _importance_items(entries: list[Entry]) -> list[tuple[float, int | float, int, Entry]]:
+    """``_importance_item`` of each entry, the tuples made in C."""
+    return list(zip(map(_importance, entries), map(_updated, entries), map(_seq, entries), entries, strict=True))
+
+
+def _age_items(entries: list[Entry]) -> list[tuple[int | float, int, Entry]]:
+    """``_age_item`` of each entry, the tuples made in C."""
+    return list(zip(map(_updated, entries), map(_seq, entries), entries, strict=True))
 
 
 def _expiry_items(entries: Iterable[Entry]) -> list[tuple[int | float, int, Entry]]:
@@ -116,12 +126,16 @@ class Index:
         """The index of ``entries`` (in ``seq`` order), worked out from scratch."""
         entries = list(entries)
         index = object.__new__(cls)
-        ages = list(map(by_age, entries))
-        index.in_order = all(map(operator.lt, ages, itertools.islice(ages, 1, None)))
-        # Made in their sorted order, so that walking them walks memory in order too.
-        index.by_importance = SortedRun.of_sorted(list(map(_importance_item, sorted(entries, key=by_importance))))
+        # In seq order already, so in age order exactly when no updated_at goes back.
+        updated = list(map(_updated, entries))
+        index.in_order = all(map(operator.le, updated, itertools.islice(updated, 1, None)))
         by_age_ = entries if index.in_order else sorted(entries, key=by_age)
-        index.by_age = SortedRun.of_sorted(list(map(_age_item, by_age_)))
+        # A stable sort by importance of the age order is (importance, updated_at, seq) order:
+        # a sort on one number instead of on triples.
+        by_importance_ = sorted(by_age_, key=_importance)
+        # Made in their sorted order, so that walking them walks memory in order too.
+        index.by_importance = SortedRun.of_sorted(_importance_items(by_importance_))
+        index.by_age = SortedRun.of_sorted(_age_items(by_age_))
         index.by_expiry = SortedRun(_expiry_items(entries))
         index.containers = sum(isinstance(e.data, (dict, list)) for e in entries)
         index._held_words, index._words_left = None, 0

@@ -37,8 +37,8 @@ class Table(Mapping[str, Entry]):
 
     def __init__(self, entries: Mapping[str, Entry] | Iterable[Entry] = ()) -> None:
         values = list(entries.values() if isinstance(entries, Mapping) else entries)
-        self._by_key = HashTable((entry.key, entry) for entry in values)
-        self._by_seq = SortedRun(map(_seq_item, values))
+        self._by_key = HashTable(zip(map(_key, values), values, strict=True))
+        self._by_seq = SortedRun(zip(map(_seq, values), values, strict=True))
         if len(self._by_key) != len(self._by_seq):
             raise ValueError("a table holds one entry per key")
 

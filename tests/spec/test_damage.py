@@ -354,3 +354,22 @@ def test_per_9_bad_input_anywhere_changes_nothing_when_it_raises(tmp_path_factor
         stats = mem.stats()
         assert stats["size"] <= stats["limit"] == 3 and stats["stored"] >= stats["size"]
         assert sm.core.to_document(mem.state, generation=mem.generation) == json.loads(path.read_text())
+
+
+@given(
+    raw=st.lists(st.sampled_from([b"[", b"]", b"{", b"}", b'"', b"\\", b"x", b"[]", b"{}"]), max_size=60).map(b"".join)
+)
+def test_per_13_the_quick_nesting_bound_decides_as_the_exact_depth(raw):
+    """PER-13, ENT-13: the nesting scan never reports less than the exact bracket depth, and decides the limit alike."""
+    import itertools
+
+    from sentinel_memory import jsontext
+
+    structure = jsontext._ESCAPE.sub(b"", raw).translate(None, jsontext._NOT_STRUCTURE)
+    outside = b"".join(structure.split(b'"')[::2])
+    exact = max(itertools.accumulate(map(jsontext._STEP.__getitem__, outside)), default=0)
+    found = jsontext._nesting(raw)
+    assert found >= exact
+    assert found == exact or found <= 2 * jsontext._QUICK_ROUNDS
+    deep = b"[" * (jsontext.MAX_TEXT_DEPTH + 1) + raw + b"]" * (jsontext.MAX_TEXT_DEPTH + 1)
+    assert jsontext._nesting(deep) > jsontext.MAX_TEXT_DEPTH
