@@ -381,6 +381,23 @@ def test_per_6_loading_any_document(document):
     assert dict(loaded.working.data) == (working["data"] if good_working else {})
 
 
+@given(document=documents)
+def test_per_6_the_column_check_equals_the_entry_by_entry_check(document):
+    """PER-6: checking a load a field at a time over all entries accepts exactly what the entry-by-entry check would keep."""
+    from sentinel_memory import document as doc
+
+    if not isinstance(document, dict) or not isinstance(document.get("entries"), list):
+        return
+    raws = document["entries"]
+    one_by_one = [doc._entry(raw, seq=7 + i) for i, raw in enumerate(raws)]
+    keys = [entry.key for entry in one_by_one if entry is not None]
+    every_one_kept = None not in one_by_one and len(set(keys)) == len(keys)
+    columns = doc._all_valid(raws, 7)
+    assert (columns is not None) == every_one_kept
+    if columns is not None:
+        assert columns == one_by_one
+
+
 @given(content=st.one_of(st.text(max_size=30), st.binary(max_size=30).map(lambda b: b.decode("latin-1"))))
 def test_per_4_a_damaged_file_is_never_touched(tmp_path_factory, content):
     """PER-4: any file content either loads as a document or raises ValueError, and the file stays as it was."""
