@@ -111,8 +111,8 @@ MUTANTS = [
     Mutant(
         "the fast fill renders newest first",
         "prompt.py",
-        "chosen = sorted(map(order.__getitem__, picked), key=by_age)  # age order again",
-        "chosen = sorted(map(order.__getitem__, picked), key=by_age, reverse=True)",
+        "chosen = sorted(sorted(map(order.__getitem__, picked), key=_seq), key=_updated)",
+        "chosen = sorted(sorted(map(order.__getitem__, picked), key=_seq), key=_updated, reverse=True)",
     ),
     Mutant(
         "the fast fill stops at the first line that does not fit",
