@@ -159,8 +159,8 @@ MUTANTS = [
     Mutant(
         "the holders of a word keep an entry that left",
         "index.py",
-        "                    leaving.setdefault(word, []).append(entry.seq)",
-        "                    pass",
+        "                leaving.setdefault(word, []).append(entry.seq)",
+        "                pass",
     ),
     Mutant(
         "the search by holders scores expired entries",
