@@ -45,7 +45,8 @@ millisecond, and every tie in every ranking goes to the newer entry.
 "every live entry", and the functions read that way. Where reading it
 literally would scan the table, they ask ``state.index``
 (``sentinel_memory.index``) instead: the lowest retention, the expired
-entries, the start of a ranking, the entries by importance. Each of its
+entries, the start of a ranking, the entries by importance, the entries
+that hold a word. Each of its
 answers is, by construction and by property test, what the scan would have
 found; ``sentinel_memory.retention``, ``sentinel_memory.lexical`` and
 ``sentinel_memory.prompt.fill_naive`` keep the reference formulas it is

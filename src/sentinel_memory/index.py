@@ -26,15 +26,19 @@ that end in ``seq`` (unique) and the entry. A transition asks for a new index
 with ``Index.changed``; the old one stays valid, sharing all but a few
 chunks.
 
-Two facts are worked out only when a read first needs them, then kept up to
-date by the transitions that follow: the recall words the stored entries
-hold (``Index.held_words``, which bounds what a query can match) and a
-lower bound of the line measures (``Index.least_units``, which bounds
-how many lines a budget can hold). Both are bounds, so a removal leaves them
-as they are and costs nothing; the word set is worked out afresh once as
-many entries have left it as remain. Working them out for a
-freshly loaded memory of 100,000 entries would double the load, and many
-memories never recall. The cache changes no result, only the time it takes.
+Three facts are worked out only when a read first needs them, then kept up
+to date by the transitions that follow: the recall words the stored entries
+hold (``Index.held_words``, which bounds what a query can match), a lower
+bound of the line measures (``Index.least_units``, which bounds how many
+lines a budget can hold), and for every word the entries that hold it
+(``Index.holders``, so that a query in a small store looks only at those).
+The first two are bounds, so a removal leaves them as they are and costs
+nothing; the word set is worked out afresh once as many entries have left
+it as remain. The holders are exact: a change moves only the words of the
+entries it touches, and a mass change (an expiry overnight) forgets them
+until the next query. Working them out for a freshly loaded memory of
+100,000 entries would double the load, and many memories never recall. The
+cache changes no result, only the time it takes.
 
 Every method returns exactly what the reference formulas of
 ``sentinel_memory.retention`` and ``sentinel_memory.lexical`` would, and

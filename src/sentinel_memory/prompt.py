@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .tokens import Tokenizer, count_tokens, utf16_len
-from .values import Entry, by_age
+from .values import Entry
 
 __all__ = ["fill", "fill_naive", "fill_ranked_naive"]
 
