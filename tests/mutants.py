@@ -168,6 +168,12 @@ MUTANTS = [
         "        for seq in counts.keys() & left_out:",
         "        for seq in ():",
     ),
+    Mutant(
+        "the best few are taken from the entries holding every word without a bound",
+        "lexical.py",
+        "    if not complete and (groups[-1][0] - 1) / total * 1.0 + full_bonus >= worst:",
+        "    if False:",
+    ),
     # The spec's blind spots, one class each: behaviours the mutants above left unpinned.
     Mutant(
         "expired entries reported in table order after the clock went back",

@@ -206,24 +206,36 @@ def best_holders(
     skipped, and within a group only the entries whose importance can
     reach it are scored. Every step is a C-speed pass over the
     candidates: this is the faster search when the store is small for the
-    ``limit`` (a context's).
+    ``limit`` (a context's). When the entries holding every query word are
+    enough, and no entry holding one word fewer could reach the worst of
+    them, nothing else is counted at all (a recall's best few).
     """
     if limit <= 0 or not holders:
         return []
+    seqs_of = [set(itertools.chain.from_iterable(parts)) for parts in holders]
+    if len(holders) > 1:
+        # The entries holding every query word often are the best few on
+        # their own: then nothing else needs counting.
+        everything = set.intersection(*seqs_of) - left_out
+        if len(everything) >= limit:
+            entries: dict[int, R] = {}
+            for part in min(holders, key=lambda parts: sum(map(len, parts))):
+                entries.update(part)
+            top = _scored_groups(
+                [(len(holders), list(map(entries.__getitem__, everything)))], total, now, recency_window, limit
+            )
+            if top is not None:
+                return _best_first(*top, limit, seq_is_age=seq_is_age)
     found: dict[int, R] = {}
     for parts in holders:
         for part in parts:
             found.update(part)
-    for seq in found.keys() & left_out:
-        del found[seq]
     if len(holders) == 1:
-        groups = [(1, list(found.values()))]
+        groups = [(1, list(map(found.__getitem__, found.keys() - left_out)))]
     else:
-        counts = Counter(itertools.chain.from_iterable(itertools.chain.from_iterable(holders)))
-        for seq in counts.keys() & left_out:
-            del counts[seq]
+        counts = Counter(itertools.chain.from_iterable(seqs_of))
         # Sorted by count, each group is a slice.
-        seqs = sorted(counts, key=counts.__getitem__)
+        seqs = sorted(counts.keys() - left_out, key=counts.__getitem__)
         held = list(map(counts.__getitem__, seqs))
         groups = [
             (
@@ -232,6 +244,25 @@ def best_holders(
             )
             for count in sorted(set(held), reverse=True)
         ]
+    scored = _scored_groups(groups, total, now, recency_window, limit, complete=True)
+    assert scored is not None  # all the groups: nothing is left to decide
+    return _best_first(*scored, limit, seq_is_age=seq_is_age)
+
+
+def _scored_groups(
+    groups: list[tuple[int, list[R]]],
+    total: int,
+    now: int | float,
+    recency_window: int | float,
+    limit: int,
+    *,
+    complete: bool = False,
+) -> tuple[list[R], list[float]] | None:
+    """The entries of ``groups`` (most query words held first) that can make the best ``limit``, with their scores.
+
+    Without ``complete`` the groups are only the first of all: None when an
+    entry holding one word fewer could still make the best ``limit``.
+    """
     weight, window = FRESHNESS_BONUS, recency_window
     full_bonus = weight * 1.0
     kept: list[R] = []
@@ -243,10 +274,13 @@ def best_holders(
         if ratio * 1.0 + full_bonus < worst:  # importance is at most 1
             continue
         importances = list(map(_importance, group))
-        if worst > -math.inf:
-            # ratio * (0.5 + importance / 2) + full_bonus >= worst needs at least this importance;
+        # A score is at least its weight, so the ``limit``-th best weight of
+        # a group bounds the ``limit``-th best score from below before any is worked out.
+        floor = ratio * (0.5 + sorted(importances)[-limit] / 2) if len(group) >= limit else -math.inf
+        if max(worst, floor) > -math.inf:
+            # ratio * (0.5 + importance / 2) + full_bonus >= that bound needs at least this importance;
             # the margin keeps every entry that rounding could let through.
-            least = 2 * ((worst - full_bonus) / ratio - 0.5) - 1e-6
+            least = 2 * ((max(worst, floor) - full_bonus) / ratio - 0.5) - 1e-6
             can = list(map(operator.ge, importances, repeat(least)))
             group, importances = list(itertools.compress(group, can)), list(itertools.compress(importances, can))
         scored = [
@@ -260,7 +294,9 @@ def best_holders(
         kept += group
         scores += scored
         worst = _keep_best(kept, scores, limit)
-    return _best_first(kept, scores, limit, seq_is_age=seq_is_age)
+    if not complete and (groups[-1][0] - 1) / total * 1.0 + full_bonus >= worst:
+        return None
+    return kept, scores
 
 
 def _best_first(held: list[R], scores: list[float], limit: int, *, seq_is_age: bool) -> list[tuple[float, R]]:

@@ -564,6 +564,9 @@ def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_leas
 # A fresher match at a slightly lower importance outscores a staler one above it:
 # the walk by importance must not stop at the lower group before looking.
 @example(items=[("c", "a", 0.6, 0), ("d", "a", 0.55, 69_120_000)], query="a", now=69_120_000, limit=1, ttl=None)
+# Every query word at importance 0 loses to one word at importance 1, fresh:
+# the entries holding every word are not the best few on their own.
+@example(items=[("c", "a b", 0, 0), ("d", "a", 1, 3 * 86_400_000)], query="a b", now=3 * 86_400_000, limit=1, ttl=None)
 @given(
     items=timed_entries,
     query=st.sampled_from(["a", "b", "a b", "ab", "a ab b"]),
