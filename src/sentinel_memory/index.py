@@ -64,6 +64,7 @@ __all__ = ["Index"]
 #: A probe above every ``(updated_at, seq, ...)`` that follows a given first field.
 _AFTER = (math.inf,)
 _entry = operator.itemgetter(-1)
+_id = operator.itemgetter(-2)
 _words = operator.attrgetter("words")
 _seq = operator.attrgetter("seq")
 _importance = operator.attrgetter("importance")
@@ -289,6 +290,10 @@ class Index:
             expired = self.expired_seqs(now)
         if not expired:
             return map(_entry, items)
+        if isinstance(items, (list, SortedRun)):  # walked twice, to tell them apart at C speed
+            return itertools.compress(
+                map(_entry, items), map(operator.not_, map(expired.__contains__, map(_id, items)))
+            )
         return (item[-1] for item in items if item[-2] not in expired)
 
     # -- reads ---------------------------------------------------------------
