@@ -165,8 +165,8 @@ MUTANTS = [
     Mutant(
         "the search by holders scores expired entries",
         "lexical.py",
-        "        for seq in counts.keys() & left_out:",
-        "        for seq in ():",
+        "        seqs = sorted(counts.keys() - left_out, key=counts.__getitem__)",
+        "        seqs = sorted(counts.keys(), key=counts.__getitem__)",
     ),
     Mutant(
         "the best few are taken from the entries holding every word without a bound",
