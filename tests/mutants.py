@@ -174,6 +174,12 @@ MUTANTS = [
         "    if not complete and (groups[-1][0] - 1) / total * 1.0 + full_bonus >= worst:",
         "    if False:",
     ),
+    Mutant(
+        "the start of a ranking of many equal scores keeps the oldest",
+        "index.py",
+        "        newest_tied = sorted(tied, key=age)[len(above) - at_least :]",
+        "        newest_tied = sorted(tied, key=age)[: at_least - len(above)]",
+    ),
     # The spec's blind spots, one class each: behaviours the mutants above left unpinned.
     Mutant(
         "expired entries reported in table order after the clock went back",

@@ -71,6 +71,8 @@ _importance = operator.attrgetter("importance")
 _updated = operator.attrgetter("updated_at")
 _units = operator.attrgetter("line_units")
 
+#: Up to this many candidates per entry asked for, the start of a ranking ranks every candidate.
+_RANK_ALL_UP_TO = 4
 #: A change of more entries than this (or an eighth of the store) forgets the holders worked out.
 _MASS_CHANGE = 64
 #: A word no stored entry holds.
@@ -367,7 +369,9 @@ class Index:
         entries score ``>= level``, so the ranking starts with exactly the
         entries that do, and only an entry whose importance plus the full
         weight reaches ``level`` can be one of them. Those are a top range of
-        ``by_importance``; only they are scored.
+        ``by_importance``; only they are scored, and of them only the first
+        ``at_least`` by the ranking are returned (with many equal
+        importances, thousands can reach ``level``).
         """
         run, full = self.by_importance, FRESHNESS_WEIGHT * 1.0
         if at_least <= 0:
@@ -389,9 +393,38 @@ class Index:
             return None
         near = near[start:]
         candidates = list(self._live(near, now, expired))
-        # In age order, the ranking's tie-break (newer first) is a stable sort's.
-        candidates.sort(key=_seq if self.in_order else by_age)
-        order, scores = scored_ranking(list(map(_importance, candidates)), list(map(_updated, candidates)), now, window)
-        # Best first, so the scores >= level are a prefix.
-        cut = bisect.bisect_left(order, True, key=lambda i: scores[i] < level)
-        return list(map(candidates.__getitem__, order[:cut]))
+        age = _seq if self.in_order else by_age
+        if len(candidates) <= _RANK_ALL_UP_TO * at_least:
+            # In age order, the ranking's tie-break (newer first) is a stable sort's.
+            candidates.sort(key=age)
+            order, scores = scored_ranking(
+                list(map(_importance, candidates)), list(map(_updated, candidates)), now, window
+            )
+            # Best first, so the scores >= level are a prefix.
+            cut = bisect.bisect_left(order, True, key=lambda i: scores[i] < level)
+            return list(map(candidates.__getitem__, order[:cut]))
+        # Many candidates (many equal importances): score them all, keep the first
+        # at_least. RET-1, RET-2 written out: the same operations in the same
+        # order, so the same doubles.
+        weight = FRESHNESS_WEIGHT
+        scores = [
+            importance + weight * (f if (f := 1 - (now - at if now > at else 0) / window) > 0 else 0.0)
+            for importance, at in zip(map(_importance, candidates), map(_updated, candidates), strict=True)
+        ]
+        # Every entry that can score >= level is a candidate, so the at_least-th best
+        # score here is the at_least-th best of all. Above it, everything is in; at
+        # it, the newest, as many as are still wanted (ties go to the newer entry).
+        threshold = sorted(scores)[-at_least]
+        positions = range(len(candidates))
+        above = list(itertools.compress(positions, map(operator.gt, scores, itertools.repeat(threshold))))
+        tied = itertools.compress(candidates, map(operator.eq, scores, itertools.repeat(threshold)))
+        newest_tied = sorted(tied, key=age)[len(above) - at_least :]  # fewer than at_least are above it
+        chosen = [candidates[i] for i in above] + newest_tied
+        chosen_scores = [scores[i] for i in above] + [threshold] * len(newest_tied)
+        # Laid out oldest first, a stable sort by score keeps equal scores oldest
+        # first; reversed, that is best first and newer first (CTX-1).
+        ages = list(map(age, chosen))
+        order = sorted(range(len(chosen)), key=ages.__getitem__)
+        order.sort(key=chosen_scores.__getitem__)
+        order.reverse()
+        return [chosen[i] for i in order]
