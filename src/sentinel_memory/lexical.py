@@ -91,6 +91,7 @@ class Recallable(Protocol):
 
 
 R = TypeVar("R", bound=Recallable)
+R_co = TypeVar("R_co", bound=Recallable, covariant=True)
 
 
 def best_matches(
@@ -179,8 +180,16 @@ def best_matches(
     return _best_first(held, scores, limit, seq_is_age=seq_is_age)
 
 
+class Holding(Protocol[R_co]):
+    """The entries that hold one word, by ``seq`` ([`HashTable`][sentinel_memory.persistent.HashTable] has it)."""
+
+    def parts(self) -> tuple[Mapping[int, R_co], ...]: ...
+    def __contains__(self, seq: object) -> bool: ...
+    def __len__(self) -> int: ...
+
+
 def best_holders(
-    holders: Sequence[Sequence[Mapping[int, R]]],
+    holders: Sequence[Holding[R]],
     total: int,
     now: int | float,
     recency_window: int | float,
@@ -212,28 +221,36 @@ def best_holders(
     """
     if limit <= 0 or not holders:
         return []
-    seqs_of = [set(itertools.chain.from_iterable(parts)) for parts in holders]
     if len(holders) > 1:
         # The entries holding every query word often are the best few on
-        # their own: then nothing else needs counting.
-        everything = set.intersection(*seqs_of) - left_out
-        if len(everything) >= limit:
+        # their own: then nothing else needs counting. They are among the
+        # holders of the rarest word.
+        rarest, *others = sorted(holders, key=len)
+        common = set(itertools.chain.from_iterable(rarest.parts())) - left_out
+        for other in others:
+            if not common:
+                break
+            if 8 * len(common) < len(other):  # few left: ask the other of each
+                common = {seq for seq in common if seq in other}
+            else:
+                common.intersection_update(itertools.chain.from_iterable(other.parts()))
+        if len(common) >= limit:
             entries: dict[int, R] = {}
-            for part in min(holders, key=lambda parts: sum(map(len, parts))):
+            for part in rarest.parts():
                 entries.update(part)
             top = _scored_groups(
-                [(len(holders), list(map(entries.__getitem__, everything)))], total, now, recency_window, limit
+                [(len(holders), list(map(entries.__getitem__, common)))], total, now, recency_window, limit
             )
             if top is not None:
                 return _best_first(*top, limit, seq_is_age=seq_is_age)
     found: dict[int, R] = {}
-    for parts in holders:
-        for part in parts:
+    for holding in holders:
+        for part in holding.parts():
             found.update(part)
     if len(holders) == 1:
         groups = [(1, list(map(found.__getitem__, found.keys() - left_out)))]
     else:
-        counts = Counter(itertools.chain.from_iterable(seqs_of))
+        counts = Counter(itertools.chain.from_iterable(itertools.chain.from_iterable(h.parts() for h in holders)))
         # Sorted by count, each group is a slice.
         seqs = sorted(counts.keys() - left_out, key=counts.__getitem__)
         held = list(map(counts.__getitem__, seqs))
