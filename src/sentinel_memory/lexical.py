@@ -226,7 +226,7 @@ def best_holders(
         # their own: then nothing else needs counting. They are among the
         # holders of the rarest word.
         rarest, *others = sorted(holders, key=len)
-        common = set(itertools.chain.from_iterable(rarest.parts())) - left_out
+        common = set(itertools.chain.from_iterable(rarest.parts())) - left_out if len(rarest) >= limit else set()
         for other in others:
             if not common:
                 break
