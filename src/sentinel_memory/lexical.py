@@ -248,7 +248,8 @@ def best_holders(
         for part in holding.parts():
             found.update(part)
     if len(holders) == 1:
-        groups = [(1, list(map(found.__getitem__, found.keys() - left_out)))]
+        live = list(found.values()) if not left_out else list(map(found.__getitem__, found.keys() - left_out))
+        groups = [(1, live)]
     else:
         counts = Counter(itertools.chain.from_iterable(itertools.chain.from_iterable(h.parts() for h in holders)))
         # Sorted by count, each group is a slice.
