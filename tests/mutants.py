@@ -111,8 +111,8 @@ MUTANTS = [
     Mutant(
         "the fast fill renders newest first",
         "prompt.py",
-        "chosen = sorted(sorted(map(order.__getitem__, picked), key=_seq), key=_updated)",
-        "chosen = sorted(sorted(map(order.__getitem__, picked), key=_seq), key=_updated, reverse=True)",
+        "chosen = sorted_by_age(map(order.__getitem__, picked))  # age order again",
+        "chosen = sorted_by_age(map(order.__getitem__, picked))[::-1]",
     ),
     Mutant(
         "the fast fill stops at the first line that does not fit",
@@ -184,8 +184,8 @@ MUTANTS = [
     Mutant(
         "expired entries reported in table order after the clock went back",
         "core.py",
-        "        if not index.in_order:\n            expired.sort(key=_updated_at)",
-        "        if False:\n            expired.sort(key=_updated_at)",
+        "        expired = sorted_by_age(expired)  # CMP-2: oldest first, also if the clock went back",
+        "        expired.sort(key=_seq)",
     ),
     Mutant(
         "the saved document lists entries in table order, not by age",

@@ -94,6 +94,7 @@ from .values import (
     by_age,
     by_importance,
     frozen_mapping,
+    sorted_by_age,
 )
 
 __all__ = [
@@ -245,7 +246,7 @@ def remember(
         _with_entries(state, entries, index),
         next_seq=state.next_seq + 1,
         counters=counters,
-        turns=max(state.turns, _turn_number(key)),
+        turns=max(state.turns, _largest_turn((key,))),
     )
     return state, replaced + dropped
 
@@ -254,17 +255,11 @@ def remember(
 TURN_KEY = re.compile(r"chat:([0-9]+)")
 
 
-def _turn_number(key: str) -> int:
-    """N for a ``chat:N`` key, else 0 (ENT-16)."""
-    found = TURN_KEY.fullmatch(key) if key.startswith("chat:") else None
-    return int(found.group(1)) if found else 0
-
-
 def _largest_turn(keys: Iterable[str]) -> int:
     """The largest N of the ``chat:N`` keys among ``keys``, or 0 (ENT-16); a load asks this of every key.
 
-    What ``_turn_number`` says of each key, said a step at a time over all
-    of them: the tails after ``chat:`` that are ASCII digits only.
+    A step at a time over all the keys, at C speed: the tails after
+    ``chat:`` that are ASCII digits only, as ``TURN_KEY`` says.
     """
     tails = [key[5:] for key in keys if key.startswith("chat:")]
     return max(map(int, filter(str.isdigit, filter(str.isascii, tails))), default=0)
@@ -311,7 +306,6 @@ def remembered(state: MemoryState, compaction: Compaction, key: str) -> Entry:
 
 
 _seq = operator.attrgetter("seq")
-_updated_at = operator.attrgetter("updated_at")
 
 
 def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compaction]:
@@ -340,11 +334,7 @@ def _compact_table(
     if expired:
         entries = entries.changed(expired)
         index = index.changed(expired, expired_at=now)
-        # CMP-2: oldest first, also if the clock went back. Two stable sorts on
-        # one number each are (updated_at, seq) order, and much faster than one on pairs.
-        expired.sort(key=_seq)
-        if not index.in_order:
-            expired.sort(key=_updated_at)
+        expired = sorted_by_age(expired)  # CMP-2: oldest first, also if the clock went back
     evicted = index.lowest_retention(len(entries) - config.limit, now, config.recency_window)
     if evicted:
         entries = entries.changed(evicted)

@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .tokens import Tokenizer, count_tokens, utf16_len
-from .values import Entry
+from .values import Entry, sorted_by_age
 
 __all__ = ["fill", "fill_naive", "fill_ranked_naive"]
 
@@ -181,9 +181,7 @@ def fill(
             fitting = [entry for entry in oldest_first() if entry.seq not in seen and size_of(entry) + gap <= room]
             order = [*order, *rank_among(fitting)]
             picked, total = _greedy(list(map(size_of, order)), gap, cap)
-        # Age order again: by seq, then stably by updated_at, is (updated_at, seq)
-        # order, and two sorts on one number beat one on pairs.
-        chosen = sorted(sorted(map(order.__getitem__, picked), key=_seq), key=_updated)
+        chosen = sorted_by_age(map(order.__getitem__, picked))  # age order again
     if not chosen:
         return "", (), empty
     text = separator.join(map(_line if render is render_default else render, chosen))
@@ -240,5 +238,3 @@ def render_default(entry: Entry) -> str:
 #: The default line and its measure under the estimator, both cached on the entry.
 _line = operator.attrgetter("line")
 _line_units = operator.attrgetter("line_units")
-_seq = operator.attrgetter("seq")
-_updated = operator.attrgetter("updated_at")

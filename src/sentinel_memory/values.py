@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import operator
 import types
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -39,6 +39,7 @@ __all__ = [
     "by_importance",
     "default_format",
     "frozen_mapping",
+    "sorted_by_age",
 ]
 
 
@@ -133,6 +134,19 @@ class Entry:
 
 #: Sort key for age order, oldest first: ascending ``(updated_at, seq)`` (ENT-6).
 by_age = operator.attrgetter("updated_at", "seq")
+
+_seq = operator.attrgetter("seq")
+_updated_at = operator.attrgetter("updated_at")
+
+
+def sorted_by_age(entries: Iterable[Entry]) -> list[Entry]:
+    """``sorted(entries, key=by_age)``, oldest first (ENT-6).
+
+    By ``seq``, then stably by ``updated_at``: two sorts on one number each
+    give the same order much faster than one sort on pairs.
+    """
+    return sorted(sorted(entries, key=_seq), key=_updated_at)
+
 
 #: Sort key for importance order, weakest first: ascending ``(importance, updated_at, seq)`` (CMP-1, REC-3).
 by_importance = operator.attrgetter("importance", "updated_at", "seq")
