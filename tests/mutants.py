@@ -165,8 +165,20 @@ MUTANTS = [
     Mutant(
         "the search by holders scores expired entries",
         "lexical.py",
-        "        seqs = sorted(counts.keys() - left_out, key=counts.__getitem__)",
-        "        seqs = sorted(counts.keys(), key=counts.__getitem__)",
+        "        seqs = list(counts.keys() - left_out) if left_out else list(counts)",
+        "        seqs = list(counts)",
+    ),
+    Mutant(
+        "the search that scores every holder lays them out newest first",
+        "lexical.py",
+        "        seqs.sort()\n",
+        "        seqs.sort(reverse=True)\n",
+    ),
+    Mutant(
+        "a group's bound forgets the fewer than limit already kept",
+        "lexical.py",
+        "            bound = max(worst, min(floor, min(scores, default=math.inf)))",
+        "            bound = max(worst, floor)",
     ),
     Mutant(
         "the best few are taken from the entries holding every word without a bound",

@@ -70,6 +70,8 @@ def score(relevance_: float, importance: float, freshness: float) -> float:
 #: The first block the walk scores at once (or ``limit``, if fewer); each next is twice as big, up to ``_BLOCK``.
 _FIRST_BLOCK = 32
 _BLOCK = 512
+#: The search by holders scores every candidate when there are at most this many times ``limit`` of them.
+_SCORE_ALL = 2
 _words = operator.attrgetter("words")
 _importance = operator.attrgetter("importance")
 _updated = operator.attrgetter("updated_at")
@@ -217,7 +219,9 @@ def best_holders(
     candidates: this is the faster search when the store is small for the
     ``limit`` (a context's). When the entries holding every query word are
     enough, and no entry holding one word fewer could reach the worst of
-    them, nothing else is counted at all (a recall's best few).
+    them, nothing else is counted at all (a recall's best few). When
+    nearly every candidate is wanted, bounds would skip little, and every
+    candidate is scored at once (``_all_scored``).
     """
     if limit <= 0 or not holders:
         return []
@@ -239,7 +243,7 @@ def best_holders(
             for part in rarest.parts():
                 entries.update(part)
             top = _scored_groups(
-                [(len(holders), list(map(entries.__getitem__, common)))], total, now, recency_window, limit
+                [(len(holders), lambda: list(map(entries.__getitem__, common)))], total, now, recency_window, limit
             )
             if top is not None:
                 return _best_first(*top, limit, seq_is_age=seq_is_age)
@@ -247,28 +251,72 @@ def best_holders(
     for holding in holders:
         for part in holding.parts():
             found.update(part)
-    if len(holders) == 1:
-        live = list(found.values()) if not left_out else list(map(found.__getitem__, found.keys() - left_out))
-        groups = [(1, live)]
+    counts: Counter[int] | None = None
+    if len(holders) == 1:  # every candidate holds the one word
+        seqs = list(found) if not left_out else list(found.keys() - left_out)
     else:
         counts = Counter(itertools.chain.from_iterable(itertools.chain.from_iterable(h.parts() for h in holders)))
+        seqs = list(counts.keys() - left_out) if left_out else list(counts)
+    if len(seqs) <= _SCORE_ALL * limit:
+        return _all_scored(found, seqs, counts, total, now, recency_window, limit, seq_is_age=seq_is_age)
+    groups: list[tuple[int, Callable[[], list[R]]]]
+    if counts is None:
+        groups = [(1, lambda: list(found.values()) if not left_out else list(map(found.__getitem__, seqs)))]
+    else:
         # Sorted by count, each group is a slice.
-        seqs = sorted(counts.keys() - left_out, key=counts.__getitem__)
+        seqs.sort(key=counts.__getitem__)
         held = list(map(counts.__getitem__, seqs))
-        groups = [
-            (
-                count,
-                list(map(found.__getitem__, seqs[bisect.bisect_left(held, count) : bisect.bisect_right(held, count)])),
-            )
-            for count in sorted(set(held), reverse=True)
-        ]
+
+        def group(count: int) -> Callable[[], list[R]]:
+            part = seqs[bisect.bisect_left(held, count) : bisect.bisect_right(held, count)]
+            return lambda: list(map(found.__getitem__, part))
+
+        groups = [(count, group(count)) for count in sorted(set(held), reverse=True)]
     scored = _scored_groups(groups, total, now, recency_window, limit, complete=True)
     assert scored is not None  # all the groups: nothing is left to decide
     return _best_first(*scored, limit, seq_is_age=seq_is_age)
 
 
+def _all_scored(
+    found: Mapping[int, R],
+    seqs: list[int],
+    counts: Mapping[int, int] | None,
+    total: int,
+    now: int | float,
+    recency_window: int | float,
+    limit: int,
+    *,
+    seq_is_age: bool,
+) -> list[tuple[float, R]]:
+    """The best ``limit`` of the entries ``found[seq]`` for ``seqs``, each holding ``counts[seq]`` query words (or one).
+
+    When nearly every candidate is wanted (a context's ranking in a small
+    store), bounds would skip little: every candidate is scored, with the
+    formula's operations in its order, and one stable sort of the
+    candidates laid out oldest first puts them best first.
+    """
+    if seq_is_age:
+        seqs.sort()
+        entries = list(map(found.__getitem__, seqs))
+    else:
+        entries = sorted(map(found.__getitem__, seqs), key=_age)
+    weight, window = FRESHNESS_BONUS, recency_window
+    ratios = (
+        repeat(1 / total)
+        if counts is None
+        else [count / total for count in map(counts.__getitem__, map(_seq, entries))]
+    )
+    scores = [
+        ratio * (0.5 + importance / 2) + weight * (f if (f := 1 - (now - at if now > at else 0) / window) > 0 else 0.0)
+        for ratio, importance, at in zip(ratios, map(_importance, entries), map(_updated, entries), strict=False)
+    ]
+    order = sorted(range(len(entries)), key=scores.__getitem__)
+    order.reverse()
+    return [(scores[i], entries[i]) for i in order[:limit]]
+
+
 def _scored_groups(
-    groups: list[tuple[int, list[R]]],
+    groups: list[tuple[int, Callable[[], list[R]]]],
     total: int,
     now: int | float,
     recency_window: int | float,
@@ -278,6 +326,9 @@ def _scored_groups(
 ) -> tuple[list[R], list[float]] | None:
     """The entries of ``groups`` (most query words held first) that can make the best ``limit``, with their scores.
 
+    A group is a number of query words held and a function listing the
+    entries that hold that many, called only when the group can matter.
+
     Without ``complete`` the groups are only the first of all: None when an
     entry holding one word fewer could still make the best ``limit``.
     """
@@ -286,19 +337,24 @@ def _scored_groups(
     kept: list[R] = []
     scores: list[float] = []
     worst = -math.inf
-    for words_held, candidates in groups:
-        group = candidates
+    for words_held, listed in groups:
         ratio = words_held / total  # the relevance of every entry in the group
         if ratio * 1.0 + full_bonus < worst:  # importance is at most 1
             continue
+        group = listed()
         importances = list(map(_importance, group))
-        # A score is at least its weight, so the ``limit``-th best weight of
-        # a group bounds the ``limit``-th best score from below before any is worked out.
-        floor = ratio * (0.5 + sorted(importances)[-limit] / 2) if len(group) >= limit else -math.inf
-        if max(worst, floor) > -math.inf:
-            # ratio * (0.5 + importance / 2) + full_bonus >= that bound needs at least this importance;
+        # A score is at least its weight. So with fewer than ``limit`` kept,
+        # the kept and the best weights of this group bound the ``limit``-th
+        # best score from below before any is worked out.
+        wanted = limit - len(kept) if worst == -math.inf else limit
+        bound = worst
+        if len(group) >= wanted:
+            floor = ratio * (0.5 + sorted(importances)[-wanted] / 2)
+            bound = max(worst, min(floor, min(scores, default=math.inf)))
+        if bound > -math.inf:
+            # ratio * (0.5 + importance / 2) + full_bonus >= bound needs at least this importance;
             # the margin keeps every entry that rounding could let through.
-            least = 2 * ((max(worst, floor) - full_bonus) / ratio - 0.5) - 1e-6
+            least = 2 * ((bound - full_bonus) / ratio - 0.5) - 1e-6
             can = list(map(operator.ge, importances, repeat(least)))
             group, importances = list(itertools.compress(group, can)), list(itertools.compress(importances, can))
         scored = [

@@ -563,6 +563,22 @@ def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_leas
 # Every query word at importance 0 loses to one word at importance 1, fresh:
 # the entries holding every word are not the best few on their own.
 @example(items=[("c", "a b", 0, 0), ("d", "a", 1, 3 * 86_400_000)], query="a b", now=3 * 86_400_000, limit=1, ttl=None)
+# Fewer than ``limit`` hold every word, and a fresh entry holding fewer words
+# outscores them while the best weights of its group are higher still: a
+# bound from that group's weights alone would leave the fresh entry out.
+@example(
+    items=[
+        ("c", "a ab b", 0, 0),
+        ("d", "a ab", 1, 0),
+        ("e", "ab b", 1, 0),
+        ("f", "a b", 0.4, 3 * 86_400_000),
+        *[(key, "a", 0, 0) for key in "ghij"],
+    ],
+    query="a ab b",
+    now=3 * 86_400_000,
+    limit=3,
+    ttl=None,
+)
 @given(
     items=timed_entries,
     query=st.sampled_from(["a", "b", "a b", "ab", "a ab b"]),
