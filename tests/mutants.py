@@ -153,8 +153,8 @@ MUTANTS = [
     Mutant(
         "the walk past the start drops lines that fill the room exactly",
         "prompt.py",
-        "fitting = [entry for entry in oldest_first() if entry.seq not in seen and size_of(entry) + gap <= room]",
-        "fitting = [entry for entry in oldest_first() if entry.seq not in seen and size_of(entry) + gap < room]",
+        "map(operator.le, map(size_of, everyone), itertools.repeat(room - gap))",
+        "map(operator.lt, map(size_of, everyone), itertools.repeat(room - gap))",
     ),
     Mutant(
         "the holders of a word keep an entry that left",

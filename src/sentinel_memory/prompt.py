@@ -143,7 +143,7 @@ def fill(
     live: Sequence[Entry] | None = None
     size_of: Callable[[Entry], Any]
     if render is render_default and measure is utf16_len:
-        size_of, floor, exact = _line_units, least_units, False  # whole numbers, cached per entry
+        size_of, floor = _line_units, least_units  # whole numbers, cached per entry
     else:
         live = oldest_first()
         measured = {entry.seq: measure(render(entry)) for entry in live}
@@ -151,7 +151,7 @@ def fill(
         # promise the naive fill's result, and the naive fill reports bad counts.
         if type(gap) is not int or set(map(type, measured.values())) != {int} or gap < 0 or min(measured.values()) < 0:
             return naive()
-        size_of, floor, exact = lambda entry: measured[entry.seq], min(measured.values()), True
+        size_of, floor = lambda entry: measured[entry.seq], min(measured.values())
     chosen: Sequence[Entry]
     total = cap + 1
     if count * (floor + gap) - gap <= cap:
@@ -159,7 +159,7 @@ def fill(
         live = oldest_first() if live is None else live
         sizes = list(map(size_of, live))
         total = sum(sizes) + gap * (len(sizes) - 1)
-        floor, exact = min(sizes), True
+        floor = min(sizes)
     if total <= cap:
         assert live is not None  # only the everything-fits check can make total fit
         chosen = live  # everything fits: no ranking needed
@@ -169,18 +169,20 @@ def fill(
         least = floor + gap
         order = rank(None if least <= 0 else (cap + gap) // least + 1)
         picked, total = _greedy(list(map(size_of, order)), gap, cap)
-        if len(order) < count and cap - total >= least and not exact:
-            least = min(map(size_of, oldest_first())) + gap  # the bound was too low: the smallest line
         if len(order) < count and cap - total >= least:
-            # Room is left for a line the start did not reach. Room only
-            # shrinks, so only the unseen lines that fit it now can still be
-            # picked: rank just those (their order in the whole ranking) and
-            # walk on. The picks are those of a walk over the whole ranking.
+            # Room may be left for a line the start did not reach (``least``
+            # may be below the smallest line). Room only shrinks, so only the
+            # unseen lines that fit it now can still be picked: rank just
+            # those (their order in the whole ranking) and walk on. The picks
+            # are those of a walk over the whole ranking.
             room = cap - total
-            seen = {entry.seq for entry in order}
-            fitting = [entry for entry in oldest_first() if entry.seq not in seen and size_of(entry) + gap <= room]
-            order = [*order, *rank_among(fitting)]
-            picked, total = _greedy(list(map(size_of, order)), gap, cap)
+            everyone = oldest_first()
+            small = itertools.compress(everyone, map(operator.le, map(size_of, everyone), itertools.repeat(room - gap)))
+            seen = set(map(_seq, order))
+            fitting = [entry for entry in small if entry.seq not in seen]
+            if fitting:
+                order = [*order, *rank_among(fitting)]
+                picked, total = _greedy(list(map(size_of, order)), gap, cap)
         chosen = sorted_by_age(map(order.__getitem__, picked))  # age order again
     if not chosen:
         return "", (), empty
@@ -238,3 +240,4 @@ def render_default(entry: Entry) -> str:
 #: The default line and its measure under the estimator, both cached on the entry.
 _line = operator.attrgetter("line")
 _line_units = operator.attrgetter("line_units")
+_seq = operator.attrgetter("seq")

@@ -631,6 +631,9 @@ def test_ctx_2_the_c_speed_walk_is_the_greedy_walk(sizes, gap, cap):
         assert total == used
 
 
+# Neither line of the start of the ranking fits, and the one after it fills
+# the budget exactly: the walk past the start must take it.
+@example(items=[("c", "aaaa", 1, 0), ("d", "aaaa", 0.9, 0), ("b", "a", 0, 0)], now=0, budget=1, separator="\n")
 @given(
     items=timed_entries,
     now=st.integers(0, 4 * 86_400_000),
