@@ -152,6 +152,12 @@ MUTANTS = [
     ),
     Mutant(
         "the walk past the start drops lines that fill the room exactly",
+        "index.py",
+        "return list(self._live(self._by_units.below((units + 1,)), now))",
+        "return list(self._live(self._by_units.below((units,)), now))",
+    ),
+    Mutant(
+        "the walk past the start, measured by a tokenizer, drops lines that fill the room exactly",
         "prompt.py",
         "map(operator.le, map(size_of, everyone), itertools.repeat(room - gap))",
         "map(operator.lt, map(size_of, everyone), itertools.repeat(room - gap))",
@@ -161,6 +167,24 @@ MUTANTS = [
         "index.py",
         "                leaving.setdefault(word, []).append(entry.seq)",
         "                pass",
+    ),
+    Mutant(
+        "the lines by measure keep an entry that left",
+        "index.py",
+        "index._by_units = by_units.changed(_units_items(removed), _units_items(added), removed_ids=gone)",
+        "index._by_units = by_units.changed((), _units_items(added))",
+    ),
+    Mutant(
+        "counting the rare words first forgets what freshness adds to the others",
+        "lexical.py",
+        "        best_outside = len(rest) / total * 1.0 + FRESHNESS_BONUS * 1.0",
+        "        best_outside = len(rest) / total * 1.0",
+    ),
+    Mutant(
+        "counting the rare words first never asks the candidates about the rest",
+        "lexical.py",
+        "            for other in rest:\n                if 4 * len(counts) < len(other):",
+        "            for other in ():\n                if 4 * len(counts) < len(other):",
     ),
     Mutant(
         "the search by holders scores expired entries",

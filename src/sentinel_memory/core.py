@@ -585,6 +585,7 @@ def context(
         separator=separator,
         least_units=index.least_units(),
         rank_among=ranking_among,
+        lines_within=lambda units: index.lines_within(units, now),
     )
     return Context(text=text, entries=_copies(state, chosen), tokens=tokens, omitted=count - len(chosen))
 

@@ -26,17 +26,18 @@ that end in ``seq`` (unique) and the entry. A transition asks for a new index
 with ``Index.changed``; the old one stays valid, sharing all but a few
 chunks.
 
-Three facts are worked out only when a read first needs them, then kept up
+Four facts are worked out only when a read first needs them, then kept up
 to date by the transitions that follow: the recall words the stored entries
 hold (``Index.held_words``, which bounds what a query can match), a lower
 bound of the line measures (``Index.least_units``, which bounds how many
-lines a budget can hold), and for every word the entries that hold it
-(``Index.holders``, so that a query in a small store looks only at those).
-The first two are bounds, so a removal leaves them as they are and costs
-nothing; the word set is worked out afresh once as many entries have left
-it as remain. The holders are exact: a change moves only the words of the
-entries it touches, and a mass change (an expiry overnight) forgets them
-until the next query. Working them out for a freshly loaded memory of
+lines a budget can hold), for every word the entries that hold it
+(``Index.holders``, so that a query in a small store looks only at those),
+and the entries by line measure (``Index.lines_within``, so that the little
+room a fill leaves is offered only the lines that fit it). The first two
+are bounds, so a removal leaves them as they are and costs nothing; the
+word set is worked out afresh once as many entries have left it as remain.
+The other two are exact: a change moves only the entries it touches, and a
+mass change (an expiry overnight) forgets them until the next read. Working them out for a freshly loaded memory of
 100,000 entries would double the load, and many memories never recall. The
 cache changes no result, only the time it takes.
 
@@ -97,6 +98,11 @@ def _age_items(entries: list[Entry]) -> list[tuple[int | float, int, Entry]]:
     return list(zip(map(_updated, entries), map(_seq, entries), entries, strict=True))
 
 
+def _units_items(entries: Iterable[Entry]) -> list[tuple[int, int, Entry]]:
+    """``(line_units, seq, entry)`` of each entry: the order ``Index.lines_within`` reads."""
+    return [(e.line_units, e.seq, e) for e in entries]
+
+
 def _expiry_items(entries: Iterable[Entry]) -> list[tuple[int | float, int, Entry]]:
     return [(e.expires_at, e.seq, e) for e in entries if e.expires_at is not None]
 
@@ -105,6 +111,7 @@ class Index:
     """The orders and counts of one state's entries. Build one with ``of``, change it with ``changed``."""
 
     __slots__ = (
+        "_by_units",
         "_held_words",
         "_holders",
         "_least_units",
@@ -127,6 +134,7 @@ class Index:
     _words_left: int
     _holders: HashTable[str, HashTable[int, Entry]] | None
     _least_units: int | None
+    _by_units: SortedRun[tuple[int, int, Entry]] | None
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Index:
@@ -148,6 +156,7 @@ class Index:
         index._held_words, index._words_left = None, 0
         index._holders = None
         index._least_units = None
+        index._by_units = None
         return index
 
     def changed(
@@ -190,6 +199,11 @@ class Index:
         index._holders = self._holders_after(removed, added, len(index.by_age))
         least = self._least_units
         index._least_units = None if least is None else min(itertools.chain((least,), map(_units, added)))
+        by_units, size = self._by_units, len(index.by_age)
+        if by_units is None or len(removed) + len(added) > max(_MASS_CHANGE, size // 8):
+            index._by_units = None  # worked out again on its next use
+        else:
+            index._by_units = by_units.changed(_units_items(removed), _units_items(added), removed_ids=gone)
         return index
 
     def _holders_after(
@@ -250,6 +264,16 @@ class Index:
                         holding[seq] = entry
             self._holders = HashTable((held, HashTable.of_dict(holding)) for held, holding in by_word.items())
         return self._holders.get(word, _NOBODY)  # type: ignore[no-any-return]  # get is typed loosely
+
+    def lines_within(self, units: int, now: int | float) -> list[Entry]:
+        """The live entries whose default line measures at most ``units`` UTF-16 units (CTX-8), shortest first.
+
+        What the fill asks when the budget has a little room left: usually
+        a few of the shortest lines, not every entry.
+        """
+        if self._by_units is None:
+            self._by_units = SortedRun.of_sorted(sorted(_units_items(list(map(_entry, self.by_age)))))
+        return list(self._live(self._by_units.below((units + 1,)), now))
 
     def least_units(self) -> int:
         """No stored entry's default line measures fewer UTF-16 units than this (CTX-8); 0 when empty.

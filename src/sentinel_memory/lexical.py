@@ -219,9 +219,11 @@ def best_holders(
     candidates: this is the faster search when the store is small for the
     ``limit`` (a context's). When the entries holding every query word are
     enough, and no entry holding one word fewer could reach the worst of
-    them, nothing else is counted at all (a recall's best few). When
-    nearly every candidate is wanted, bounds would skip little, and every
-    candidate is scored at once (``_all_scored``).
+    them, nothing else is counted at all (a recall's best few). The words
+    are counted rarest first, and once enough candidates are sure to beat
+    every entry holding only the common rest, those are only asked about
+    it (``_counted``). When nearly every candidate is wanted, bounds would
+    skip little, and every candidate is scored at once (``_all_scored``).
     """
     if limit <= 0 or not holders:
         return []
@@ -248,14 +250,13 @@ def best_holders(
             if top is not None:
                 return _best_first(*top, limit, seq_is_age=seq_is_age)
     found: dict[int, R] = {}
-    for holding in holders:
-        for part in holding.parts():
-            found.update(part)
     counts: Counter[int] | None = None
     if len(holders) == 1:  # every candidate holds the one word
+        for part in holders[0].parts():
+            found.update(part)
         seqs = list(found) if not left_out else list(found.keys() - left_out)
     else:
-        counts = Counter(itertools.chain.from_iterable(itertools.chain.from_iterable(h.parts() for h in holders)))
+        counts = _counted(holders, found, total, limit, left_out)
         seqs = list(counts.keys() - left_out) if left_out else list(counts)
     if len(seqs) <= _SCORE_ALL * limit:
         return _all_scored(found, seqs, counts, total, now, recency_window, limit, seq_is_age=seq_is_age)
@@ -275,6 +276,59 @@ def best_holders(
     scored = _scored_groups(groups, total, now, recency_window, limit, complete=True)
     assert scored is not None  # all the groups: nothing is left to decide
     return _best_first(*scored, limit, seq_is_age=seq_is_age)
+
+
+def _counted(
+    holders: Sequence[Holding[R]], found: dict[int, R], total: int, limit: int, left_out: Set[int]
+) -> Counter[int]:
+    """How many query words each candidate holds, by ``seq``; ``found`` gets the candidates.
+
+    The words are counted rarest first. An entry that holds none of the
+    words counted so far holds at most the rest, which bounds its score.
+    Once ``limit`` live candidates are sure to beat that bound, whatever
+    their freshness, no other entry can make the best ``limit``: the
+    holders of the common rest are not counted one by one, only the
+    candidates are looked up among them.
+    """
+    counts: Counter[int] = Counter()
+    rarest_first = sorted(holders, key=len)
+    for counted, holding in enumerate(rarest_first, 1):
+        for part in holding.parts():
+            found.update(part)
+        counts.update(itertools.chain.from_iterable(holding.parts()))
+        rest = rarest_first[counted:]
+        if not rest or len(counts) < limit or sum(map(len, rest)) < 8 * len(counts):
+            continue  # nothing to stop, or little left to save
+        best_outside = len(rest) / total * 1.0 + FRESHNESS_BONUS * 1.0
+        # Only a candidate holding at least this many of the counted words can beat it (at importance 1).
+        fewest = next((held for held in range(1, counted + 1) if held / total * 1.0 > best_outside), None)
+        if fewest is None:
+            continue
+        seqs, helds = list(counts), list(counts.values())
+        can = list(map(operator.ge, helds, repeat(fewest)))
+        if sum(can) < limit:
+            continue
+        seqs, helds = list(itertools.compress(seqs, can)), list(itertools.compress(helds, can))
+        if left_out:
+            live = [seq not in left_out for seq in seqs]
+            seqs, helds = list(itertools.compress(seqs, live)), list(itertools.compress(helds, live))
+        # A score is at least its weight, and held / total at most the
+        # relevance: held / total * (0.5 + importance / 2) > best_outside
+        # makes a candidate sure. The margin leaves out any that rounding could let in.
+        importances = list(map(_importance, map(found.__getitem__, seqs)))
+        sure = 0
+        for held in set(helds):
+            least = 2 * best_outside * total / held - 1 + 1e-9
+            of_held = itertools.compress(importances, map(operator.eq, helds, repeat(held)))
+            sure += sum(map(operator.gt, of_held, repeat(least)))
+        if sure >= limit:
+            for other in rest:
+                if 4 * len(counts) < len(other):  # few candidates: ask the other of each
+                    counts.update([seq for seq in counts if seq in other])
+                else:
+                    counts.update(counts.keys() & set(itertools.chain.from_iterable(other.parts())))
+            break
+    return counts
 
 
 def _all_scored(

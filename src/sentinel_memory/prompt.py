@@ -35,7 +35,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .tokens import Tokenizer, count_tokens, utf16_len
@@ -86,6 +86,7 @@ def fill_ranked_naive(
     *,
     least_units: int = 0,
     rank_among: Callable[[Sequence[Entry]], Sequence[Entry]] | None = None,
+    lines_within: Callable[[int], Sequence[Entry]] | None = None,
     **options: Any,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """``fill_naive`` with ``fill``'s arguments: the reference the fast fill must equal.
@@ -106,6 +107,7 @@ def fill(
     separator: str,
     least_units: int = 0,
     rank_among: Callable[[Sequence[Entry]], Sequence[Entry]],
+    lines_within: Callable[[int], Sequence[Entry]] | None = None,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """The greedy fill, in linear time where the tokenizer allows it (CTX-8).
 
@@ -115,7 +117,8 @@ def fill(
     ``some`` in the order they have in it. The result is that of
     ``fill_naive`` over ``rank(None)``. ``least_units`` is a lower bound of
     the candidates' ``line_units`` (0 when
-    unknown).
+    unknown), and ``lines_within(n)``, when given, lists the candidates
+    whose ``line_units`` are at most ``n``.
 
     With a measured tokenizer whose line measures are whole numbers, all
     arithmetic is exact integer arithmetic: when every candidate fits
@@ -176,8 +179,14 @@ def fill(
             # those (their order in the whole ranking) and walk on. The picks
             # are those of a walk over the whole ranking.
             room = cap - total
-            everyone = oldest_first()
-            small = itertools.compress(everyone, map(operator.le, map(size_of, everyone), itertools.repeat(room - gap)))
+            small: Iterable[Entry]
+            if lines_within is not None and size_of is _line_units:
+                small = lines_within(room - gap)
+            else:
+                everyone = oldest_first()
+                small = itertools.compress(
+                    everyone, map(operator.le, map(size_of, everyone), itertools.repeat(room - gap))
+                )
             seen = set(map(_seq, order))
             fitting = [entry for entry in small if entry.seq not in seen]
             if fitting:

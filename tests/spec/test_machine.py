@@ -495,7 +495,7 @@ class RankingComparison(RuleBasedStateMachine):
 
     @invariant()
     def index_matches_the_table(self):
-        """CMP-1, CTX-8, REC-3, ENT-3, ENT-14: the index holds exactly the table's entries in its orders, its bounds are safe, the table is in seq order."""
+        """CMP-1, CTX-8, REC-3, ENT-3, ENT-14: the index holds exactly the table's entries in its orders, its bounds are safe, its lines by measure are exact, the table is in seq order."""
         if not hasattr(self, "mem"):
             return
         state = self.mem.state
@@ -509,6 +509,10 @@ class RankingComparison(RuleBasedStateMachine):
         assert truth.in_order or not index.in_order
         if state.entries:
             assert index.least_units() <= truth.least_units()
+        live = truth.live_by_age(self.now)
+        for units in (8, 24):  # worked out once, then kept current by every change after
+            fitting = sorted(e.seq for e in live if e.line_units <= units)
+            assert sorted(e.seq for e in index.lines_within(units, self.now)) == fitting, units
         assert list(state.entries) == [e.key for e in sorted(state.entries.values(), key=lambda e: e.seq)]
 
     @invariant()

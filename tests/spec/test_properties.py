@@ -26,6 +26,7 @@ from sentinel_memory.errors import IgnoredValueWarning
 from sentinel_memory.jsondata import canonical_json, copy_json
 from sentinel_memory.lexical import words
 from sentinel_memory.options import NUMBER_RULES, number_option
+from sentinel_memory.tokens import additive
 
 from .strategies import FALSE_ADDITIVE, INVALID_NUMBERS, json_data
 
@@ -509,14 +510,16 @@ def test_rec_2_inline_scores_equal_the_reference_formulas(items, query, now):
     ]
 
 
+#: Half of them within one day of the last, so that several entries are fresh at once.
+moments = st.one_of(st.integers(0, 3 * 86_400_000), st.integers(2 * 86_400_000, 3 * 86_400_000))
+
 timed_entries = st.lists(
     st.tuples(
         st.sampled_from("abcdefghij"),
         st.text("ab ", max_size=30),
         # Close importances, so that freshness decides between them.
         st.sampled_from([0, 0.1, 0.4, 0.5, 0.55, 0.6, 0.9, 1, 0.30000000000000004, 0.3]),
-        # Half of them within one day, so that several entries are fresh at once.
-        st.one_of(st.integers(0, 3 * 86_400_000), st.integers(2 * 86_400_000, 3 * 86_400_000)),
+        moments,
     ),
     max_size=14,
 )
@@ -591,10 +594,17 @@ def test_rec_3_the_best_few_are_the_start_of_all_matches(search, items, query, n
     """REC-2, REC-3: recall of the best few returns exactly the start of the full, exactly ordered live match list, by either search."""
     from unittest import mock
 
+    state = state_from(items, ttl=ttl)
+    with mock.patch.object(core, "_by_holders", lambda stored, limit: search == "holders"):
+        hits = core.recall(state, query, now=now, limit=limit)
+    assert [(h.score, h.entry.key) for h in hits] == all_matches(state, query, now)[:limit]
+
+
+def all_matches(state: sm.MemoryState, query: str, now: int) -> list[tuple[float, str]]:
+    """Every live match as ``(score, key)``, best first, ties newer first: REC-2 and REC-3 read literally."""
     from sentinel_memory.lexical import relevance, score
     from sentinel_memory.retention import freshness
 
-    state = state_from(items, ttl=ttl)
     query_words = words(query)
     window = state.config.recency_window
     expected = sorted(
@@ -605,9 +615,33 @@ def test_rec_3_the_best_few_are_the_start_of_all_matches(search, items, query, n
         ),
         reverse=True,
     )
-    with mock.patch.object(core, "_by_holders", lambda stored, limit: search == "holders"):
-        hits = core.recall(state, query, now=now, limit=limit)
-    assert [(h.score, h.entry.key) for h in hits] == [(value, key) for value, _, key in expected[:limit]]
+    return [(value, key) for value, _, key in expected]
+
+
+# The one entry holding the rare words is stale and barely important; a fresh
+# entry holding only the common word outscores it.
+@example(rare=[("z y", 0.05, 0)], common=[("a", 1, 3 * 86_400_000)] * 8, now=3 * 86_400_000, limit=1)
+@given(
+    rare=st.lists(
+        st.tuples(st.sampled_from(["z y", "z y a"]), st.sampled_from([0, 0.05, 0.1, 0.2, 1]), moments),
+        min_size=1,
+        max_size=3,
+    ),
+    common=st.lists(
+        st.tuples(st.sampled_from(["a", "a b", "b"]), st.sampled_from([0, 0.5, 1]), moments), min_size=8, max_size=30
+    ),
+    now=st.just(3 * 86_400_000) | st.integers(0, 4 * 86_400_000),
+    limit=st.integers(1, 3),
+)
+def test_rec_3_counting_the_rare_words_first_leaves_out_only_what_cannot_win(rare, common, now, limit):
+    """REC-2, REC-3: when the holders of the rare query words are counted first and the common one's are only asked, the best few are still exact."""
+    from unittest import mock
+
+    items = [(f"k{i}", text, importance, at) for i, (text, importance, at) in enumerate(rare + common)]
+    state = state_from(items)
+    with mock.patch.object(core, "_by_holders", lambda stored, limit: True):
+        hits = core.recall(state, "z y a", now=now, limit=limit)
+    assert [(h.score, h.entry.key) for h in hits] == all_matches(state, "z y a", now)[:limit]
 
 
 @given(
@@ -652,6 +686,23 @@ def test_ctx_8_fast_fill_equals_the_reference(items, now, budget, separator):
         assert core.context(state, now=now, token_budget=budget, separator=separator) == fast
 
 
+@pytest.mark.parametrize(("tokenizer", "budget"), [(None, 1), (additive(len), 4)], ids=["estimator", "measured"])
+def test_ctx_8_a_line_that_fills_the_room_left_exactly_is_taken(tokenizer, budget):
+    """CTX-2, CTX-8: neither line of the start of the ranking fits; the next fills the budget exactly and is taken, as the naive fill takes it."""
+    state = sm.MemoryState()
+    for key, text, importance in [("c", "aaaa", 1.0), ("d", "aaaa", 0.9), ("b", "a", 0.0)]:
+        state, _ = core.remember(state, key, text, now=0, importance=importance)
+    from unittest import mock
+
+    from sentinel_memory import prompt
+
+    args = dict(now=0, token_budget=budget, tokenizer=tokenizer)
+    fast = core.context(state, **args)
+    with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
+        assert core.context(state, **args) == fast
+    assert fast.text == "b: a"
+
+
 @example(items=[("j", "ab", 0.5, 0), ("k", "abc", 0.5, 0)], budget=2.5, separator="\n")
 @given(
     items=timed_entries,
@@ -663,7 +714,6 @@ def test_ctx_8_fractional_additive_counts_equal_the_reference(items, budget, sep
     from unittest import mock
 
     from sentinel_memory import prompt
-    from sentinel_memory.tokens import additive
 
     from .strategies import half_length
 
