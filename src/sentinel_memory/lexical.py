@@ -18,7 +18,7 @@ import operator
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from functools import lru_cache
 from itertools import repeat
 from typing import Protocol, TypeVar
@@ -186,6 +186,7 @@ class Holding(Protocol[R_co]):
     """The entries that hold one word, by ``seq`` ([`HashTable`][sentinel_memory.persistent.HashTable] has it)."""
 
     def parts(self) -> tuple[Mapping[int, R_co], ...]: ...
+    def having(self, keys: Iterable[int]) -> list[int]: ...
     def __contains__(self, seq: object) -> bool: ...
     def __len__(self) -> int: ...
 
@@ -237,7 +238,7 @@ def best_holders(
             if not common:
                 break
             if 8 * len(common) < len(other):  # few left: ask the other of each
-                common = {seq for seq in common if seq in other}
+                common = set(other.having(common))
             else:
                 common.intersection_update(itertools.chain.from_iterable(other.parts()))
         if len(common) >= limit:
@@ -324,7 +325,7 @@ def _counted(
         if sure >= limit:
             for other in rest:
                 if 4 * len(counts) < len(other):  # few candidates: ask the other of each
-                    counts.update([seq for seq in counts if seq in other])
+                    counts.update(other.having(counts))
                 else:
                     counts.update(counts.keys() & set(itertools.chain.from_iterable(other.parts())))
             break
