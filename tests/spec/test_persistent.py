@@ -98,7 +98,7 @@ def test_sorted_run_refuses_to_remove_what_it_lacks(start, missing):
     ),
 )
 def test_hash_table_equals_a_dict(start, steps):
-    """MW-4: a HashTable reads as the dict it stands for, through growth and removals, and old versions stay as they were."""
+    """MW-4: a HashTable reads as the dict it stands for (also when asked about many keys at once), through growth and removals, and old versions stay as they were."""
     table, model = HashTable(start), dict(start)
     history = [(table, dict(model))]
     for removed, put in steps:
@@ -112,3 +112,5 @@ def test_hash_table_equals_a_dict(start, steps):
         for key in expected:
             assert key in version and version[key] == version.get(key) == expected[key]
         assert version.get("absent-key", 7) == 7 or "absent-key" in expected
+        asked = [*expected, "absent-key", *reversed(list(expected))]
+        assert version.having(asked) == [key for key in asked if key in expected]
