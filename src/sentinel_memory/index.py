@@ -37,9 +37,10 @@ room a fill leaves is offered only the lines that fit it). The first two
 are bounds, so a removal leaves them as they are and costs nothing; the
 word set is worked out afresh once as many entries have left it as remain.
 The other two are exact: a change moves only the entries it touches, and a
-mass change (an expiry overnight) forgets them until the next read. Working them out for a freshly loaded memory of
-100,000 entries would double the load, and many memories never recall. The
-cache changes no result, only the time it takes.
+mass change (an expiry overnight) forgets them until the next read.
+Working them out for a freshly loaded memory of 100,000 entries would
+double the load, and many memories never recall. The cache changes no
+result, only the time it takes.
 
 Every method returns exactly what the reference formulas of
 ``sentinel_memory.retention`` and ``sentinel_memory.lexical`` would, and
