@@ -634,7 +634,7 @@ def all_matches(state: sm.MemoryState, query: str, now: int) -> list[tuple[float
     limit=st.integers(1, 3),
 )
 def test_rec_3_counting_the_rare_words_first_leaves_out_only_what_cannot_win(rare, common, now, limit):
-    """REC-2, REC-3: when the holders of the rare query words are counted first and the common one's are only asked, the best few are still exact."""
+    """REC-2, REC-3: when the holders of the rare query words are counted first and the common word's are only asked, the best few are still exact."""
     from unittest import mock
 
     items = [(f"k{i}", text, importance, at) for i, (text, importance, at) in enumerate(rare + common)]
@@ -689,13 +689,13 @@ def test_ctx_8_fast_fill_equals_the_reference(items, now, budget, separator):
 @pytest.mark.parametrize(("tokenizer", "budget"), [(None, 1), (additive(len), 4)], ids=["estimator", "measured"])
 def test_ctx_8_a_line_that_fills_the_room_left_exactly_is_taken(tokenizer, budget):
     """CTX-2, CTX-8: neither line of the start of the ranking fits; the next fills the budget exactly and is taken, as the naive fill takes it."""
-    state = sm.MemoryState()
-    for key, text, importance in [("c", "aaaa", 1.0), ("d", "aaaa", 0.9), ("b", "a", 0.0)]:
-        state, _ = core.remember(state, key, text, now=0, importance=importance)
     from unittest import mock
 
     from sentinel_memory import prompt
 
+    state = sm.MemoryState()
+    for key, text, importance in [("c", "aaaa", 1.0), ("d", "aaaa", 0.9), ("b", "a", 0.0)]:
+        state, _ = core.remember(state, key, text, now=0, importance=importance)
     args = dict(now=0, token_budget=budget, tokenizer=tokenizer)
     fast = core.context(state, **args)
     with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
