@@ -112,9 +112,8 @@ def best_matches(
     importance newest first; ``walk(v)`` yields only those of importance
     below ``v``. ``reachable`` are the query words a candidate may hold: a
     superset of those any of them does (a word no stored entry has cannot
-    match), so that only they are looked for. ``score``
-    of ``relevance`` and freshness (RET-1) are written out inline, the
-    same operations in the same order, so the same doubles.
+    match), so that only they are looked for. Scores are worked out by
+    ``_scores``: the same doubles as ``score``.
 
     The walk is read in blocks, and each block is worked on at C speed:
     how many query words each entry holds, then the score of only those
@@ -169,13 +168,8 @@ def best_matches(
         found = list(itertools.compress(block, enough))
         if not found:
             continue
-        scored = [
-            (count / total) * (0.5 + importance / 2)
-            + weight * (f if (f := 1 - (now - at if now > at else 0) / window) > 0 else 0.0)
-            for count, importance, at in zip(
-                itertools.compress(counts, enough), map(_importance, found), map(_updated, found), strict=True
-            )
-        ]
+        relevances = map(operator.truediv, itertools.compress(counts, enough), repeat(total))
+        scored = _scores(relevances, map(_importance, found), map(_updated, found), now, window)
         held += found
         scores += scored
         worst = _keep_best(held, scores, limit)
@@ -187,7 +181,6 @@ class Holding(Protocol[R_co]):
 
     def parts(self) -> tuple[Mapping[int, R_co], ...]: ...
     def having(self, keys: Iterable[int]) -> list[int]: ...
-    def __contains__(self, seq: object) -> bool: ...
     def __len__(self) -> int: ...
 
 
@@ -355,16 +348,12 @@ def _all_scored(
         entries = list(map(found.__getitem__, seqs))
     else:
         entries = sorted(map(found.__getitem__, seqs), key=_age)
-    weight, window = FRESHNESS_BONUS, recency_window
-    ratios = (
+    relevances = (
         repeat(1 / total)
         if counts is None
         else [count / total for count in map(counts.__getitem__, map(_seq, entries))]
     )
-    scores = [
-        ratio * (0.5 + importance / 2) + weight * (f if (f := 1 - (now - at if now > at else 0) / window) > 0 else 0.0)
-        for ratio, importance, at in zip(ratios, map(_importance, entries), map(_updated, entries), strict=False)
-    ]
+    scores = _scores(relevances, map(_importance, entries), map(_updated, entries), now, recency_window)
     order = sorted(range(len(entries)), key=scores.__getitem__)
     order.reverse()
     return [(scores[i], entries[i]) for i in order[:limit]]
@@ -412,11 +401,7 @@ def _scored_groups(
             least = 2 * ((bound - full_bonus) / ratio - 0.5) - 1e-6
             can = list(map(operator.ge, importances, repeat(least)))
             group, importances = list(itertools.compress(group, can)), list(itertools.compress(importances, can))
-        scored = [
-            ratio * (0.5 + importance / 2)
-            + weight * (f if (f := 1 - (now - at if now > at else 0) / window) > 0 else 0.0)
-            for importance, at in zip(importances, map(_updated, group), strict=True)
-        ]
+        scored = _scores(repeat(ratio), importances, map(_updated, group), now, window)
         if worst > -math.inf:  # only the entries that can still make the best ``limit``
             can = list(map(operator.ge, scored, repeat(worst)))
             group, scored = list(itertools.compress(group, can)), list(itertools.compress(scored, can))
@@ -426,6 +411,26 @@ def _scored_groups(
     if not complete and (groups[-1][0] - 1) / total * 1.0 + full_bonus >= worst:
         return None
     return kept, scores
+
+
+def _scores(
+    relevances: Iterable[float],
+    importances: Iterable[float],
+    updated: Iterable[int | float],
+    now: int | float,
+    recency_window: int | float,
+) -> list[float]:
+    """``score`` of each entry, its freshness (RET-1) written out: the same operations in the same order, so the same doubles.
+
+    The searches work out many scores at once; one comprehension does it
+    without a call per entry. ``importances`` and ``updated`` set the length.
+    """
+    weight, window = FRESHNESS_BONUS, recency_window
+    return [
+        relevance * (0.5 + importance / 2)
+        + weight * (f if (f := 1 - (now - at if now > at else 0) / window) > 0 else 0.0)
+        for relevance, importance, at in zip(relevances, importances, updated, strict=False)
+    ]
 
 
 def _best_first(held: list[R], scores: list[float], limit: int, *, seq_is_age: bool) -> list[tuple[float, R]]:
