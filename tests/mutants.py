@@ -135,8 +135,14 @@ MUTANTS = [
     Mutant(
         "the quick eviction looks at the lowest importance only",
         "index.py",
-        "while item is not None and (best is None or item[0] <= best[0]):",
-        "while item is not None and best is None:",
+        "while items and (best is None or items[0][0] <= best[0]):",
+        "while items and best is None:",
+    ),
+    Mutant(
+        "the quick eviction breaks a tie of retention for the newer entry",
+        "index.py",
+        "found = (low, *min(map(_age_order, lowest)))",
+        "found = (low, *max(map(_age_order, lowest)))",
     ),
     Mutant(
         "the index misses entries that expire exactly now",

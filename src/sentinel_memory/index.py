@@ -58,7 +58,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from .persistent import HashTable, SortedRun
-from .retention import FRESHNESS_WEIGHT, keep_order, scored_ranking
+from .retention import FRESHNESS_WEIGHT, keep_order, retentions, scored_ranking
 from .values import Entry, by_age
 
 __all__ = ["Index"]
@@ -67,6 +67,9 @@ __all__ = ["Index"]
 _AFTER = (math.inf,)
 _entry = operator.itemgetter(-1)
 _id = operator.itemgetter(-2)
+_first, _second = operator.itemgetter(0), operator.itemgetter(1)
+#: ``(updated_at, seq, entry)`` of a ``by_importance`` item.
+_age_order = operator.itemgetter(1, 2, 3)
 _words = operator.attrgetter("words")
 _seq = operator.attrgetter("seq")
 _importance = operator.attrgetter("importance")
@@ -75,6 +78,8 @@ _units = operator.attrgetter("line_units")
 
 #: Up to this many candidates per entry asked for, the start of a ranking ranks every candidate.
 _RANK_ALL_UP_TO = 4
+#: The most items the search for one victim scores at once; it reads 1, 2, 4, ... up to this.
+_LOOK_AHEAD = 64
 #: A change of more entries than this (or an eighth of the store) forgets the holders worked out.
 _MASS_CHANGE = 64
 #: A word no stored entry holds.
@@ -354,22 +359,30 @@ class Index:
         The index must hold no expired entry (a compaction drops those first).
         Retention is at least the importance, so once the importances passed
         exceed the ``count``-th lowest retention found, nothing further can
-        enter. For one victim, only the first (weakest) entry of each
-        importance is looked at, jumping over the rest.
+        enter. For one victim, the lowest importances are scored a few at a
+        time, and past the last importance each few reach, the walk jumps over
+        that importance's later (fresher, so stronger) entries.
         """
         if count <= 0:
             return []
         run = self.by_importance
         if count == 1:
-            best: tuple[float, int | float, int] | None = None
-            item = run.first()
-            while item is not None and (best is None or item[0] <= best[0]):
-                order = keep_order(item[-1], now, window)
-                if best is None or order < best:
-                    best = order
-                    victim = item[-1]
-                item = run.ceiling((item[0],) + _AFTER)
-            return [] if best is None else [victim]
+            # A few items at a time, more each step (a classifier's scores
+            # can put hundreds of fresh entries below the victim's retention).
+            best: tuple[Any, ...] | None = None  # (retention, updated_at, seq, entry)
+            items, most = run.next_few((-math.inf,), 1), 1
+            while items and (best is None or items[0][0] <= best[0]):
+                scores = retentions(map(_first, items), map(_second, items), now, window)
+                low = min(scores)
+                if best is None or low <= best[0]:
+                    # Equal retentions: the older goes first, by (updated_at, seq).
+                    lowest = itertools.compress(items, map(operator.eq, scores, itertools.repeat(low)))
+                    found = (low, *min(map(_age_order, lowest)))
+                    if best is None or found < best:
+                        best = found
+                most = min(2 * most, _LOOK_AHEAD)
+                items = run.next_few((items[-1][0],) + _AFTER, most)
+            return [] if best is None else [_entry(best)]
         # A max-heap of the ``count`` lowest so far, by negated keep_order; seq is unique.
         held: list[tuple[Any, ...]] = []
         for item in run:
@@ -428,14 +441,8 @@ class Index:
             # Best first, so the scores >= level are a prefix.
             cut = bisect.bisect_left(order, True, key=lambda i: scores[i] < level)
             return list(map(candidates.__getitem__, order[:cut]))
-        # Many candidates (many equal importances): score them all, keep the first
-        # at_least. RET-1, RET-2 written out: the same operations in the same
-        # order, so the same doubles.
-        weight = FRESHNESS_WEIGHT
-        scores = [
-            importance + weight * (f if (f := 1 - (now - at if now > at else 0) / window) > 0 else 0.0)
-            for importance, at in zip(map(_importance, candidates), map(_updated, candidates), strict=True)
-        ]
+        # Many candidates (many equal importances): score them all, keep the first at_least.
+        scores = retentions(map(_importance, candidates), map(_updated, candidates), now, window)
         # Every entry that can score >= level is a candidate, so the at_least-th best
         # score here is the at_least-th best of all. Above it, everything is in; at
         # it, the newest, as many as are still wanted (ties go to the newer entry).

@@ -16,7 +16,16 @@ from collections.abc import Iterable, Sequence
 
 from .values import Entry, by_age
 
-__all__ = ["FRESHNESS_WEIGHT", "by_retention", "freshness", "keep_order", "ranking", "retention", "scored_ranking"]
+__all__ = [
+    "FRESHNESS_WEIGHT",
+    "by_retention",
+    "freshness",
+    "keep_order",
+    "ranking",
+    "retention",
+    "retentions",
+    "scored_ranking",
+]
 
 #: RET-2: the most freshness can add to an entry's importance.
 FRESHNESS_WEIGHT = 0.1
@@ -102,6 +111,22 @@ def _scores(
     ]
     scores += [importance + full for importance in importances[present:]]
     return scores
+
+
+def retentions(
+    importances: Iterable[float], updated: Iterable[int | float], now: int | float, recency_window: int | float
+) -> list[float]:
+    """``retention`` of each entry, in any order, written out: the same operations in the same order, so the same doubles.
+
+    For the indexes' searches, which score many entries at once: one
+    comprehension, without a call per entry. ``_scores`` is faster when the
+    columns are in age order.
+    """
+    weight = FRESHNESS_WEIGHT
+    return [
+        importance + weight * (f if (f := 1 - (now - at if now > at else 0) / recency_window) > 0 else 0.0)
+        for importance, at in zip(importances, updated, strict=True)
+    ]
 
 
 def by_retention(

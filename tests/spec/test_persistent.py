@@ -70,6 +70,8 @@ def test_sorted_run_equals_a_sorted_list(start, steps, probe):
     assert run.from_(key) == model[at:]
     assert list(run.descending_below(key)) == model[:at][::-1]
     assert run.ceiling(key) == (model[at] if at < len(model) else None)
+    few = run.next_few(key, probe % 5 + 1)
+    assert list(few) == model[at : at + len(few)] and (0 < len(few) <= probe % 5 + 1 or at == len(model))
     assert run.first() == (model[0] if model else None) and run.last() == (model[-1] if model else None)
     assert [run.at(i) for i in range(len(model))] == model
 
