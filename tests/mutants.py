@@ -189,8 +189,14 @@ MUTANTS = [
     Mutant(
         "counting the rare words first never asks the candidates about the rest",
         "lexical.py",
-        "            for other in rest:\n                if 4 * len(counts) < len(other):",
-        "            for other in ():\n                if 4 * len(counts) < len(other):",
+        "            return dict(zip(seqs, map(operator.add, counts.values(), held_rest), strict=True))",
+        "            return counts",
+    ),
+    Mutant(
+        "counting the rare words first trusts a candidate one word short",
+        "lexical.py",
+        "least = [2 * best_outside * total / held - 1 + 1e-9 if held else math.inf for held in range(counted + 1)]",
+        "least = [2 * best_outside * total / (held + 1) - 1 + 1e-9 if held else math.inf for held in range(counted + 1)]",
     ),
     Mutant(
         "the search by holders scores expired entries",

@@ -461,7 +461,7 @@ def _matches(
         return best_matches(walk_among, query_words, reachable, now, window, limit, seq_is_age=index.in_order)
     expired = index.expired_seqs(now)
     if _by_holders(len(state.entries), limit):
-        holders = [index.holders(word) for word in sorted(reachable)]
+        holders = {word: index.holders(word) for word in sorted(reachable)}
         return best_holders(
             holders, len(query_words), now, window, limit, left_out=expired or set(), seq_is_age=index.in_order
         )

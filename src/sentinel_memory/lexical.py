@@ -18,7 +18,7 @@ import operator
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from functools import lru_cache
 from itertools import repeat
 from typing import Protocol, TypeVar
@@ -185,7 +185,7 @@ class Holding(Protocol[R_co]):
 
 
 def best_holders(
-    holders: Sequence[Holding[R]],
+    holders: Mapping[str, Holding[R]],
     total: int,
     now: int | float,
     recency_window: int | float,
@@ -225,7 +225,7 @@ def best_holders(
         # The entries holding every query word often are the best few on
         # their own: then nothing else needs counting. They are among the
         # holders of the rarest word.
-        rarest, *others = sorted(holders, key=len)
+        rarest, *others = sorted(holders.values(), key=len)
         common = set(itertools.chain.from_iterable(rarest.parts())) - left_out if len(rarest) >= limit else set()
         for other in others:
             if not common:
@@ -244,9 +244,10 @@ def best_holders(
             if top is not None:
                 return _best_first(*top, limit, seq_is_age=seq_is_age)
     found: dict[int, R] = {}
-    counts: Counter[int] | None = None
+    counts: Mapping[int, int] | None = None
     if len(holders) == 1:  # every candidate holds the one word
-        for part in holders[0].parts():
+        (only,) = holders.values()
+        for part in only.parts():
             found.update(part)
         seqs = list(found) if not left_out else list(found.keys() - left_out)
     else:
@@ -273,25 +274,26 @@ def best_holders(
 
 
 def _counted(
-    holders: Sequence[Holding[R]], found: dict[int, R], total: int, limit: int, left_out: Set[int]
-) -> Counter[int]:
+    holders: Mapping[str, Holding[R]], found: dict[int, R], total: int, limit: int, left_out: Set[int]
+) -> Mapping[int, int]:
     """How many query words each candidate holds, by ``seq``; ``found`` gets the candidates.
 
     The words are counted rarest first. An entry that holds none of the
     words counted so far holds at most the rest, which bounds its score.
     Once ``limit`` live candidates are sure to beat that bound, whatever
     their freshness, no other entry can make the best ``limit``: the
-    holders of the common rest are not counted one by one, only the
-    candidates are looked up among them.
+    holders of the common rest are not read at all, the candidates' own
+    words are asked about it instead.
     """
     counts: Counter[int] = Counter()
-    rarest_first = sorted(holders, key=len)
-    for counted, holding in enumerate(rarest_first, 1):
+    rarest_first = sorted(holders, key=lambda word: len(holders[word]))
+    for counted, word in enumerate(rarest_first, 1):
+        holding = holders[word]
         for part in holding.parts():
             found.update(part)
         counts.update(itertools.chain.from_iterable(holding.parts()))
         rest = rarest_first[counted:]
-        if not rest or len(counts) < limit or sum(map(len, rest)) < 8 * len(counts):
+        if not rest or len(counts) < limit or sum(len(holders[other]) for other in rest) < 8 * len(counts):
             continue  # nothing to stop, or little left to save
         best_outside = len(rest) / total * 1.0 + FRESHNESS_BONUS * 1.0
         # Only a candidate holding at least this many of the counted words can beat it (at importance 1).
@@ -308,20 +310,14 @@ def _counted(
             seqs, helds = list(itertools.compress(seqs, live)), list(itertools.compress(helds, live))
         # A score is at least its weight, and held / total at most the
         # relevance: held / total * (0.5 + importance / 2) > best_outside
-        # makes a candidate sure. The margin leaves out any that rounding could let in.
-        importances = list(map(_importance, map(found.__getitem__, seqs)))
-        sure = 0
-        for held in set(helds):
-            least = 2 * best_outside * total / held - 1 + 1e-9
-            of_held = itertools.compress(importances, map(operator.eq, helds, repeat(held)))
-            sure += sum(map(operator.gt, of_held, repeat(least)))
-        if sure >= limit:
-            for other in rest:
-                if 4 * len(counts) < len(other):  # few candidates: ask the other of each
-                    counts.update(other.having(counts))
-                else:
-                    counts.update(counts.keys() & set(itertools.chain.from_iterable(other.parts())))
-            break
+        # makes a candidate sure, that is importance > least[held]. The
+        # margin leaves out any that rounding could let in.
+        least = [2 * best_outside * total / held - 1 + 1e-9 if held else math.inf for held in range(counted + 1)]
+        importances = map(_importance, map(found.__getitem__, seqs))
+        if sum(map(operator.gt, importances, map(least.__getitem__, helds))) >= limit:
+            seqs = list(counts)
+            held_rest = map(len, map(frozenset(rest).intersection, map(_words, map(found.__getitem__, seqs))))
+            return dict(zip(seqs, map(operator.add, counts.values(), held_rest), strict=True))
     return counts
 
 
