@@ -199,6 +199,12 @@ MUTANTS = [
         "least = [2 * best_outside * total / (held + 1) - 1 + 1e-9 if held else math.inf for held in range(counted + 1)]",
     ),
     Mutant(
+        "a non-ASCII str passes as JSON text unchecked",
+        "jsondata.py",
+        "    if value.isascii():\n        return True",
+        "    if value.isascii() or value:\n        return True",
+    ),
+    Mutant(
         "the search by holders scores expired entries",
         "lexical.py",
         "        seqs = list(counts.keys() - left_out) if left_out else list(counts)",

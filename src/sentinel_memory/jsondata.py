@@ -20,8 +20,6 @@ from typing import Any
 
 __all__ = ["MAX_DEPTH", "canonical_json", "clone", "copy_json", "fits_double", "is_json_text", "text_of"]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
 #: ENT-13: how many containers deep a value may be nested. JSON parsers
 #: recurse (CPython's at most about a thousand levels, serde_json's 128), so
 #: a memory accepts only what it can always read back, in every port.
@@ -39,13 +37,21 @@ def fits_double(value: int) -> bool:
 
 def is_json_text(value: str) -> bool:
     """True when a str can be written as JSON text: it holds no lone surrogate (ENT-2)."""
-    return _SURROGATE.search(value) is None
+    if value.isascii():
+        return True
+    # UTF-8 cannot encode a surrogate, and it can encode every other code
+    # point: the C encoder finds one several times faster than a search.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_text(value: str, what: str) -> str:
     # A lone surrogate cannot be written as UTF-8, so the JSON file could
     # not hold it; refuse it here instead of failing later at save time.
-    if _SURROGATE.search(value):
+    if not is_json_text(value):
         raise TypeError(f"{what} holds a lone surrogate, which JSON text cannot carry")
     return value
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import sentinel_memory as sm
 from sentinel_memory import core, options
 from sentinel_memory.errors import IgnoredValueWarning
-from sentinel_memory.jsondata import canonical_json, copy_json
+from sentinel_memory.jsondata import canonical_json, copy_json, is_json_text
 from sentinel_memory.lexical import words
 from sentinel_memory.options import NUMBER_RULES, number_option
 from sentinel_memory.tokens import additive
@@ -106,6 +106,14 @@ def test_txt_1_key_order_does_not_matter(mapping):
 def test_txt_2_number_text_round_trips(value):
     """TXT-2: every finite double's text parses back to the same double."""
     assert float(canonical_json(value)) == value
+
+
+@given(st.lists(st.integers(0, 0x10FFFF), max_size=12).map(lambda points: "".join(map(chr, points))))
+@example("a\ud83d\ude00")  # a pair of surrogates is two code points in a str: neither is a character
+@example("h\u00e9\ud800")
+def test_ent_2_json_text_is_any_str_without_a_surrogate(text):
+    """ENT-2: a str is JSON text exactly when no code point of it is a surrogate, ASCII or not."""
+    assert is_json_text(text) == all(not 0xD800 <= ord(char) <= 0xDFFF for char in text)
 
 
 @given(key=st.text(min_size=1, max_size=8), data=json_data)
