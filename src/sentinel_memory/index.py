@@ -309,7 +309,7 @@ class Index:
         """The ``seq`` of every stored entry expired at ``now``; None when there is none (EXP-2)."""
         if self.none_expired(now):
             return None
-        return {item[-2] for item in self.by_expiry.below((now,) + _AFTER)}
+        return set(map(_id, self.by_expiry.below((now,) + _AFTER)))
 
     def _live(
         self, items: Iterable[tuple[Any, ...]], now: int | float, expired: set[int] | None = None
