@@ -196,8 +196,8 @@ def best_holders(
 ) -> list[tuple[float, R]]:
     """What ``best_matches`` returns, found from the entries that hold each query word instead of a walk.
 
-    ``holders`` has, for each query word some stored entry may hold, the
-    entries holding it by ``seq`` (in parts, read at C speed); ``total``
+    ``holders`` maps each query word some stored entry may hold to the
+    entries holding it, by ``seq`` (in parts, read at C speed); ``total``
     is the number of distinct query words; entries whose ``seq`` is in
     ``left_out`` (the expired) are not candidates. ``seq_is_age`` says that
     ``seq`` order is age order.
@@ -215,8 +215,8 @@ def best_holders(
     enough, and no entry holding one word fewer could reach the worst of
     them, nothing else is counted at all (a recall's best few). The words
     are counted rarest first, and once enough candidates are sure to beat
-    every entry holding only the common rest, those are only asked about
-    it (``_counted``). When nearly every candidate is wanted, bounds would
+    every entry holding only the common rest, their own words are asked
+    about it (``_counted``). When nearly every candidate is wanted, bounds would
     skip little, and every candidate is scored at once (``_all_scored``).
     """
     if limit <= 0 or not holders:
