@@ -205,6 +205,18 @@ MUTANTS = [
         "    if value.isascii() or value:\n        return True",
     ),
     Mutant(
+        "the start of a ranking lays its candidates out by importance, not age",
+        "index.py",
+        "near.sort(key=_id if self.in_order else _age_order)",
+        "near.sort(key=_first if self.in_order else _age_order)",
+    ),
+    Mutant(
+        "the start of a ranking keeps expired candidates",
+        "index.py",
+        "        if expired:\n            near = list(itertools.compress(",
+        "        if False:\n            near = list(itertools.compress(",
+    ),
+    Mutant(
         "the search by holders scores expired entries",
         "lexical.py",
         "        seqs = list(counts.keys() - left_out) if left_out else list(counts)",

@@ -430,17 +430,18 @@ class Index:
         if start == 0 and len(near) == len(run):
             return None
         near = near[start:]
-        candidates = list(self._live(near, now, expired))
+        if expired:
+            near = list(itertools.compress(near, map(operator.not_, map(expired.__contains__, map(_id, near)))))
         age = _seq if self.in_order else by_age
-        if len(candidates) <= _RANK_ALL_UP_TO * at_least:
+        if len(near) <= _RANK_ALL_UP_TO * at_least:
             # In age order, the ranking's tie-break (newer first) is a stable sort's.
-            candidates.sort(key=age)
-            order, scores = scored_ranking(
-                list(map(_importance, candidates)), list(map(_updated, candidates)), now, window
-            )
+            # The items carry importance and updated_at: read there, not from the entries.
+            near.sort(key=_id if self.in_order else _age_order)
+            order, scores = scored_ranking(list(map(_first, near)), list(map(_second, near)), now, window)
             # Best first, so the scores >= level are a prefix.
             cut = bisect.bisect_left(order, True, key=lambda i: scores[i] < level)
-            return list(map(candidates.__getitem__, order[:cut]))
+            return list(map(_entry, map(near.__getitem__, order[:cut])))
+        candidates = list(map(_entry, near))
         # Many candidates (many equal importances): score them all, keep the first at_least.
         scores = retentions(map(_importance, candidates), map(_updated, candidates), now, window)
         # Every entry that can score >= level is a candidate, so the at_least-th best

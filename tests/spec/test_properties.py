@@ -546,6 +546,10 @@ def state_from(items, *, ttl=None) -> sm.MemoryState:
 @example(items=[("a", "x", 0.55, 0), ("b", "y", 0.5, 86_400_000)], now=86_400_000, at_least=1, ttl=None)
 # Two stale entries: freshness stops at 0, so the older one's higher importance still wins.
 @example(items=[("a", "x", 0.5, 0), ("b", "y", 0.4, 2 * 86_400_000)], now=3 * 86_400_000, at_least=0, ttl=None)
+# Six stale entries of one importance score the same, and one below cannot
+# reach them: more than four candidates per entry asked for, so every one is
+# scored, and the tie goes to the newest.
+@example(items=[(key, "x", 0.5, 0) for key in "abcdef"] + [("g", "x", 0, 0)], now=3 * 86_400_000, at_least=1, ttl=None)
 @given(
     items=timed_entries,
     now=st.integers(0, 4 * 86_400_000),
