@@ -572,6 +572,20 @@ def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_leas
         assert len(start) >= min(at_least, len(entries))
 
 
+# Stale entries of one importance tie: the older go first, one victim or several.
+@example(items=[(key, "x", 0.5, 0) for key in "abcdef"], now=3 * 86_400_000, count=1)
+@example(items=[(key, "x", 0.5, 0) for key in "abcdef"], now=3 * 86_400_000, count=4)
+@given(items=timed_entries, now=st.integers(0, 4 * 86_400_000), count=st.integers(0, 15))
+def test_cmp_1_the_index_evicts_the_lowest_retention_first(items, now, count):
+    """CMP-1, RET-2: the index's victims are the first ``count`` entries by (retention, updated_at, seq), for one victim and for many."""
+    from sentinel_memory.retention import retention
+
+    state = state_from(items)
+    window = state.config.recency_window
+    reference = sorted(state.entries.values(), key=lambda e: (retention(e, now, window), e.updated_at, e.seq))
+    assert state.index.lowest_retention(count, now, window) == reference[:count]
+
+
 # A fresher match at a slightly lower importance outscores a staler one above it:
 # the walk by importance must not stop at the lower group before looking.
 @example(items=[("c", "a", 0.6, 0), ("d", "a", 0.55, 69_120_000)], query="a", now=69_120_000, limit=1, ttl=None)
