@@ -213,8 +213,14 @@ MUTANTS = [
     Mutant(
         "the start of a ranking keeps expired candidates",
         "index.py",
-        "        if expired:\n            near = list(itertools.compress(",
-        "        if False:\n            near = list(itertools.compress(",
+        "walk = (item for item in reversed(run) if item[-2] not in expired)",
+        "walk = (item for item in reversed(run) if item[-2] not in ())",
+    ),
+    Mutant(
+        "the start of a ranking among expired entries stops at the level's importance",
+        "index.py",
+        "near += itertools.takewhile(lambda item: item[0] + full >= level, walk)",
+        "near += itertools.takewhile(lambda item: item[0] >= level, walk)",
     ),
     Mutant(
         "the search by holders scores expired entries",

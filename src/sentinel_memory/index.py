@@ -419,19 +419,23 @@ class Index:
             if at_least >= len(run):
                 return None
             level = run.at(len(run) - at_least)[0]
-        else:
-            found = list(itertools.islice(self.by_importance_desc(now, expired=expired), at_least))
-            if len(found) < at_least:
+            # Everything from twice the weight below is a superset; bisect for the exact range.
+            near = run.from_((level - 2 * full,))
+            start = bisect.bisect_left(near, True, key=lambda item: item[0] + full >= level)
+            if start == 0 and len(near) == len(run):
                 return None
-            level = found[-1].importance
-        # Everything from twice the weight below is a superset; bisect for the exact range.
-        near = run.from_((level - 2 * full,))
-        start = bisect.bisect_left(near, True, key=lambda item: item[0] + full >= level)
-        if start == 0 and len(near) == len(run):
-            return None
-        near = near[start:]
-        if expired:
-            near = list(itertools.compress(near, map(operator.not_, map(expired.__contains__, map(_id, near)))))
+            near = near[start:]
+        else:
+            # One walk down the live items: the first at_least set the level,
+            # and the walk goes on while an item can still reach it.
+            walk = (item for item in reversed(run) if item[-2] not in expired)
+            near = list(itertools.islice(walk, at_least))
+            if len(near) < at_least:
+                return None
+            level = near[-1][0]
+            near += itertools.takewhile(lambda item: item[0] + full >= level, walk)
+            if len(near) == len(run) - len(expired):  # every live entry
+                return None
         age = _seq if self.in_order else by_age
         if len(near) <= _RANK_ALL_UP_TO * at_least:
             # In age order, the ranking's tie-break (newer first) is a stable sort's.
