@@ -111,8 +111,8 @@ MUTANTS = [
     Mutant(
         "the fast fill renders newest first",
         "prompt.py",
-        "chosen = sorted_by_age(map(order.__getitem__, picked))  # age order again",
-        "chosen = sorted_by_age(map(order.__getitem__, picked))[::-1]",
+        "            sorted(map(order.__getitem__, picked), key=_seq)\n",
+        "            sorted(map(order.__getitem__, picked), key=_seq, reverse=True)\n",
     ),
     Mutant(
         "the fast fill stops at the first line that does not fit",
@@ -221,6 +221,12 @@ MUTANTS = [
         "index.py",
         "near += itertools.takewhile(lambda item: item[0] + full >= level, walk)",
         "near += itertools.takewhile(lambda item: item[0] >= level, walk)",
+    ),
+    Mutant(
+        "the fill puts its picks in seq order when a clock went back",
+        "prompt.py",
+        "            if seq_is_age\n",
+        "            if True\n",
     ),
     Mutant(
         "the search by holders scores expired entries",

@@ -586,6 +586,7 @@ def context(
         least_units=index.least_units(),
         rank_among=ranking_among,
         lines_within=lambda units: index.lines_within(units, now),
+        seq_is_age=index.in_order,
     )
     return Context(text=text, entries=_copies(state, chosen), tokens=tokens, omitted=count - len(chosen))
 

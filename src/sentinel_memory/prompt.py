@@ -87,6 +87,7 @@ def fill_ranked_naive(
     least_units: int = 0,
     rank_among: Callable[[Sequence[Entry]], Sequence[Entry]] | None = None,
     lines_within: Callable[[int], Sequence[Entry]] | None = None,
+    seq_is_age: bool = False,
     **options: Any,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """``fill_naive`` with ``fill``'s arguments: the reference the fast fill must equal.
@@ -108,6 +109,7 @@ def fill(
     least_units: int = 0,
     rank_among: Callable[[Sequence[Entry]], Sequence[Entry]],
     lines_within: Callable[[int], Sequence[Entry]] | None = None,
+    seq_is_age: bool = False,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """The greedy fill, in linear time where the tokenizer allows it (CTX-8).
 
@@ -117,8 +119,9 @@ def fill(
     ``some`` in the order they have in it. The result is that of
     ``fill_naive`` over ``rank(None)``. ``least_units`` is a lower bound of
     the candidates' ``line_units`` (0 when
-    unknown), and ``lines_within(n)``, when given, lists the candidates
-    whose ``line_units`` are at most ``n``.
+    unknown), ``lines_within(n)``, when given, lists the candidates
+    whose ``line_units`` are at most ``n``, and ``seq_is_age`` says that
+    ``seq`` order is age order, so one sort puts the picks in it.
 
     With a measured tokenizer whose line measures are whole numbers, all
     arithmetic is exact integer arithmetic: when every candidate fits
@@ -192,7 +195,12 @@ def fill(
             if fitting:
                 order = [*order, *rank_among(fitting)]
                 picked, total = _greedy(list(map(size_of, order)), gap, cap)
-        chosen = sorted_by_age(map(order.__getitem__, picked))  # age order again
+        # Age order again.
+        chosen = (
+            sorted(map(order.__getitem__, picked), key=_seq)
+            if seq_is_age
+            else sorted_by_age(map(order.__getitem__, picked))
+        )
     if not chosen:
         return "", (), empty
     text = separator.join(map(_line if render is render_default else render, chosen))
