@@ -111,8 +111,8 @@ MUTANTS = [
     Mutant(
         "the fast fill renders newest first",
         "prompt.py",
-        "            sorted(map(order.__getitem__, picked), key=_seq)\n",
-        "            sorted(map(order.__getitem__, picked), key=_seq, reverse=True)\n",
+        "chosen = sorted_by_age(map(order.__getitem__, picked), seq_is_age=seq_is_age)  # age order again",
+        "chosen = sorted_by_age(map(order.__getitem__, picked), seq_is_age=seq_is_age)[::-1]",
     ),
     Mutant(
         "the fast fill stops at the first line that does not fit",
@@ -223,10 +223,10 @@ MUTANTS = [
         "near += itertools.takewhile(lambda item: item[0] >= level, walk)",
     ),
     Mutant(
-        "the fill puts its picks in seq order when a clock went back",
-        "prompt.py",
-        "            if seq_is_age\n",
-        "            if True\n",
+        "the picks and the expired are put in seq order when a clock went back",
+        "values.py",
+        "return by_seq if seq_is_age else sorted(by_seq, key=_updated_at)",
+        "return by_seq",
     ),
     Mutant(
         "the search by holders scores expired entries",
@@ -262,7 +262,7 @@ MUTANTS = [
     Mutant(
         "expired entries reported in table order after the clock went back",
         "core.py",
-        "        expired = sorted_by_age(expired)  # CMP-2: oldest first, also if the clock went back",
+        "        expired = sorted_by_age(expired, seq_is_age=index.in_order)",
         "        expired.sort(key=_seq)",
     ),
     Mutant(

@@ -334,7 +334,8 @@ def _compact_table(
     if expired:
         entries = entries.changed(expired)
         index = index.changed(expired, expired_at=now)
-        expired = sorted_by_age(expired)  # CMP-2: oldest first, also if the clock went back
+        # CMP-2: oldest first, also if the clock went back.
+        expired = sorted_by_age(expired, seq_is_age=index.in_order)
     evicted = index.lowest_retention(len(entries) - config.limit, now, config.recency_window)
     if evicted:
         entries = entries.changed(evicted)

@@ -447,7 +447,7 @@ class Index:
             return list(map(_entry, map(near.__getitem__, order[:cut])))
         candidates = list(map(_entry, near))
         # Many candidates (many equal importances): score them all, keep the first at_least.
-        scores = retentions(map(_importance, candidates), map(_updated, candidates), now, window)
+        scores = retentions(map(_first, near), map(_second, near), now, window)
         # Every entry that can score >= level is a candidate, so the at_least-th best
         # score here is the at_least-th best of all. Above it, everything is in; at
         # it, the newest, as many as are still wanted (ties go to the newer entry).

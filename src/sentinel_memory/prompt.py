@@ -195,12 +195,7 @@ def fill(
             if fitting:
                 order = [*order, *rank_among(fitting)]
                 picked, total = _greedy(list(map(size_of, order)), gap, cap)
-        # Age order again.
-        chosen = (
-            sorted(map(order.__getitem__, picked), key=_seq)
-            if seq_is_age
-            else sorted_by_age(map(order.__getitem__, picked))
-        )
+        chosen = sorted_by_age(map(order.__getitem__, picked), seq_is_age=seq_is_age)  # age order again
     if not chosen:
         return "", (), empty
     text = separator.join(map(_line if render is render_default else render, chosen))
