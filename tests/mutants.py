@@ -241,6 +241,24 @@ MUTANTS = [
         "        seqs.sort(reverse=True)\n",
     ),
     Mutant(
+        "a group's prefix a whole window old reaches into the fresh entries",
+        "lexical.py",
+        "stale_end = bisect.bisect_right(group, stale, key=_updated)",
+        "stale_end = bisect.bisect_right(group, now, key=_updated)",
+    ),
+    Mutant(
+        "the moment a whole window old trusts rounding",
+        "lexical.py",
+        "    return at if stale else -math.inf",
+        "    return at",
+    ),
+    Mutant(
+        "the groups of the search by holders are not laid out oldest first",
+        "lexical.py",
+        "        seqs.sort()  # so each group lists its entries oldest first",
+        "        pass",
+    ),
+    Mutant(
         "a group's bound forgets the fewer than limit already kept",
         "lexical.py",
         "            bound = max(worst, min(floor, min(scores, default=math.inf)))",

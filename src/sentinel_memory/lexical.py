@@ -209,7 +209,9 @@ def best_holders(
     ``limit``-th best of them, ``worst``, bounds the rest: a group whose
     relevance at importance 1 with full freshness cannot reach it is
     skipped, and within a group only the entries whose importance can
-    reach it are scored. Every step is a C-speed pass over the
+    reach it are scored (more importance for an entry a whole window old,
+    which freshness cannot help; with ``seq_is_age`` a group lists those
+    first). Every step is a C-speed pass over the
     candidates: this is the faster search when the store is small for the
     ``limit`` (a context's). When the entries holding every query word are
     enough, and no entry holding one word fewer could reach the worst of
@@ -256,10 +258,12 @@ def best_holders(
     if len(seqs) <= _SCORE_ALL * limit:
         return _all_scored(found, seqs, counts, total, now, recency_window, limit, seq_is_age=seq_is_age)
     groups: list[tuple[int, Callable[[], list[R]]]]
+    if seq_is_age:
+        seqs.sort()  # so each group lists its entries oldest first
     if counts is None:
-        groups = [(1, lambda: list(found.values()) if not left_out else list(map(found.__getitem__, seqs)))]
+        groups = [(1, lambda: list(map(found.__getitem__, seqs)))]
     else:
-        # Sorted by count, each group is a slice.
+        # Sorted by count (a stable sort), each group is a slice.
         seqs.sort(key=counts.__getitem__)
         held = list(map(counts.__getitem__, seqs))
 
@@ -268,7 +272,7 @@ def best_holders(
             return lambda: list(map(found.__getitem__, part))
 
         groups = [(count, group(count)) for count in sorted(set(held), reverse=True)]
-    scored = _scored_groups(groups, total, now, recency_window, limit, complete=True)
+    scored = _scored_groups(groups, total, now, recency_window, limit, complete=True, oldest_first=seq_is_age)
     assert scored is not None  # all the groups: nothing is left to decide
     return _best_first(*scored, limit, seq_is_age=seq_is_age)
 
@@ -363,11 +367,14 @@ def _scored_groups(
     limit: int,
     *,
     complete: bool = False,
+    oldest_first: bool = False,
 ) -> tuple[list[R], list[float]] | None:
     """The entries of ``groups`` (most query words held first) that can make the best ``limit``, with their scores.
 
     A group is a number of query words held and a function listing the
-    entries that hold that many, called only when the group can matter.
+    entries that hold that many, called only when the group can matter;
+    ``oldest_first`` says that it lists them in age order, so that the
+    entries a whole window old, which freshness cannot help, are a prefix.
 
     Without ``complete`` the groups are only the first of all: None when an
     entry holding one word fewer could still make the best ``limit``.
@@ -377,6 +384,7 @@ def _scored_groups(
     kept: list[R] = []
     scores: list[float] = []
     worst = -math.inf
+    stale = _stale_until(now, window)
     for words_held, listed in groups:
         ratio = words_held / total  # the relevance of every entry in the group
         if ratio * 1.0 + full_bonus < worst:  # importance is at most 1
@@ -396,6 +404,12 @@ def _scored_groups(
             # the margin keeps every entry that rounding could let through.
             least = 2 * ((bound - full_bonus) / ratio - 0.5) - 1e-6
             can = list(map(operator.ge, importances, repeat(least)))
+            if oldest_first:
+                # The entries a whole window old lead the group, and without
+                # freshness they need more: ratio * (0.5 + importance / 2) >= bound.
+                stale_end = bisect.bisect_right(group, stale, key=_updated)
+                least_stale = 2 * (bound / ratio - 0.5) - 1e-6
+                can[:stale_end] = map(operator.ge, importances[:stale_end], repeat(least_stale))
             group, importances = list(itertools.compress(group, can)), list(itertools.compress(importances, can))
         scored = _scores(repeat(ratio), importances, map(_updated, group), now, window)
         if worst > -math.inf:  # only the entries that can still make the best ``limit``
@@ -407,6 +421,17 @@ def _scored_groups(
     if not complete and (groups[-1][0] - 1) / total * 1.0 + full_bonus >= worst:
         return None
     return kept, scores
+
+
+def _stale_until(now: int | float, recency_window: int | float) -> int | float:
+    """An ``updated_at`` at or before which freshness is surely 0 (RET-1); -inf when rounding makes that unsure.
+
+    Freshness never falls as ``updated_at`` grows, so an entry updated at or
+    before a moment of freshness 0 has freshness 0 too.
+    """
+    at = now - recency_window
+    stale = 1 - (now - at if now > at else 0) / recency_window <= 0
+    return at if stale else -math.inf
 
 
 def _scores(

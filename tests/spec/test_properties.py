@@ -306,6 +306,25 @@ def test_ret_3_importance_dominates(high, gap, age_high, age_low):
     assert 0 <= freshness(b, now, 86_400_000) <= 1
 
 
+@example(now=1e20, window=86_400_000, back=0.0)
+@example(now=3 * 86_400_000, window=86_400_000, back=0.0)
+@given(
+    now=st.integers(0, 2**53) | st.floats(0, 1e20),
+    window=st.integers(1, 10**12) | st.floats(1e-3, 1e12),
+    back=st.floats(0, 1e12) | st.just(0.0),
+)
+def test_ret_1_nothing_updated_by_the_stale_moment_is_fresh(now, window, back):
+    """RET-1: an entry updated at or before the moment the recall search treats as a whole window old has freshness 0."""
+    from sentinel_memory.lexical import _stale_until
+    from sentinel_memory.retention import freshness
+
+    until = _stale_until(now, window)
+    if until == -math.inf:  # unsure: the search treats nothing as stale
+        return
+    entry = sm.Entry("a", "", 0.5, 0, until - back, None, 0)
+    assert freshness(entry, now, window) == 0
+
+
 entry_fields = st.fixed_dictionaries(
     {},
     optional={
@@ -606,6 +625,16 @@ def test_cmp_1_the_index_evicts_the_lowest_retention_first(items, now, count):
     query="a ab b",
     now=3 * 86_400_000,
     limit=3,
+    ttl=None,
+)
+# A group lists the entries a whole window old first, and only they need the
+# bound without freshness: the fresh entry here (counted first, under the rare
+# word) wins on freshness although the bound for stale entries would drop it.
+@example(
+    items=[("s1", "a", 1, 0), ("s2", "a", 1, 0), ("s3", "a", 1, 0), ("f", "b", 0.9, 3 * 86_400_000)],
+    query="a b",
+    now=3 * 86_400_000,
+    limit=1,
     ttl=None,
 )
 @given(
