@@ -93,8 +93,8 @@ MUTANTS = [
     Mutant(
         "recall ties go to the older entry",
         "lexical.py",
-        "order = sorted(sorted(range(len(held)), key=ages.__getitem__), key=scores.__getitem__)",
-        "order = sorted(sorted(range(len(held)), key=ages.__getitem__, reverse=True), key=scores.__getitem__)",
+        "order = sorted(order, key=ages.__getitem__)",
+        "order = sorted(order, key=ages.__getitem__, reverse=True)",
     ),
     Mutant(
         "working memory never goes idle",
@@ -241,16 +241,22 @@ MUTANTS = [
         "        seqs.sort(reverse=True)\n",
     ),
     Mutant(
-        "a group's prefix a whole window old reaches into the fresh entries",
+        "a band of age reaches into the fresher entries",
         "lexical.py",
-        "stale_end = bisect.bisect_right(group, stale, key=_updated)",
-        "stale_end = bisect.bisect_right(group, now, key=_updated)",
+        "end = bisect.bisect_right(group, moment, key=_updated, lo=start)",
+        "end = bisect.bisect_right(group, now, key=_updated, lo=start)",
     ),
     Mutant(
-        "the moment a whole window old trusts rounding",
+        "a band's cap is the freshness of its newer end",
         "lexical.py",
-        "    return at if stale else -math.inf",
-        "    return at",
+        "        f = 1 - (now - at if now > at else 0) / recency_window\n",
+        "        f = 1 - (now - at - recency_window // bands if now > at else 0) / recency_window\n",
+    ),
+    Mutant(
+        "the best of several groups are taken to be in age order",
+        "lexical.py",
+        "in_age_order=seq_is_age and len(groups) == 1)",
+        "in_age_order=seq_is_age)",
     ),
     Mutant(
         "the groups of the search by holders are not laid out oldest first",

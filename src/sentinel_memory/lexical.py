@@ -209,9 +209,10 @@ def best_holders(
     ``limit``-th best of them, ``worst``, bounds the rest: a group whose
     relevance at importance 1 with full freshness cannot reach it is
     skipped, and within a group only the entries whose importance can
-    reach it are scored (more importance for an entry a whole window old,
-    which freshness cannot help; with ``seq_is_age`` a group lists those
-    first). Every step is a C-speed pass over the
+    reach it are scored (with ``seq_is_age`` a group lists its entries
+    oldest first, and each band of age needs the importance that reaches
+    ``worst`` with the most freshness the band can add, none for an entry a
+    whole window old). Every step is a C-speed pass over the
     candidates: this is the faster search when the store is small for the
     ``limit`` (a context's). When the entries holding every query word are
     enough, and no entry holding one word fewer could reach the worst of
@@ -274,7 +275,8 @@ def best_holders(
         groups = [(count, group(count)) for count in sorted(set(held), reverse=True)]
     scored = _scored_groups(groups, total, now, recency_window, limit, complete=True, oldest_first=seq_is_age)
     assert scored is not None  # all the groups: nothing is left to decide
-    return _best_first(*scored, limit, seq_is_age=seq_is_age)
+    # One group, listed oldest first, stays in age order: the bounds only leave entries out.
+    return _best_first(*scored, limit, seq_is_age=seq_is_age, in_age_order=seq_is_age and len(groups) == 1)
 
 
 def _counted(
@@ -354,9 +356,7 @@ def _all_scored(
         else [count / total for count in map(counts.__getitem__, map(_seq, entries))]
     )
     scores = _scores(relevances, map(_importance, entries), map(_updated, entries), now, recency_window)
-    order = sorted(range(len(entries)), key=scores.__getitem__)
-    order.reverse()
-    return [(scores[i], entries[i]) for i in order[:limit]]
+    return _best_first(entries, scores, limit, seq_is_age=seq_is_age, in_age_order=True)
 
 
 def _scored_groups(
@@ -374,7 +374,8 @@ def _scored_groups(
     A group is a number of query words held and a function listing the
     entries that hold that many, called only when the group can matter;
     ``oldest_first`` says that it lists them in age order, so that the
-    entries a whole window old, which freshness cannot help, are a prefix.
+    entries of each band of age (see :func:`_freshness_caps`) are a slice,
+    held to the bound with the most freshness that their band can add.
 
     Without ``complete`` the groups are only the first of all: None when an
     entry holding one word fewer could still make the best ``limit``.
@@ -384,7 +385,7 @@ def _scored_groups(
     kept: list[R] = []
     scores: list[float] = []
     worst = -math.inf
-    stale = _stale_until(now, window)
+    caps = _freshness_caps(now, window) if oldest_first else []
     for words_held, listed in groups:
         ratio = words_held / total  # the relevance of every entry in the group
         if ratio * 1.0 + full_bonus < worst:  # importance is at most 1
@@ -402,14 +403,17 @@ def _scored_groups(
         if bound > -math.inf:
             # ratio * (0.5 + importance / 2) + full_bonus >= bound needs at least this importance;
             # the margin keeps every entry that rounding could let through.
+            can: list[bool] = []
+            start = 0
+            for moment, cap in caps:
+                # The older entries lead the group, and freshness can add less to
+                # them: ratio * (0.5 + importance / 2) + cap >= bound.
+                end = bisect.bisect_right(group, moment, key=_updated, lo=start)
+                least = 2 * ((bound - cap) / ratio - 0.5) - 1e-6
+                can += map(operator.ge, importances[start:end], repeat(least))
+                start = end
             least = 2 * ((bound - full_bonus) / ratio - 0.5) - 1e-6
-            can = list(map(operator.ge, importances, repeat(least)))
-            if oldest_first:
-                # The entries a whole window old lead the group, and without
-                # freshness they need more: ratio * (0.5 + importance / 2) >= bound.
-                stale_end = bisect.bisect_right(group, stale, key=_updated)
-                least_stale = 2 * (bound / ratio - 0.5) - 1e-6
-                can[:stale_end] = map(operator.ge, importances[:stale_end], repeat(least_stale))
+            can += map(operator.ge, importances[start:], repeat(least))
             group, importances = list(itertools.compress(group, can)), list(itertools.compress(importances, can))
         scored = _scores(repeat(ratio), importances, map(_updated, group), now, window)
         if worst > -math.inf:  # only the entries that can still make the best ``limit``
@@ -423,15 +427,25 @@ def _scored_groups(
     return kept, scores
 
 
-def _stale_until(now: int | float, recency_window: int | float) -> int | float:
-    """An ``updated_at`` at or before which freshness is surely 0 (RET-1); -inf when rounding makes that unsure.
+def _freshness_caps(now: int | float, recency_window: int | float, bands: int = 8) -> list[tuple[int, float]]:
+    """Moments, oldest first, each with the most ``FRESHNESS_BONUS * freshness`` of an entry updated at or before it (RET-1).
 
-    Freshness never falls as ``updated_at`` grows, so an entry updated at or
-    before a moment of freshness 0 has freshness 0 too.
+    The moments split the last window into ``bands`` bands of age. Freshness
+    never falls as ``updated_at`` grows, and each cap is the scorer's own
+    formula at its moment, so it bounds every older entry's exactly. With
+    integer milliseconds the moments are integers and every step is exact;
+    with a float clock or window there are no bands (every entry may have
+    all of the bonus), as rounding could then break the bound.
     """
-    at = now - recency_window
-    stale = 1 - (now - at if now > at else 0) / recency_window <= 0
-    return at if stale else -math.inf
+    if not (type(now) is int and type(recency_window) is int):
+        return []
+    weight = FRESHNESS_BONUS
+    caps = []
+    for band in range(bands, 0, -1):
+        at = now - recency_window * band // bands
+        f = 1 - (now - at if now > at else 0) / recency_window
+        caps.append((at, weight * (f if f > 0 else 0.0)))
+    return caps
 
 
 def _scores(
@@ -454,14 +468,20 @@ def _scores(
     ]
 
 
-def _best_first(held: list[R], scores: list[float], limit: int, *, seq_is_age: bool) -> list[tuple[float, R]]:
+def _best_first(
+    held: list[R], scores: list[float], limit: int, *, seq_is_age: bool, in_age_order: bool = False
+) -> list[tuple[float, R]]:
     """The best ``limit`` of ``held`` with their scores, best first, equal scores newer first (REC-3).
 
-    Laid out oldest first, a stable sort by score keeps equal scores oldest
-    first; reversed, that is best first and newer first.
+    Laid out oldest first (``in_age_order`` says ``held`` already is), a
+    stable sort by score keeps equal scores oldest first; reversed, that is
+    best first and newer first.
     """
-    ages = list(map(_seq if seq_is_age else _age, held))
-    order = sorted(sorted(range(len(held)), key=ages.__getitem__), key=scores.__getitem__)
+    order: list[int] | range = range(len(held))
+    if not in_age_order:
+        ages = list(map(_seq if seq_is_age else _age, held))
+        order = sorted(order, key=ages.__getitem__)
+    order = sorted(order, key=scores.__getitem__)
     order.reverse()
     return [(scores[i], held[i]) for i in order[:limit]]
 

@@ -306,23 +306,36 @@ def test_ret_3_importance_dominates(high, gap, age_high, age_low):
     assert 0 <= freshness(b, now, 86_400_000) <= 1
 
 
-@example(now=1e20, window=86_400_000, back=0.0)
-@example(now=3 * 86_400_000, window=86_400_000, back=0.0)
+@example(now=3 * 86_400_000, window=86_400_000, back=0, bands=8)
+@example(now=7, window=3, back=0, bands=16)
 @given(
-    now=st.integers(0, 2**53) | st.floats(0, 1e20),
-    window=st.integers(1, 10**12) | st.floats(1e-3, 1e12),
-    back=st.floats(0, 1e12) | st.just(0.0),
+    now=st.integers(0, 2**53),
+    window=st.integers(1, 10**12),
+    back=st.integers(0, 10**12) | st.just(0),
+    bands=st.integers(1, 16),
 )
-def test_ret_1_nothing_updated_by_the_stale_moment_is_fresh(now, window, back):
-    """RET-1: an entry updated at or before the moment the recall search treats as a whole window old has freshness 0."""
-    from sentinel_memory.lexical import _stale_until
+def test_ret_1_no_entry_updated_by_a_band_moment_is_fresher_than_its_cap(now, window, back, bands):
+    """RET-1: the recall search's bands of age are oldest first, and an entry updated at a band's moment has exactly its cap of bonus, an older one at most that."""
+    from sentinel_memory.lexical import FRESHNESS_BONUS, _freshness_caps
     from sentinel_memory.retention import freshness
 
-    until = _stale_until(now, window)
-    if until == -math.inf:  # unsure: the search treats nothing as stale
-        return
-    entry = sm.Entry("a", "", 0.5, 0, until - back, None, 0)
-    assert freshness(entry, now, window) == 0
+    caps = _freshness_caps(now, window, bands)
+    assert len(caps) == bands
+    assert [moment for moment, _ in caps] == sorted(moment for moment, _ in caps)
+    for moment, cap in caps:
+        at_moment = sm.Entry("a", "", 0.5, 0, moment, None, 0)
+        older = sm.Entry("a", "", 0.5, 0, moment - back, None, 0)
+        assert FRESHNESS_BONUS * freshness(at_moment, now, window) == cap
+        assert FRESHNESS_BONUS * freshness(older, now, window) <= cap
+
+
+def test_ret_1_a_float_clock_or_window_gets_no_bands_of_age():
+    """RET-1: with a float ``now`` or window, rounding could break the caps, so the recall search holds every entry to the full bonus."""
+    from sentinel_memory.lexical import _freshness_caps
+
+    assert _freshness_caps(3.0 * 86_400_000, 86_400_000) == []
+    assert _freshness_caps(3 * 86_400_000, 86_400_000.0) == []
+    assert len(_freshness_caps(3 * 86_400_000, 86_400_000)) == 8
 
 
 entry_fields = st.fixed_dictionaries(
@@ -627,9 +640,19 @@ def test_cmp_1_the_index_evicts_the_lowest_retention_first(items, now, count):
     limit=3,
     ttl=None,
 )
-# A group lists the entries a whole window old first, and only they need the
-# bound without freshness: the fresh entry here (counted first, under the rare
+# A group lists its entries oldest first, and the oldest band of age gets no
+# freshness in the bound: the fresh entry here (counted first, under the rare
 # word) wins on freshness although the bound for stale entries would drop it.
+# Two groups tie across them (1 * (0.5 + 0 / 2) == 0.5 * (0.5 + 1 / 2)):
+# laid out group by group, the entries are not in age order, and the newer
+# of the two, listed first, must still come first.
+@example(
+    items=[("p", "a", 1, 0), ("q", "a b", 0, 0), ("x", "a", 0, 0), ("y", "a", 0, 0)],
+    query="a b",
+    now=3 * 86_400_000,
+    limit=1,
+    ttl=None,
+)
 @example(
     items=[("s1", "a", 1, 0), ("s2", "a", 1, 0), ("s3", "a", 1, 0), ("f", "b", 0.9, 3 * 86_400_000)],
     query="a b",
