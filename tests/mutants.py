@@ -261,7 +261,13 @@ MUTANTS = [
     Mutant(
         "the groups of the search by holders are not laid out oldest first",
         "lexical.py",
-        "        seqs.sort()  # so each group lists its entries oldest first",
+        "                part.sort()  # so the group lists its entries oldest first",
+        "                pass",
+    ),
+    Mutant(
+        "the search by holders forgets the group holding the fewest words",
+        "lexical.py",
+        "        groups.append((fewest, listed(list(itertools.compress(seqs, map(operator.eq, held, repeat(fewest)))))))",
         "        pass",
     ),
     Mutant(

@@ -259,20 +259,32 @@ def best_holders(
     if len(seqs) <= _SCORE_ALL * limit:
         return _all_scored(found, seqs, counts, total, now, recency_window, limit, seq_is_age=seq_is_age)
     groups: list[tuple[int, Callable[[], list[R]]]]
-    if seq_is_age:
-        seqs.sort()  # so each group lists its entries oldest first
+
+    def listed(part: list[int]) -> Callable[[], list[R]]:
+        def entries() -> list[R]:
+            if seq_is_age:
+                part.sort()  # so the group lists its entries oldest first
+            return list(map(found.__getitem__, part))
+
+        return entries
+
     if counts is None:
-        groups = [(1, lambda: list(map(found.__getitem__, seqs)))]
+        groups = [(1, listed(seqs))]
     else:
-        # Sorted by count (a stable sort), each group is a slice.
-        seqs.sort(key=counts.__getitem__)
+        # The group holding the fewest words is usually the largest, and
+        # once the others are scored it often cannot matter: it is split off
+        # in one pass and sorted only if it is listed. The rest, sorted by
+        # count, are slices.
         held = list(map(counts.__getitem__, seqs))
-
-        def group(count: int) -> Callable[[], list[R]]:
-            part = seqs[bisect.bisect_left(held, count) : bisect.bisect_right(held, count)]
-            return lambda: list(map(found.__getitem__, part))
-
-        groups = [(count, group(count)) for count in sorted(set(held), reverse=True)]
+        fewest = min(held)
+        more = list(itertools.compress(seqs, map(operator.ne, held, repeat(fewest))))
+        more.sort(key=counts.__getitem__)
+        more_held = list(map(counts.__getitem__, more))
+        groups = [
+            (count, listed(more[bisect.bisect_left(more_held, count) : bisect.bisect_right(more_held, count)]))
+            for count in sorted(set(more_held), reverse=True)
+        ]
+        groups.append((fewest, listed(list(itertools.compress(seqs, map(operator.eq, held, repeat(fewest)))))))
     scored = _scored_groups(groups, total, now, recency_window, limit, complete=True, oldest_first=seq_is_age)
     assert scored is not None  # all the groups: nothing is left to decide
     # One group, listed oldest first, stays in age order: the bounds only leave entries out.
