@@ -6,6 +6,7 @@ class below only says how to build one.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import warnings
@@ -595,3 +596,72 @@ def test_per_12_saved_by_age_after_the_clock_went_back(make, clock):
     assert [e["key"] for e in store.load()["entries"]] == ["stored-third", "stored-second", "stored-first"]
     again = make(store=store)
     assert [e.key for e in again.get_recent()] == ["stored-first", "stored-second", "stored-third"]
+
+
+def _loaded_twice(tmp_path, n=300):
+    """A memory of n entries saved to a file, and a second memory loading it."""
+    store = sm.JsonFileStore(tmp_path / "memory.json")
+    mem = sm.create_memory(store=store, clock=lambda: T0, limit=n)
+    for i in range(n):
+        mem.remember(f"k{i}", f"value {i}")
+    mem.save()
+    return sm.create_memory(store=store, load=False, clock=lambda: T0, limit=n)
+
+
+def _in_oldest_generation(entry):
+    return any(item is entry for item in gc.get_objects(generation=2))
+
+
+def test_per_18_a_large_load_puts_what_it_made_in_the_oldest_generation(tmp_path, monkeypatch):
+    """PER-18: above the threshold the loaded entries skip the young collections; the collector is on again."""
+    from sentinel_memory import memory
+
+    again = _loaded_twice(tmp_path)
+    monkeypatch.setattr(memory, "PROMOTE_AFTER_LOAD", 100)
+    assert gc.isenabled()
+    again.load()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert _in_oldest_generation(again._state.entries["k7"])
+
+
+def test_per_18_a_small_load_leaves_the_collector_alone(tmp_path, monkeypatch):
+    """PER-18: at or below the threshold nothing is moved: the loaded entries are young like any new object."""
+    from sentinel_memory import memory
+
+    again = _loaded_twice(tmp_path)
+    monkeypatch.setattr(memory, "PROMOTE_AFTER_LOAD", 10**9)
+    gc.collect()  # no young collection is due that would move them there on its own
+    again.load()
+    assert gc.isenabled()
+    assert not _in_oldest_generation(again._state.entries["k7"])
+
+
+def test_per_18_a_load_keeps_the_apps_frozen_objects_frozen(tmp_path, monkeypatch):
+    """PER-18: a process that froze objects (before forking workers) keeps them frozen across a large load."""
+    from sentinel_memory import memory
+
+    again = _loaded_twice(tmp_path)
+    monkeypatch.setattr(memory, "PROMOTE_AFTER_LOAD", 100)
+    frozen = [object()]  # a container, so the collector tracks it
+    gc.freeze()
+    try:
+        again.load()
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+        assert not any(item is frozen for generation in range(3) for item in gc.get_objects(generation=generation))
+    finally:
+        gc.unfreeze()
+
+
+def test_per_18_a_load_leaves_a_disabled_collector_disabled(tmp_path, monkeypatch):
+    """PER-18: an app that turned the collector off finds it off after a load, large or not."""
+    from sentinel_memory import memory
+
+    again = _loaded_twice(tmp_path)
+    monkeypatch.setattr(memory, "PROMOTE_AFTER_LOAD", 100)
+    gc.disable()
+    try:
+        again.load()
+        assert not gc.isenabled()
+        assert not _in_oldest_generation(again._state.entries["k7"])
+    finally:
+        gc.enable()

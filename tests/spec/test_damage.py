@@ -373,3 +373,25 @@ def test_per_13_the_quick_nesting_bound_decides_as_the_exact_depth(raw):
     assert found == exact or found <= 2 * jsontext._QUICK_ROUNDS
     deep = b"[" * (jsontext.MAX_TEXT_DEPTH + 1) + raw + b"]" * (jsontext.MAX_TEXT_DEPTH + 1)
     assert jsontext._nesting(deep) > jsontext.MAX_TEXT_DEPTH
+
+
+#: Text made of the characters the structure scan looks at, escaped or not.
+_tricky_text = st.text(alphabet=':"\\{}[]x\u00e9', max_size=4)
+_tricky_json = st.recursive(
+    st.none() | st.integers() | _tricky_text,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(_tricky_text, children, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(value=st.dictionaries(_tricky_text, _tricky_json, min_size=1, max_size=3), wrap=st.integers(0, 3))
+def test_per_13_a_repeated_key_is_found_at_any_depth(tmp_path_factory, value, wrap):
+    """PER-13: an object holding one key twice, however deep and whatever its keys, makes the file damaged, naming the key."""
+    key = next(iter(value))
+    text = json.dumps(value)[:-1] + ", " + json.dumps(key) + ": null}"
+    for _ in range(wrap):
+        text = '{"entries": [' + text + "]}"
+    path = tmp_path_factory.mktemp("repeat") / "memory.json"
+    path.write_text('{"version": 1, "entries": [], "working": ' + text + "}", encoding="utf-8")
+    with pytest.raises(sm.DamagedStoreError, match="appears twice"):
+        sm.JsonFileStore(path).load()
