@@ -1,4 +1,4 @@
-"""Nothing lost: damaged files, deep values, links and bad input, as properties (ENT-13, PER-13 .. PER-17, WRP-3).
+"""Nothing lost: damaged files, deep values, links and bad input, as properties (ENT-13, PER-13 .. PER-18, WRP-3).
 
 The tests storage engines use. A damaged file must either load with every
 dropped entry counted, said and preserved, or raise the one documented
@@ -10,6 +10,7 @@ that raised must have changed nothing, in memory or in the file.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -19,7 +20,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
@@ -395,3 +396,38 @@ def test_per_13_a_repeated_key_is_found_at_any_depth(tmp_path_factory, value, wr
     path.write_text('{"version": 1, "entries": [], "working": ' + text + "}", encoding="utf-8")
     with pytest.raises(sm.DamagedStoreError, match="appears twice"):
         sm.JsonFileStore(path).load()
+
+
+# A full collection per example, in a process holding the whole test suite: a few examples cover the eight cases.
+@settings(max_examples=12)
+@given(entries=st.integers(1, 60), promote=st.booleans(), enabled=st.booleans(), frozen=st.booleans())
+def test_per_18_what_a_load_does_with_the_cycle_collector(tmp_path_factory, entries, promote, enabled, frozen):
+    """PER-18: the collector is left on or off as found, the entries reach the oldest generation exactly when the rule says, and a frozen object stays frozen."""
+    from sentinel_memory import memory
+
+    store = sm.JsonFileStore(tmp_path_factory.mktemp("gc") / "memory.json")
+    writer = sm.create_memory(store=store, clock=lambda: T0)
+    for i in range(entries):
+        writer.remember(f"k{i}", f"value {i}")
+    writer.save()
+    reader = sm.create_memory(store=store, load=False, clock=lambda: T0)
+    marker = [object()]  # a container, so the collector tracks it
+    before = memory.PROMOTE_AFTER_LOAD
+    memory.PROMOTE_AFTER_LOAD = 0 if promote else 10**9
+    gc.collect()  # no young collection is due that would move the entries there on its own
+    try:
+        if frozen:
+            gc.freeze()
+        if not enabled:
+            gc.disable()
+        reader.load()
+        assert gc.isenabled() == enabled
+        oldest = {id(item) for item in gc.get_objects(generation=2)}
+        assert (id(reader._state.entries["k0"]) in oldest) == (promote and enabled and not frozen)
+        if frozen:
+            assert not any(item is marker for generation in range(3) for item in gc.get_objects(generation=generation))
+    finally:
+        memory.PROMOTE_AFTER_LOAD = before
+        gc.enable()
+        if frozen:
+            gc.unfreeze()
