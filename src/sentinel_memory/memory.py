@@ -456,7 +456,7 @@ class Memory(Mapping[str, Any]):
             self._save(self._state, self._state, None)
 
     def load(self) -> LoadResult:
-        """Replace entries and working memory with the store's content (PER-3, PER-14)."""
+        """Replace entries and working memory with the store's content (PER-3, PER-14, PER-18)."""
         with self._lock:
             start = self._begin()
             # Checking a document copies its data, two frames per nesting level
