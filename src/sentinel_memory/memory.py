@@ -641,8 +641,9 @@ def _cycle_collector_paused() -> Iterator[None]:
     (about 0.3 s at 100,000 entries). It is put there at once instead, by
     ``gc.freeze()`` and ``gc.unfreeze()``; the young objects the app made
     meanwhile go with it and are collected by the next full collection. Not
-    when the app has frozen objects of its own (``gc.freeze()`` before
-    forking workers): unfreezing would hand those back to the collector.
+    when the process has frozen objects (the app's, frozen before forking
+    workers, or on Python 3.12 the interpreter's own): unfreezing would hand
+    those back to the collector.
     """
     was_on = gc.isenabled()
     gc.disable()
