@@ -61,6 +61,16 @@ def in_processes(count: int, work: Callable[[int], object]) -> list[int]:
     return [os.waitpid(pid, 0)[1] for pid in pids]
 
 
+def saved_then_unloaded(path: os.PathLike[str] | str, n: int) -> sm.Memory:
+    """Save a memory of n entries ``k0``, ``k1``, ... to a file at ``path``; return a second memory on it, not loaded yet."""
+    store = sm.JsonFileStore(path)
+    writer = sm.create_memory(store=store, clock=lambda: T0, limit=max(n, 1000))
+    for i in range(n):
+        writer.remember(f"k{i}", f"value {i}")
+    writer.save()
+    return sm.create_memory(store=store, load=False, clock=lambda: T0, limit=max(n, 1000))
+
+
 def nest(depth: int, inner: object = None) -> object:
     """A value ``depth`` lists deep: ``nest(2) == [[None]]``."""
     value = inner

@@ -14,7 +14,7 @@ import warnings
 import pytest
 
 import sentinel_memory as sm
-from support import T0, RecordingStore, in_processes
+from support import T0, RecordingStore, in_processes, saved_then_unloaded
 
 
 def sample(mem, clock):
@@ -598,16 +598,6 @@ def test_per_12_saved_by_age_after_the_clock_went_back(make, clock):
     assert [e.key for e in again.get_recent()] == ["stored-first", "stored-second", "stored-third"]
 
 
-def _loaded_twice(tmp_path, n=300):
-    """A memory of n entries saved to a file; returns a second memory on that file, not loaded yet."""
-    store = sm.JsonFileStore(tmp_path / "memory.json")
-    mem = sm.create_memory(store=store, clock=lambda: T0, limit=n)
-    for i in range(n):
-        mem.remember(f"k{i}", f"value {i}")
-    mem.save()
-    return sm.create_memory(store=store, load=False, clock=lambda: T0, limit=n)
-
-
 def _in_oldest_generation(entry):
     return any(item is entry for item in gc.get_objects(generation=2))
 
@@ -618,7 +608,7 @@ def test_per_18_a_large_load_puts_what_it_made_in_the_oldest_generation(tmp_path
 
     if gc.get_freeze_count():
         pytest.skip("this interpreter starts with frozen objects (Python 3.12), which a load never unfreezes")
-    again = _loaded_twice(tmp_path)
+    again = saved_then_unloaded(tmp_path / "memory.json", 300)
     monkeypatch.setattr(memory, "PROMOTE_AFTER_LOAD", 100)
     assert gc.isenabled()
     again.load()
@@ -630,7 +620,7 @@ def test_per_18_a_small_load_leaves_the_collector_alone(tmp_path, monkeypatch):
     """PER-18: at or below the threshold nothing is moved: the loaded entries are young like any new object."""
     from sentinel_memory import memory
 
-    again = _loaded_twice(tmp_path)
+    again = saved_then_unloaded(tmp_path / "memory.json", 300)
     monkeypatch.setattr(memory, "PROMOTE_AFTER_LOAD", 10**9)
     gc.collect()  # no young collection is due that would move them there on its own
     again.load()
@@ -644,7 +634,7 @@ def test_per_18_a_load_keeps_the_apps_frozen_objects_frozen(tmp_path, monkeypatc
 
     if gc.get_freeze_count():
         pytest.skip("this interpreter starts with frozen objects (Python 3.12), which the test must not unfreeze")
-    again = _loaded_twice(tmp_path)
+    again = saved_then_unloaded(tmp_path / "memory.json", 300)
     monkeypatch.setattr(memory, "PROMOTE_AFTER_LOAD", 100)
     frozen = [object()]  # a container, so the collector tracks it
     gc.freeze()
@@ -660,7 +650,7 @@ def test_per_18_a_load_leaves_a_disabled_collector_disabled(tmp_path, monkeypatc
     """PER-18: an app that turned the collector off finds it off after a load, large or not."""
     from sentinel_memory import memory
 
-    again = _loaded_twice(tmp_path)
+    again = saved_then_unloaded(tmp_path / "memory.json", 300)
     monkeypatch.setattr(memory, "PROMOTE_AFTER_LOAD", 100)
     gc.disable()
     try:

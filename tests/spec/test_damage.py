@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import sentinel_memory as sm
 from sentinel_memory.document import VERSION
 from sentinel_memory.jsontext import dumps
-from support import at_depth, nest, stack_depth
+from support import at_depth, nest, saved_then_unloaded, stack_depth
 
 from .strategies import json_data
 
@@ -407,12 +407,7 @@ def test_per_18_what_a_load_does_with_the_cycle_collector(tmp_path_factory, entr
 
     unfrozen = gc.get_freeze_count() == 0  # Python 3.12 starts with frozen objects of its own
     assume(unfrozen or not frozen)  # the test unfreezes what it froze, and must not unfreeze those
-    store = sm.JsonFileStore(tmp_path_factory.mktemp("gc") / "memory.json")
-    writer = sm.create_memory(store=store, clock=lambda: T0)
-    for i in range(entries):
-        writer.remember(f"k{i}", f"value {i}")
-    writer.save()
-    reader = sm.create_memory(store=store, load=False, clock=lambda: T0)
+    reader = saved_then_unloaded(tmp_path_factory.mktemp("gc") / "memory.json", entries)
     marker = [object()]  # a container, so the collector tracks it
     before = memory.PROMOTE_AFTER_LOAD
     memory.PROMOTE_AFTER_LOAD = 0 if promote else 10**9
