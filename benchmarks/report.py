@@ -281,6 +281,13 @@ def main() -> None:
         "  formulas' doubles, in the same order.",
         "* **Per-entry text is worked out once per entry version**: the rendered",
         "  line, its length and its recall words are cached on the frozen entry.",
+        "* **A memory just loaded does not work out every entry's words.** Its",
+        "  first queries search the entries' text for the query words instead",
+        "  (a substring test per text at C speed, the exact word test only where",
+        "  it hits, `lexical.holding`), and the bound on line lengths that a fill",
+        "  needs is read from the lengths of the strings, without rendering a line.",
+        "  A long-running memory works out every word's holders after a few queries,",
+        "  once; a stateless server that loads per message never has to.",
         "",
         "## get_context",
         "",
@@ -359,6 +366,11 @@ def main() -> None:
         *[
             ("reload from Redis, then get_context (budget 4,000)", key("redis context", "seven", n, store="redis"))
             for n in (1_000, 10_000)
+        ],
+        *[
+            (f"the first get_context after a load, {what}", key("first context", "seven", n, None, query, "json"))
+            for query, what in (("none", "no query"), ("chat turn", "a chat turn query"))
+            for n in (1_000, 10_000, 100_000)
         ],
         *[
             (f"load into a new memory, {store}", key("store load", "seven", 100_000, store=store))

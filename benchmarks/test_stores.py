@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from workload import NOW, make_state
+from workload import NOW, QUERIES, make_state
 
 from sentinel_memory import JsonFileStore, RedisStore, SqliteStore, core, create_memory
 
@@ -68,6 +68,24 @@ def test_store_load(benchmark, kind):
     benchmark.extra_info.update(kind="store load", shape="seven", n=100_000, store=kind)
     mem = benchmark.pedantic(lambda: create_memory(store=store_type(path), limit=200_000), rounds=3)
     assert mem.size() == 100_000
+
+
+@pytest.mark.parametrize("query", [None, "chat turn"])
+@pytest.mark.parametrize("n", SIZES)
+def test_first_context_after_load(benchmark, n, query):
+    """The first get_context (budget 4,000) of a memory just loaded: what a stateless server, or a process that saw another's save, pays per message."""
+    only_when_timed(benchmark, n)
+    path = saved("json", n, "first context")
+
+    def loaded():
+        return (create_memory(store=JsonFileStore(path), limit=n + 10_000, clock=lambda: NOW),), {}
+
+    def first_context(mem):
+        return mem.get_context(token_budget=4_000, query=None if query is None else QUERIES[query])
+
+    benchmark.extra_info.update(kind="first context", shape="seven", n=n, query=query or "none", store="json")
+    ctx = benchmark.pedantic(first_context, setup=loaded, rounds=5 if n == 100_000 else 15)
+    assert ctx.entries
 
 
 REDIS_SIZES = [1_000, 10_000]

@@ -288,6 +288,18 @@ MUTANTS = [
         "        newest_tied = sorted(tied, key=age)[len(above) - at_least :]",
         "        newest_tied = sorted(tied, key=age)[: at_least - len(above)]",
     ),
+    Mutant(
+        "the search of the text takes a word for the start of a longer one",
+        "lexical.py",
+        'alone = re.compile(f"{word}(?<![a-z0-9]{word})(?![a-z0-9])")',
+        'alone = re.compile(f"{word}(?<![a-z0-9]{word})")',
+    ),
+    Mutant(
+        "the holders of the words searched for miss the changes after the search",
+        "index.py",
+        "            touched = set(known.having(touched))",
+        "            return known",
+    ),
     # The spec's blind spots, one class each: behaviours the mutants above left unpinned.
     Mutant(
         "expired entries reported in table order after the clock went back",

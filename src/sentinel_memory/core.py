@@ -470,7 +470,16 @@ def _matches(
     def walk(below: float | None) -> Iterator[Entry]:
         return index.by_importance_desc(now, below, expired=expired)
 
-    return best_matches(walk, query_words, reachable, now, window, limit, seq_is_age=index.in_order)
+    return best_matches(
+        walk,
+        query_words,
+        reachable,
+        now,
+        window,
+        limit,
+        seq_is_age=index.in_order,
+        holders=index.searched_holders(reachable),
+    )
 
 
 def _by_holders(stored: int, limit: int) -> bool:
@@ -480,8 +489,7 @@ def _by_holders(stored: int, limit: int) -> bool:
 
 def _reachable(index: Index, query_words: frozenset[str]) -> frozenset[str]:
     """The query words some stored entry may hold: no entry matches more of them (REC-2)."""
-    held = index.held_words()
-    return frozenset(word for word in query_words if word in held)
+    return index.may_hold(query_words)
 
 
 def recall(state: MemoryState, query: str, *, now: int | float, limit: int | None = None) -> tuple[Hit, ...]:

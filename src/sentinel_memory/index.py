@@ -42,6 +42,15 @@ Working them out for a freshly loaded memory of 100,000 entries would
 double the load, and many memories never recall. The cache changes no
 result, only the time it takes.
 
+A memory that is loaded, asked once and dropped (a stateless server, or a
+process that has just seen another process's save) should not pay for
+facts that only later queries use. So the line bound is first read from
+the lengths of the key and data strings, without rendering a line, and the
+first few queries search the entries' text for their own words
+(``lexical.holding``) instead of working out the holders of every word;
+the words so found are kept current like the rest. Only a memory that goes
+on being asked works out every word's holders, once.
+
 Every method returns exactly what the reference formulas of
 ``sentinel_memory.retention`` and ``sentinel_memory.lexical`` would, and
 the property tests hold them to it.
@@ -57,6 +66,7 @@ import operator
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from .lexical import holding
 from .persistent import HashTable, SortedRun
 from .retention import FRESHNESS_WEIGHT, keep_order, retentions, scored_ranking
 from .values import Entry, by_age
@@ -75,6 +85,8 @@ _seq = operator.attrgetter("seq")
 _importance = operator.attrgetter("importance")
 _updated = operator.attrgetter("updated_at")
 _units = operator.attrgetter("line_units")
+_key = operator.attrgetter("key")
+_data = operator.attrgetter("data")
 
 #: Up to this many candidates per entry asked for, the start of a ranking ranks every candidate.
 _RANK_ALL_UP_TO = 4
@@ -84,6 +96,11 @@ _LOOK_AHEAD = 64
 _MASS_CHANGE = 64
 #: A word no stored entry holds.
 _NOBODY: HashTable[int, Entry] = HashTable()
+#: No word's holders searched for yet.
+_NO_WORDS: HashTable[str, HashTable[int, Entry]] = HashTable()
+#: How many times a line of indexes searches the entries' text for query words
+#: (see ``Index.holders``) before it works out the holders of every word instead.
+_SEARCHES = 4
 
 
 def _importance_item(entry: Entry) -> tuple[float, int | float, int, Entry]:
@@ -121,6 +138,8 @@ class Index:
         "_held_words",
         "_holders",
         "_least_units",
+        "_searches",
+        "_some_holders",
         "_words_left",
         "by_age",
         "by_expiry",
@@ -139,6 +158,8 @@ class Index:
     _held_words: HashTable[str, bool] | None
     _words_left: int
     _holders: HashTable[str, HashTable[int, Entry]] | None
+    _some_holders: HashTable[str, HashTable[int, Entry]]
+    _searches: int
     _least_units: int | None
     _by_units: SortedRun[tuple[int, int, Entry]] | None
 
@@ -161,6 +182,7 @@ class Index:
         index.containers = sum(isinstance(e.data, (dict, list)) for e in entries)
         index._held_words, index._words_left = None, 0
         index._holders = None
+        index._some_holders, index._searches = _NO_WORDS, 0
         index._least_units = None
         index._by_units = None
         return index
@@ -202,7 +224,9 @@ class Index:
                 new = {word for entry in added for word in entry.words if word not in held}
                 index._held_words = held.changed((), dict.fromkeys(new, True).items()) if new else held
                 index._words_left = left
-        index._holders = self._holders_after(removed, added, len(index.by_age))
+        index._holders = self._holders_after(self._holders, removed, added, len(index.by_age))
+        some = self._holders_after(self._some_holders, removed, added, len(index.by_age), every_word=False)
+        index._some_holders, index._searches = _NO_WORDS if some is None else some, self._searches
         least = self._least_units
         index._least_units = None if least is None else min(itertools.chain((least,), map(_units, added)))
         by_units, size = self._by_units, len(index.by_age)
@@ -212,15 +236,24 @@ class Index:
             index._by_units = by_units.changed(_units_items(removed), _units_items(added), removed_ids=gone)
         return index
 
+    @staticmethod
     def _holders_after(
-        self, removed: Sequence[Entry], added: Sequence[Entry], size: int
+        known: HashTable[str, HashTable[int, Entry]] | None,
+        removed: Sequence[Entry],
+        added: Sequence[Entry],
+        size: int,
+        *,
+        every_word: bool = True,
     ) -> HashTable[str, HashTable[int, Entry]] | None:
-        """The holders of every word after a change, if they were worked out: only the words the change touches move.
+        """``known`` holders after a change: only the words the change touches move.
 
-        A mass removal (an expiry overnight) would touch most of them; then
-        they are forgotten, and worked out again on their next use.
+        With ``every_word``, ``known`` has every word some entry holds, and
+        a word nobody holds any more leaves it; otherwise it has the words
+        searched for so far, and keeps each (nobody holding it is worth
+        knowing too) but learns no other. A mass removal (an expiry
+        overnight) would touch most of them; then they are forgotten, and
+        worked out again on their next use.
         """
-        known = self._holders
         if known is None or len(removed) + len(added) > max(_MASS_CHANGE, size // 8):
             return None
         leaving: dict[str, list[int]] = {}
@@ -231,10 +264,16 @@ class Index:
         for entry in added:
             for word in entry.words:
                 joining.setdefault(word, []).append((entry.seq, entry))
+        touched = leaving.keys() | joining.keys()
+        if not every_word:
+            touched = set(known.having(touched))
+            if not touched:
+                return known
         moved = [
-            (word, known.get(word, _NOBODY).changed(leaving.get(word, ()), joining.get(word, ())))
-            for word in leaving.keys() | joining.keys()
+            (word, known.get(word, _NOBODY).changed(leaving.get(word, ()), joining.get(word, ()))) for word in touched
         ]
+        if not every_word:
+            return known.changed((), moved)
         return known.changed([word for word, holders in moved if not holders], [pair for pair in moved if pair[1]])
 
     # -- facts worked out on first use -------------------------------------
@@ -251,14 +290,39 @@ class Index:
             self._words_left = 0
         return self._held_words
 
+    def may_hold(self, wanted: Iterable[str]) -> frozenset[str]:
+        """The ``wanted`` words some stored entry may hold (REC-1): no stored entry holds any of the others.
+
+        Exact while the holders are searched for (see ``holders``), else
+        read from ``held_words``.
+        """
+        wanted = set(wanted)
+        if self._holders is not None:
+            return frozenset(self._holders.having(wanted))
+        if self._searches < _SEARCHES or not wanted - set(self._some_holders.having(wanted)):
+            return frozenset(word for word, holders in self._searched(wanted).items() if holders)
+        held = self.held_words()
+        return frozenset(held.having(wanted))
+
     def holders(self, word: str) -> HashTable[int, Entry]:
         """The stored entries whose recall words include ``word``, expired ones too, by ``seq`` (REC-1).
 
-        The holders of every word are worked out together, by one pass over
-        the entries, the first time any word is asked for; the transitions
-        that follow keep them up to date.
+        A query after a load asks for a few words, and splitting every
+        entry's text into words would cost many times what it then reads.
+        So the first few times (``_SEARCHES``, counted along the line of
+        indexes that transitions make from one another) the words asked
+        for are searched for in the entries' text
+        ([`holding`][sentinel_memory.lexical.holding]); after that, the
+        holders of every word are worked out together, by one pass over the
+        entries. Either way, the transitions that follow keep what was
+        worked out up to date.
         """
         if self._holders is None:
+            known = self._some_holders.get(word)
+            if known is not None:
+                return known  # type: ignore[no-any-return]  # get is typed loosely
+            if self._searches < _SEARCHES:
+                return self._searched({word})[word]
             by_word: dict[str, dict[int, Entry]] = {}
             for entry in map(_entry, self.by_age):
                 seq = entry.seq
@@ -269,7 +333,35 @@ class Index:
                     else:
                         holding[seq] = entry
             self._holders = HashTable((held, HashTable.of_dict(holding)) for held, holding in by_word.items())
+            self._some_holders = _NO_WORDS
         return self._holders.get(word, _NOBODY)  # type: ignore[no-any-return]  # get is typed loosely
+
+    def searched_holders(self, wanted: Iterable[str]) -> dict[str, HashTable[int, Entry]] | None:
+        """The holders of each ``wanted`` word while they are searched for (see ``holders``), else None.
+
+        Then the entries' own words are probably not worked out yet (after
+        a load, none are), and asking the holders costs less than working
+        them out.
+        """
+        if self._holders is not None or self._searches >= _SEARCHES:
+            return None
+        return self._searched(set(wanted))
+
+    def _searched(self, wanted: set[str]) -> dict[str, HashTable[int, Entry]]:
+        """The holders of each ``wanted`` word, those not searched for yet found by one search of the text."""
+        some = self._some_holders
+        known = {word: some[word] for word in some.having(wanted)}
+        missing = wanted - known.keys()
+        if missing:
+            entries = list(map(_entry, self.by_age))
+            data = list(map(_data, entries))
+            texts = [item if type(item) is str else entry.text for entry, item in zip(entries, data, strict=True)]
+            found = holding(entries, list(map(" ".join, zip(map(_key, entries), texts, strict=True))), missing)
+            fresh = [(word, HashTable.of_dict(holders)) for word, holders in found.items()]
+            self._some_holders = self._some_holders.changed((), fresh)
+            self._searches += 1
+            known.update(fresh)
+        return known
 
     def lines_within(self, units: int, now: int | float) -> list[Entry]:
         """The live entries whose default line measures at most ``units`` UTF-16 units (CTX-8), shortest first.
@@ -285,9 +377,23 @@ class Index:
         """No stored entry's default line measures fewer UTF-16 units than this (CTX-8); 0 when empty.
 
         A bound, not the minimum: removing the shortest line leaves it as it was.
+        Worked out on first use without measuring every line (after a load,
+        no line has been): a str's length in code points is at most its
+        UTF-16 length, and the same for BMP text, so an entry whose data is a
+        str is bounded by ``len(key) + 2 + len(data)``; only the others'
+        lines are measured.
         """
         if self._least_units is None:
-            self._least_units = min(map(_units, map(_entry, self.by_age)), default=0)
+            entries = list(map(_entry, self.by_age))
+            data = list(map(_data, entries))
+            is_str = list(map(isinstance, data, itertools.repeat(str)))
+            texts = map(
+                operator.add,
+                map(len, map(_key, itertools.compress(entries, is_str))),
+                map(len, itertools.compress(data, is_str)),
+            )
+            others = map(_units, itertools.compress(entries, map(operator.not_, is_str)))
+            self._least_units = min(itertools.chain(map(operator.add, texts, itertools.repeat(2)), others), default=0)
         return self._least_units
 
     # -- expiry -------------------------------------------------------------

@@ -18,12 +18,12 @@ import operator
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from functools import lru_cache
 from itertools import repeat
 from typing import Protocol, TypeVar
 
-__all__ = ["FRESHNESS_BONUS", "Recallable", "best_holders", "best_matches", "relevance", "score", "words"]
+__all__ = ["FRESHNESS_BONUS", "Recallable", "best_holders", "best_matches", "holding", "relevance", "score", "words"]
 
 #: REC-2: the most freshness can add to a recall score.
 FRESHNESS_BONUS = 0.05
@@ -96,6 +96,39 @@ R = TypeVar("R", bound=Recallable)
 R_co = TypeVar("R_co", bound=Recallable, covariant=True)
 
 
+def holding(entries: Sequence[R], texts: Sequence[str], wanted: Iterable[str]) -> dict[str, dict[int, R]]:
+    """For each ``wanted`` word, the ``entries`` whose words include it, by ``seq`` (REC-1): found by searching their text.
+
+    ``texts[i]`` is what ``entries[i]``'s words come from, its key and the
+    text of its data joined by a space. Finding them by asking each entry
+    for its words would split every text into words first, most of the
+    work for words nobody asks about. An ASCII text's words are the runs
+    of ``[a-z0-9]`` in it lower-cased, so such a text holds such a word
+    exactly when the word occurs in the lower-cased text with no letter or
+    digit on either side: one substring test per text, at C speed, and
+    the exact test only where the substring is found. Every other text,
+    and every other word, is asked of the entry's own words.
+    """
+    plain = list(map(str.isascii, texts))
+    ascii_entries = list(itertools.compress(entries, plain))
+    lowered = list(map(str.lower, itertools.compress(texts, plain)))
+    others = list(itertools.compress(entries, map(operator.not_, plain)))
+    found: dict[str, dict[int, R]] = {}
+    for word in wanted:
+        holders: dict[int, R] = {}
+        if _ASCII_WORD.fullmatch(word):
+            near = list(map(operator.contains, lowered, repeat(word)))
+            # The word first, so that the regex engine looks for it as a literal;
+            # then neither the character before it nor the one after is a letter or digit.
+            alone = re.compile(f"{word}(?<![a-z0-9]{word})(?![a-z0-9])")
+            lines = list(itertools.compress(lowered, near))
+            held = list(itertools.compress(itertools.compress(ascii_entries, near), map(alone.search, lines)))
+            holders = dict(zip(map(_seq, held), held, strict=True))
+        holders.update((entry.seq, entry) for entry in others if word in entry.words)
+        found[word] = holders
+    return found
+
+
 def best_matches(
     walk: Callable[[float | None], Iterator[R]],
     query_words: frozenset[str],
@@ -105,6 +138,7 @@ def best_matches(
     limit: int,
     *,
     seq_is_age: bool,
+    holders: Mapping[str, Holding[R]] | None = None,
 ) -> list[tuple[float, R]]:
     """The best ``limit`` entries sharing a query word, with their scores, best first, ties newer (REC-2, REC-3).
 
@@ -113,7 +147,10 @@ def best_matches(
     below ``v``. ``reachable`` are the query words a candidate may hold: a
     superset of those any of them does (a word no stored entry has cannot
     match), so that only they are looked for. Scores are worked out by
-    ``_scores``: the same doubles as ``score``.
+    ``_scores``: the same doubles as ``score``. ``holders``, when given,
+    are the entries holding each reachable word (found without working out
+    every entry's words, see [`holding`][sentinel_memory.lexical.holding]):
+    then the walk asks them, and no entry's words are worked out.
 
     The walk is read in blocks, and each block is worked on at C speed:
     how many query words each entry holds, then the score of only those
@@ -142,6 +179,11 @@ def best_matches(
     held: list[R] = []
     scores: list[float] = []
     worst = -math.inf  # once ``limit`` are held, the ``limit``-th best score held
+    holding_word = (
+        None
+        if holders is None
+        else [set(itertools.chain.from_iterable(holders[word].parts())).__contains__ for word in reachable]
+    )
     candidates, size = walk(None), min(limit, _FIRST_BLOCK)
     while block := list(itertools.islice(candidates, size)):
         size = min(2 * size, _BLOCK)
@@ -160,10 +202,16 @@ def best_matches(
         least = 1  # the fewest query words that can reach ``worst`` in this block
         while least <= reach and (least / total) * top_weight + bonus < worst:
             least += 1
-        held_words = list(map(_words, block))
         counts: list[int] = [0] * len(block)
-        for word in reachable:  # a membership test per reachable word beats building intersections
-            counts = list(map(operator.add, counts, map(operator.contains, held_words, itertools.repeat(word))))
+        # A membership test per reachable word beats building intersections.
+        if holding_word is None:
+            held_words = list(map(_words, block))
+            for word in reachable:
+                counts = list(map(operator.add, counts, map(operator.contains, held_words, itertools.repeat(word))))
+        else:
+            seqs = list(map(_seq, block))
+            for holds in holding_word:
+                counts = list(map(operator.add, counts, map(holds, seqs)))
         enough = list(map(operator.ge, counts, itertools.repeat(least)))
         found = list(itertools.compress(block, enough))
         if not found:

@@ -1001,3 +1001,66 @@ def test_cli_1_cli_2_cli_3_the_command_shows_what_the_library_holds(memories):
             assert status == 0 and memories[0][0] not in sm.create_memory(store=sm.JsonFileStore(path))
         status, _, err = _cli("show", str(Path(root) / "missing.json"))
         assert status == 1 and "missing.json" in err
+
+
+#: Text for the search by text: ASCII words, parts of words, digits, punctuation and accents.
+_SEARCH_TEXT = st.lists(
+    st.sampled_from(
+        ["order", "orders", "reorder", "i", "I", "ORDER", "3", "33", "x2", "česky", "Ǆ", "\u212a", "_", "-"]
+    ),
+    max_size=6,
+).map(" ".join) | st.text(max_size=12)
+_SEARCHED_WORDS = st.sets(st.sampled_from(["order", "orders", "i", "3", "33", "x2", "cesky", "dz", "k", "é", "ord"]))
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["a", "chat:3", "Order:i", "č:k"]), _SEARCH_TEXT | json_data), max_size=8),
+    _SEARCHED_WORDS,
+)
+def test_rec_1_searching_the_text_finds_exactly_the_holders_of_a_word(memories, wanted):
+    """REC-1: the search of the entries' text finds exactly the entries whose words include each word asked for."""
+    from sentinel_memory.lexical import holding
+
+    entries = [sm.Entry(key, data, 0.5, 0, 0, None, seq) for seq, (key, data) in enumerate(memories)]
+    found = holding(entries, [f"{e.key} {e.text}" for e in entries], wanted)
+    assert found == {word: {e.seq: e for e in entries if word in e.words} for word in wanted}
+
+
+@settings(max_examples=60)
+@given(
+    st.sampled_from([0, 1, 4, 1_000]),
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("remember"), st.sampled_from(["a", "b", "c", "chat:3"]), _SEARCH_TEXT, st.booleans()),
+            st.tuples(st.just("forget"), st.sampled_from(["a", "b", "c", "chat:3"])),
+            st.tuples(st.just("expire")),
+            st.tuples(st.just("ask"), _SEARCHED_WORDS),
+        ),
+        max_size=12,
+    ),
+)
+def test_rec_1_the_holders_stay_exact_whether_searched_for_or_worked_out(searches, steps):
+    """REC-1: holders and may_hold stay exact through changes, whether the words were searched for, all worked out, or both in turn."""
+    from unittest import mock
+
+    from sentinel_memory import index as index_module
+
+    state, now = sm.MemoryState(config=sm.Config(limit=3)), 0
+    with mock.patch.object(index_module, "_SEARCHES", searches):
+        for step in steps:
+            now += 1
+            if step[0] == "remember":
+                _, key, text, short = step
+                state, _ = core.remember(state, key, text, now=now, ttl=1 if short else None)
+            elif step[0] == "forget":
+                state, _ = core.forget(state, step[1], now=now)
+            elif step[0] == "expire":
+                state, _ = core.compact(state, now=now + 1)
+            else:
+                truth = {w: {e.seq: e for e in state.entries.values() if w in e.words} for w in step[1]}
+                assert state.index.may_hold(step[1]) >= {w for w in step[1] if truth[w]}
+                for word in sorted(step[1]):
+                    assert dict(state.index.holders(word)) == truth[word], word
+                if state.index._holders is None and state.index._searches < searches:
+                    # While searching, may_hold is exact, not only a bound.
+                    assert state.index.may_hold(step[1]) == {w for w in step[1] if truth[w]}
