@@ -179,11 +179,7 @@ def best_matches(
     held: list[R] = []
     scores: list[float] = []
     worst = -math.inf  # once ``limit`` are held, the ``limit``-th best score held
-    holding_word = (
-        None
-        if holders is None
-        else [set(itertools.chain.from_iterable(holders[word].parts())).__contains__ for word in reachable]
-    )
+    tables = None if holders is None else [holders[word] for word in reachable]
     candidates, size = walk(None), min(limit, _FIRST_BLOCK)
     while block := list(itertools.islice(candidates, size)):
         size = min(2 * size, _BLOCK)
@@ -204,14 +200,15 @@ def best_matches(
             least += 1
         counts: list[int] = [0] * len(block)
         # A membership test per reachable word beats building intersections.
-        if holding_word is None:
+        if tables is None:
             held_words = list(map(_words, block))
             for word in reachable:
                 counts = list(map(operator.add, counts, map(operator.contains, held_words, itertools.repeat(word))))
         else:
             seqs = list(map(_seq, block))
-            for holds in holding_word:
-                counts = list(map(operator.add, counts, map(holds, seqs)))
+            for table in tables:
+                present = set(table.having(seqs))
+                counts = list(map(operator.add, counts, map(present.__contains__, seqs)))
         enough = list(map(operator.ge, counts, itertools.repeat(least)))
         found = list(itertools.compress(block, enough))
         if not found:

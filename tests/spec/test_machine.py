@@ -508,7 +508,8 @@ class RankingComparison(RuleBasedStateMachine):
             assert dict(index.holders(word)) == {e.seq: e for e in state.entries.values() if word in e.words}, word
         assert truth.in_order or not index.in_order
         if state.entries:
-            assert index.least_units() <= truth.least_units() <= min(e.line_units for e in state.entries.values())
+            shortest = min(e.line_units for e in state.entries.values())
+            assert index.least_units() <= shortest and truth.least_units() <= shortest
         live = truth.live_by_age(self.now)
         for units in (8, 24):  # worked out once, then kept current by every change after
             fitting = sorted(e.seq for e in live if e.line_units <= units)
