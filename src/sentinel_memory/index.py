@@ -256,6 +256,8 @@ class Index:
         """
         if known is None or len(removed) + len(added) > max(_MASS_CHANGE, size // 8):
             return None
+        if not every_word and not known:
+            return known  # nothing searched for: no entry's words are needed
         leaving: dict[str, list[int]] = {}
         joining: dict[str, list[tuple[int, Entry]]] = {}
         for entry in removed:
@@ -387,13 +389,13 @@ class Index:
             entries = list(map(_entry, self.by_age))
             data = list(map(_data, entries))
             is_str = list(map(isinstance, data, itertools.repeat(str)))
-            texts = map(
+            lengths = map(
                 operator.add,
                 map(len, map(_key, itertools.compress(entries, is_str))),
                 map(len, itertools.compress(data, is_str)),
             )
             others = map(_units, itertools.compress(entries, map(operator.not_, is_str)))
-            self._least_units = min(itertools.chain(map(operator.add, texts, itertools.repeat(2)), others), default=0)
+            self._least_units = min(itertools.chain(map(operator.add, lengths, itertools.repeat(2)), others), default=0)
         return self._least_units
 
     # -- expiry -------------------------------------------------------------
