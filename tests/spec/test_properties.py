@@ -15,6 +15,7 @@ import tempfile
 import unicodedata
 import warnings
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import example, given, settings
@@ -22,9 +23,10 @@ from hypothesis import strategies as st
 
 import sentinel_memory as sm
 from sentinel_memory import core, options
+from sentinel_memory import index as index_module
 from sentinel_memory.errors import IgnoredValueWarning
 from sentinel_memory.jsondata import canonical_json, copy_json, is_json_text
-from sentinel_memory.lexical import words
+from sentinel_memory.lexical import holding, words
 from sentinel_memory.options import NUMBER_RULES, number_option
 from sentinel_memory.tokens import additive
 
@@ -1019,8 +1021,6 @@ _SEARCHED_WORDS = st.sets(st.sampled_from(["order", "orders", "i", "3", "33", "x
 )
 def test_rec_1_searching_the_text_finds_exactly_the_holders_of_a_word(memories, wanted):
     """REC-1: the search of the entries' text finds exactly the entries whose words include each word asked for."""
-    from sentinel_memory.lexical import holding
-
     entries = [sm.Entry(key, data, 0.5, 0, 0, None, seq) for seq, (key, data) in enumerate(memories)]
     found = holding(entries, [f"{e.key} {e.text}" for e in entries], wanted)
     assert found == {word: {e.seq: e for e in entries if word in e.words} for word in wanted}
@@ -1041,10 +1041,6 @@ def test_rec_1_searching_the_text_finds_exactly_the_holders_of_a_word(memories, 
 )
 def test_rec_1_the_holders_stay_exact_whether_searched_for_or_worked_out(searches, steps):
     """REC-1: holders and may_hold stay exact through changes, whether the words were searched for, all worked out, or both in turn."""
-    from unittest import mock
-
-    from sentinel_memory import index as index_module
-
     state, now = sm.MemoryState(config=sm.Config(limit=3)), 0
     with mock.patch.object(index_module, "_SEARCHES", searches):
         for step in steps:
