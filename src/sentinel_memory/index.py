@@ -295,8 +295,8 @@ class Index:
     def may_hold(self, wanted: Iterable[str]) -> frozenset[str]:
         """The ``wanted`` words some stored entry may hold (REC-1): no stored entry holds any of the others.
 
-        Exact while the holders are searched for (see ``holders``), else
-        read from ``held_words``.
+        Exact when the holders are known, searched for (see ``holders``) or
+        all worked out; otherwise read from ``held_words``, a superset.
         """
         wanted = set(wanted)
         if self._holders is not None:
