@@ -130,6 +130,15 @@ def _expiry_items(entries: Iterable[Entry]) -> list[tuple[int | float, int, Entr
     return [(e.expires_at, e.seq, e) for e in entries if e.expires_at is not None]
 
 
+def _keys_and_texts(entries: list[Entry]) -> tuple[list[str], list[str]]:
+    """The key and the text (TXT-1) of each entry; a str is its own text, so most entries are not asked to work it out."""
+    keys = list(map(_key, entries))
+    texts = [
+        data if type(data) is str else entry.text for entry, data in zip(entries, map(_data, entries), strict=True)
+    ]
+    return keys, texts
+
+
 class Index:
     """The orders and counts of one state's entries. Build one with ``of``, change it with ``changed``."""
 
@@ -356,9 +365,8 @@ class Index:
         missing = wanted - known.keys()
         if missing:
             entries = list(map(_entry, self.by_age))
-            data = list(map(_data, entries))
-            texts = [item if type(item) is str else entry.text for entry, item in zip(entries, data, strict=True)]
-            found = holding(entries, list(map(" ".join, zip(map(_key, entries), texts, strict=True))), missing)
+            keys, texts = _keys_and_texts(entries)
+            found = holding(entries, list(map(" ".join, zip(keys, texts, strict=True))), missing)
             fresh = [(word, HashTable.of_dict(holders)) for word, holders in found.items()]
             self._some_holders = self._some_holders.changed((), fresh)
             self._searches += 1
@@ -381,21 +389,13 @@ class Index:
         A bound, not the minimum: removing the shortest line leaves it as it was.
         Worked out on first use without measuring every line (after a load,
         no line has been): a str's length in code points is at most its
-        UTF-16 length, and the same for BMP text, so an entry whose data is a
-        str is bounded by ``len(key) + 2 + len(data)``; only the others'
-        lines are measured.
+        UTF-16 length, and the same for BMP text, so each line is bounded by
+        ``len(key) + 2 + len(text)``.
         """
         if self._least_units is None:
-            entries = list(map(_entry, self.by_age))
-            data = list(map(_data, entries))
-            is_str = list(map(isinstance, data, itertools.repeat(str)))
-            lengths = map(
-                operator.add,
-                map(len, map(_key, itertools.compress(entries, is_str))),
-                map(len, itertools.compress(data, is_str)),
-            )
-            others = map(_units, itertools.compress(entries, map(operator.not_, is_str)))
-            self._least_units = min(itertools.chain(map(operator.add, lengths, itertools.repeat(2)), others), default=0)
+            keys, texts = _keys_and_texts(list(map(_entry, self.by_age)))
+            lengths = map(operator.add, map(len, keys), map(len, texts))
+            self._least_units = min(lengths) + 2 if keys else 0
         return self._least_units
 
     # -- expiry -------------------------------------------------------------
