@@ -268,8 +268,9 @@ def main() -> None:
         "  to fit that room, which the index keeps by length once a fill asks",
         "  (`Index.lines_within`).",
         "* **A query looks only at the entries that hold its words.** The index",
-        "  keeps, for every word, the entries that hold it (worked out on the first",
-        "  query, then kept current by every change); in a store that is small for",
+        "  keeps, for every word, the entries that hold it (searched for by the first",
+        "  few queries, then worked out for every word, and kept current by every",
+        "  change); in a store that is small for",
         "  the number of results wanted, the candidates are those entries, grouped",
         "  by how many query words they hold and scored a group at a time",
         "  (`lexical.best_holders`). The rare query words are counted first; once",
@@ -368,7 +369,11 @@ def main() -> None:
             for n in (1_000, 10_000)
         ],
         *[
-            (f"the first get_context after a load, {what}", key("first context", "seven", n, None, query, "json"))
+            (
+                f"the first get_context after a load, {shape}, {what}",
+                key("first context", shape, n, None, query, "json"),
+            )
+            for shape in SHAPE_NAMES
             for query, what in (("none", "no query"), ("chat turn", "a chat turn query"))
             for n in (1_000, 10_000, 100_000)
         ],

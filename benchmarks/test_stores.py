@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from workload import NOW, QUERIES, make_state
+from workload import NOW, QUERIES, SHAPES, make_state
 
 from sentinel_memory import JsonFileStore, RedisStore, SqliteStore, core, create_memory
 
@@ -32,11 +32,11 @@ FOLDER = Path(tempfile.mkdtemp(prefix="sentinel-bench-stores-"))
 
 
 @functools.cache
-def saved(kind: str, n: int, purpose: str) -> Path:
-    """A store of ``n`` entries on disk, one per purpose (built once per run)."""
+def saved(kind: str, n: int, purpose: str, shape: str = "seven") -> Path:
+    """A store of ``n`` entries of ``shape`` on disk, one per purpose (built once per run)."""
     store_type, name = STORES[kind]
-    path = FOLDER / f"{kind}-{n}-{purpose}" / name
-    store_type(path).save(core.to_document(make_state(n, limit=n + 10_000), generation=1))
+    path = FOLDER / f"{kind}-{n}-{shape}-{purpose}" / name
+    store_type(path).save(core.to_document(make_state(n, shape, limit=n + 10_000), generation=1))
     return path
 
 
@@ -72,10 +72,11 @@ def test_store_load(benchmark, kind):
 
 @pytest.mark.parametrize("query", [None, "chat turn"])
 @pytest.mark.parametrize("n", SIZES)
-def test_first_context_after_load(benchmark, n, query):
+@pytest.mark.parametrize("shape", SHAPES)
+def test_first_context_after_load(benchmark, shape, n, query):
     """The first get_context (budget 4,000) of a memory just loaded: what a stateless server, or a process that saw another's save, pays per message."""
     only_when_timed(benchmark, n)
-    path = saved("json", n, "first context")
+    path = saved("json", n, "first context", shape)
 
     def loaded():
         return (create_memory(store=JsonFileStore(path), limit=n + 10_000, clock=lambda: NOW),), {}
@@ -83,7 +84,7 @@ def test_first_context_after_load(benchmark, n, query):
     def first_context(mem):
         return mem.get_context(token_budget=4_000, query=None if query is None else QUERIES[query])
 
-    benchmark.extra_info.update(kind="first context", shape="seven", n=n, query=query or "none", store="json")
+    benchmark.extra_info.update(kind="first context", shape=shape, n=n, query=query or "none", store="json")
     ctx = benchmark.pedantic(first_context, setup=loaded, rounds=5 if n == 100_000 else 15)
     assert ctx.entries
 
