@@ -201,7 +201,7 @@ def _all_valid(raws: list[Any], first_seq: int) -> list[Entry] | None:
             data = [value if type(value) is str else copy_json(value) for value in data]
         except (TypeError, ValueError):
             return None
-    return list(map(Entry, keys, data, importances, created, updated, expires, range(first_seq, first_seq + count)))
+    return Entry.many(keys, data, importances, created, updated, expires, first_seq)
 
 
 def _numbers(column: list[Any]) -> bool:

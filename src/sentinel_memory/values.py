@@ -12,10 +12,12 @@ every way out (ENT-3): what a caller receives is never what the state holds.
 
 from __future__ import annotations
 
+import collections
 import functools
+import itertools
 import operator
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -130,6 +132,36 @@ class Entry:
         if not self.holds_container:
             return self
         return attrs.evolve(self, data=clone(self.data))
+
+    @classmethod
+    def many(
+        cls,
+        keys: Sequence[str],
+        data: Sequence[Any],
+        importances: Sequence[float],
+        created_at: Sequence[int | float],
+        updated_at: Sequence[int | float],
+        expires_at: Sequence[int | float | None],
+        first_seq: int,
+    ) -> list[Entry]:
+        """One entry per position of the columns given, numbered from ``first_seq``: what a load makes.
+
+        Equal to ``Entry(key, data, ...)`` for each position (a test holds it
+        to that), but made a field at a time: the class's ``__init__`` sets
+        the seven fields with one Python-level call each, 700,000 calls for
+        a load of 100,000 entries, where setting one field of every entry
+        at once runs in C. An entry has no validators or converters to skip
+        (a test says so, too).
+        """
+        count = len(keys)
+        columns = (keys, data, importances, created_at, updated_at, expires_at, range(first_seq, first_seq + count))
+        entries = list(map(object.__new__, itertools.repeat(cls, count)))
+        for field, column in zip(attrs.fields(cls), columns, strict=True):
+            if len(column) != count:
+                raise ValueError("the columns of Entry.many differ in length")
+            # The slot's own setter: how a frozen attrs class sets a field in __init__.
+            collections.deque(map(cls.__dict__[field.name].__set__, entries, column), maxlen=0)
+        return entries
 
 
 #: Sort key for age order, oldest first: ascending ``(updated_at, seq)`` (ENT-6).

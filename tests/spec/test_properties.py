@@ -437,6 +437,45 @@ def test_per_6_the_check_of_all_entries_equals_the_check_of_each(document):
     assert (doc._all_valid(raws, 7) is not None) == (None not in each)
 
 
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.text(min_size=1, max_size=8),
+            json_data,
+            st.floats(0, 1),
+            st.integers(0, 2**53),
+            st.integers(0, 2**53),
+            st.one_of(st.none(), st.integers(0, 2**53)),
+        ),
+        max_size=20,
+    ),
+    first_seq=st.integers(0, 1000),
+)
+def test_per_6_entries_made_a_field_at_a_time_equal_entries_made_one_by_one(rows, first_seq):
+    """PER-6: the entries a load makes a column at a time (Entry.many) are the constructor's, derived fields included."""
+    from sentinel_memory.values import Entry
+
+    columns = [list(column) for column in zip(*rows, strict=True)] or [[] for _ in range(6)]
+    many = Entry.many(*columns, first_seq=first_seq)
+    one_by_one = [Entry(*row, first_seq + i) for i, row in enumerate(rows)]
+    assert many == one_by_one
+    assert [(e.text, e.line, e.line_units, e.words) for e in many] == [
+        (e.text, e.line, e.line_units, e.words) for e in one_by_one
+    ]
+
+
+def test_per_6_an_entry_has_nothing_its_column_maker_would_skip():
+    """PER-6: Entry.many sets the slots directly, which is only the constructor while Entry has no validators, converters or post-init."""
+    import attrs
+
+    from sentinel_memory.values import Entry
+
+    assert [(f.validator, f.converter, f.default) for f in attrs.fields(Entry)] == [(None, None, attrs.NOTHING)] * 7
+    assert not hasattr(Entry, "__attrs_post_init__") and not hasattr(Entry, "__attrs_pre_init__")
+    with pytest.raises(ValueError, match="differ in length"):
+        Entry.many(["a"], ["x"], [0.5], [1], [1], [], first_seq=0)
+
+
 @given(content=st.one_of(st.text(max_size=30), st.binary(max_size=30).map(lambda b: b.decode("latin-1"))))
 def test_per_4_a_damaged_file_is_never_touched(tmp_path_factory, content):
     """PER-4: any file content either loads as a document or raises ValueError, and the file stays as it was."""
