@@ -145,9 +145,12 @@ def test_rds_5_a_crash_mid_run_loses_no_acknowledged_write(tmp_path):
         server.process.wait()
         time.sleep(0.3)
         server.start()
-        count = len(acknowledged)
+        restarted, count = time.monotonic(), len(acknowledged)
         while len(acknowledged) < count + 40:
             time.sleep(0.01)
+        # A lease that survived the crash is freed by its holder's next call,
+        # not waited out: the default lease is 30 s.
+        assert time.monotonic() - restarted < 15
         done.set()
         for thread in writers:
             thread.join(timeout=60)
@@ -156,6 +159,34 @@ def test_rds_5_a_crash_mid_run_loses_no_acknowledged_write(tmp_path):
         assert "StoreConnectionError" in errors
     finally:
         done.set()
+        server.stop()
+
+
+def test_rds_5_a_lease_a_crash_left_behind_is_released_by_its_holder(tmp_path):
+    """RDS-5, RDS-3: a lease the holder could not release while Redis was down is released by its next lock(), by token, not waited out."""
+    server = RedisServer(tmp_path).start()
+    try:
+        store = sm.RedisStore(url=server.url, key="lease", lock_timeout=60)
+        other = sm.RedisStore(url=server.url, key="lease", lock_timeout=60)
+        with pytest.raises(sm.StoreConnectionError), store.lock():
+            os.kill(server.process.pid, 9)  # a crash while the lease is held; appendonly keeps the lease
+            server.process.wait()
+        server.start()
+        client = redis.Redis.from_url(server.url)
+        assert client.pttl(store.lock_key) > 30_000  # the lease survived the crash
+        started = time.monotonic()
+        with store.lock():
+            assert client.exists(store.lock_key)
+        assert not client.exists(store.lock_key) and time.monotonic() - started < 5
+        with other.lock():  # and nobody else waits for it either
+            pass
+        # A lease taken by another writer since is not the holder's to release.
+        client.set(store.lock_key, b"someone else", px=60_000)
+        store._unreleased.append((client.lock(store.lock_key), b"the old token"))
+        store._release_unreleased()
+        assert client.get(store.lock_key) == b"someone else"
+        client.close()
+    finally:
         server.stop()
 
 

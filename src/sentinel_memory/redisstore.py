@@ -154,6 +154,11 @@ class RedisStore:
         self._save_script = self.client.register_script(_SAVE)
         self._changes_script = self.client.register_script(_SAVE_CHANGES)
         self._held = threading.local()
+        # Leases whose release failed because Redis was unreachable, with their
+        # tokens: an appendonly server restarts with the lease still set, and
+        # every writer would wait out lock_timeout unless its holder frees it.
+        self._unreleased: list[tuple[Any, Any]] = []
+        self._unreleased_guard = threading.Lock()
 
     def __repr__(self) -> str:
         return f"RedisStore(key={self.key!r})"
@@ -256,6 +261,7 @@ class RedisStore:
                 self._held.depth -= 1
             return
         with self._connected():
+            self._release_unreleased()
             lease = self.client.lock(self.lock_key, timeout=self.lock_timeout, thread_local=False)
             lease.acquire(blocking=True)
         self._held.depth = 1
@@ -263,8 +269,31 @@ class RedisStore:
             yield
         finally:
             self._held.depth = 0
-            with contextlib.suppress(_redis().exceptions.LockError), self._connected():
-                lease.release()  # a lease that ran out was released by Redis already
+            token = lease.local.token
+            try:
+                with contextlib.suppress(_redis().exceptions.LockError), self._connected():
+                    lease.release()  # a lease that ran out was released by Redis already
+            except StoreConnectionError:
+                with self._unreleased_guard:
+                    self._unreleased.append((lease, token))
+                raise
+
+    def _release_unreleased(self) -> None:
+        """Release the leases this store could not release while Redis was down (RDS-5).
+
+        Each is released by its own token, so a lease that has run out, or
+        that another writer has taken since, is left alone.
+        """
+        with self._unreleased_guard:
+            pending, self._unreleased = self._unreleased, []
+        for at, (lease, token) in enumerate(pending):
+            try:
+                with contextlib.suppress(_redis().exceptions.LockError):
+                    lease.do_release(token)
+            except BaseException:
+                with self._unreleased_guard:
+                    self._unreleased[:0] = pending[at:]
+                raise
 
 
 class RedisMemories:
