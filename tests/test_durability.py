@@ -69,11 +69,12 @@ def test_per_9_sigkill_loop(tmp_path):
         before = generation(path)
         read_end, write_end = os.pipe()
         pid = os.fork()
-        if pid == 0:  # the writer: load, then autosave generation after generation, acking each
+        if pid == 0:  # the writer: load, say so, then autosave generation after generation, acking each
             try:
                 os.close(read_end)
                 mem = sm.create_memory(store=sm.JsonFileStore(path), autosave=True, clock=lambda: T0)
                 current = mem.working.get()["generation"]
+                os.write(write_end, b"loaded\n")
                 while True:
                     current += 1
                     mem.working.set({"generation": current})
@@ -81,10 +82,13 @@ def test_per_9_sigkill_loop(tmp_path):
             finally:
                 os._exit(0)
         os.close(write_end)
-        time.sleep(rng.uniform(0.0, 0.04))
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        with os.fdopen(read_end) as acks:
+        with os.fdopen(read_end, "rb") as acks:
+            # The kill lands a random moment after the writer has loaded: a forked
+            # child of a large test process can take longer than that to start.
+            assert acks.readline() == b"loaded\n"
+            time.sleep(rng.uniform(0.0, 0.04))
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
             acked = [int(line) for line in acks.read().split()]
         acked_total += len(acked)
         last = acked[-1] if acked else before
