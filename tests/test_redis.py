@@ -190,6 +190,26 @@ def test_rds_5_a_lease_a_crash_left_behind_is_released_by_its_holder(tmp_path):
         server.stop()
 
 
+def test_rds_5_a_lease_set_just_before_the_server_went_down_is_released_too(redis_client, monkeypatch):
+    """RDS-5: when Redis set the lease but the answer was lost, the store still knows the token and its next lock() releases it."""
+    store = sm.RedisStore(redis_client, key="lost-answer", lock_timeout=60)
+    real = redis.lock.Lock.do_acquire
+
+    def set_then_lose_the_answer(lease, token):
+        real(lease, token)
+        raise redis.exceptions.ConnectionError("the answer was lost")
+
+    monkeypatch.setattr(redis.lock.Lock, "do_acquire", set_then_lose_the_answer)
+    with pytest.raises(sm.StoreConnectionError), store.lock():
+        pass
+    monkeypatch.undo()
+    assert redis_client.pttl(store.lock_key) > 30_000  # set, and nobody knows it but the store
+    started = time.monotonic()
+    with store.lock():
+        pass
+    assert not redis_client.exists(store.lock_key) and time.monotonic() - started < 5
+
+
 def test_rds_1_user_ids_map_to_keys_safely(redis_client):
     """RDS-1, FLD-1: RedisMemories keys each user by slug and hash; hostile ids stay apart and inside the prefix."""
     users = sm.RedisMemories(redis_client, autosave=True)

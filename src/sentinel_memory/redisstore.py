@@ -38,6 +38,7 @@ import contextlib
 import datetime
 import json
 import threading
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -250,7 +251,11 @@ class RedisStore:
         """Hold this memory exclusively across processes and machines for a read-modify-write (MW-2, RDS-3).
 
         A Redis lock with a lease of ``lock_timeout`` seconds, so a holder that
-        dies releases it; re-entrant for the thread that holds it.
+        dies releases it; re-entrant for the thread that holds it. A lease
+        this store could not release while Redis was unreachable is released
+        first (RDS-5).
+
+        :raises StoreConnectionError: Redis cannot be reached.
         """
         depth = getattr(self._held, "depth", 0)
         if depth:
@@ -260,23 +265,33 @@ class RedisStore:
             finally:
                 self._held.depth -= 1
             return
-        with self._connected():
-            self._release_unreleased()
-            lease = self.client.lock(self.lock_key, timeout=self.lock_timeout, thread_local=False)
-            lease.acquire(blocking=True)
+        lease = self.client.lock(self.lock_key, timeout=self.lock_timeout, thread_local=False)
+        # The token is ours, not drawn inside acquire(): a server that set the
+        # lease and went down before it answered leaves it set, and only the
+        # token can release it.
+        token = uuid.uuid4().hex
+        try:
+            with self._connected():
+                self._release_unreleased()
+                lease.acquire(blocking=True, token=token)
+        except StoreConnectionError:
+            self._unreleased_add(lease, token)
+            raise
         self._held.depth = 1
         try:
             yield
         finally:
             self._held.depth = 0
-            token = lease.local.token
             try:
                 with contextlib.suppress(_redis().exceptions.LockError), self._connected():
-                    lease.release()  # a lease that ran out was released by Redis already
+                    lease.do_release(token)  # a lease that ran out was released by Redis already
             except StoreConnectionError:
-                with self._unreleased_guard:
-                    self._unreleased.append((lease, token))
+                self._unreleased_add(lease, token)
                 raise
+
+    def _unreleased_add(self, lease: Any, token: str) -> None:
+        with self._unreleased_guard:
+            self._unreleased.append((lease, token))
 
     def _release_unreleased(self) -> None:
         """Release the leases this store could not release while Redis was down (RDS-5).
