@@ -12,7 +12,7 @@ import sentinel_memory as sm
 from support import FakeClock, redis_server  # noqa: F401 - a fixture, shared with the benchmarks
 
 # The property tests run in every `make test` with the "fast" profile, which
-# keeps the whole suite at about five minutes on two cores;
+# keeps the whole suite under four minutes on two cores (two xdist workers);
 # `--hypothesis-profile=thorough` (or HYPOTHESIS_PROFILE=thorough) runs ten
 # times as many examples. Deadlines are off: this machine's timings are noisy.
 settings.register_profile(
