@@ -158,7 +158,7 @@ class RedisStore:
         # Leases whose release failed because Redis was unreachable, with their
         # tokens: an appendonly server restarts with the lease still set, and
         # every writer would wait out lock_timeout unless its holder frees it.
-        self._unreleased: list[tuple[Any, Any]] = []
+        self._unreleased: list[tuple[Any, str]] = []
         self._unreleased_guard = threading.Lock()
 
     def __repr__(self) -> str:
@@ -265,6 +265,8 @@ class RedisStore:
             finally:
                 self._held.depth -= 1
             return
+        with self._connected():
+            self._release_unreleased()
         lease = self.client.lock(self.lock_key, timeout=self.lock_timeout, thread_local=False)
         # The token is ours, not drawn inside acquire(): a server that set the
         # lease and went down before it answered leaves it set, and only the
@@ -272,7 +274,6 @@ class RedisStore:
         token = uuid.uuid4().hex
         try:
             with self._connected():
-                self._release_unreleased()
                 lease.acquire(blocking=True, token=token)
         except StoreConnectionError:
             self._unreleased_add(lease, token)

@@ -152,6 +152,8 @@ class Entry:
         a load of 100,000 entries, where setting one field of every entry
         at once runs in C. An entry has no validators or converters to skip
         (a test says so, too).
+
+        :raises ValueError: when the columns differ in length.
         """
         count = len(keys)
         columns = (keys, data, importances, created_at, updated_at, expires_at, range(first_seq, first_seq + count))
