@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import functools
 import itertools
+import statistics
+import time
 
 import pytest
 from workload import NOW, QUERIES, SHAPES, live_texts, make_state, mass_expiry_state
@@ -165,10 +167,8 @@ def test_context_o200k_additive(benchmark, shape):
     assert ctx.tokens <= budget
 
 
-@pytest.mark.parametrize("n", [1_000, 10_000])
-@pytest.mark.parametrize("shape", SHAPES)
-def test_alternating_remember_and_context(benchmark, shape, n):
-    """A bot's turn on a full store: remember what the user said, then get_context(4,000) with it as the query."""
+def bot_turns(shape: str, n: int):
+    """A function that takes a bot's next turn on a full store of ``n``: remember what the user said, then get_context(4,000) with it as the query."""
     states = [state_of(shape, n, full=True)]
     turns = itertools.count()
 
@@ -178,9 +178,70 @@ def test_alternating_remember_and_context(benchmark, shape, n):
         states[0], _ = core.remember(states[0], f"turn:{i}", said, now=NOW + i, importance=0.5)
         return core.context(states[0], now=NOW + i, token_budget=4_000, query=said)
 
+    return turn
+
+
+@pytest.mark.parametrize("n", [1_000, 10_000])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_alternating_remember_and_context(benchmark, shape, n):
+    """A bot's turn on a full store: remember what the user said, then get_context(4,000) with it as the query."""
     benchmark.extra_info.update(kind="alternating", shape=shape, n=n, budget=4_000)
-    ctx = benchmark(turn)
+    ctx = benchmark(bot_turns(shape, n))
     assert ctx.entries
+
+
+@pytest.mark.parametrize("what", ["no query", *sorted(QUERIES), "turn"])
+@pytest.mark.parametrize("case", [case for case in PEER_CASES if case[2] == 4_000], ids=case_id)
+def test_paired_with_trim(benchmark, case, what):
+    """get_context (no query, a query) or a bot's turn, and trim_messages, timed back to back in every round.
+
+    The order swaps from round to round, so both meet the same moments of a
+    shared machine, and the report takes the median of the rounds' ratios.
+    Each call also runs after the other's, with the processor caches full
+    of the other's data, as in an app that does other work between turns;
+    the benchmarks above call one function again and again, caches warm.
+    """
+    messages_module = pytest.importorskip("langchain_core.messages")
+    shape, n, budget = case
+    messages = [messages_module.HumanMessage(content=text) for text in live_texts(state_of(shape, n))]
+    state = state_of(shape, n)
+    ours = (
+        bot_turns(shape, n)
+        if what == "turn"
+        else functools.partial(core.context, state, now=NOW, token_budget=budget, query=QUERIES.get(what))
+    )
+    trim = functools.partial(
+        messages_module.trim_messages, messages, max_tokens=budget, strategy="last", token_counter=estimator_counter
+    )
+    ratios: list[float] = []
+    own_times: list[float] = []
+    peer_times: list[float] = []
+    swap = itertools.cycle([False, True])
+
+    def timed(function) -> float:
+        start = time.perf_counter()
+        function()
+        return time.perf_counter() - start
+
+    def paired_round() -> None:
+        if next(swap):
+            peer, own = timed(trim), timed(ours)
+        else:
+            own, peer = timed(ours), timed(trim)
+        ratios.append(own / peer)
+        own_times.append(own)
+        peer_times.append(peer)
+
+    for _ in range(0 if benchmark.disabled else 20):  # both past their first calls; not counted
+        paired_round()
+    for kept in (ratios, own_times, peer_times):
+        kept.clear()
+    benchmark.extra_info.update(kind="paired", shape=shape, n=n, budget=budget, query=what)
+    benchmark.pedantic(paired_round, rounds=300 if n <= 1_000 else 100)
+    benchmark.extra_info.update(
+        ratio=statistics.median(ratios), own=statistics.median(own_times), peer=statistics.median(peer_times)
+    )
+    assert ratios and all(r > 0 for r in ratios)
 
 
 @pytest.mark.parametrize("query", sorted(QUERIES))
