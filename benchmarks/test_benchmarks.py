@@ -118,16 +118,21 @@ def test_context_with_query(benchmark, case, query):
     assert ctx.tokens <= budget
 
 
+def trimming(shape: str, n: int, budget: int):
+    """langchain's trim_messages over the workload's live texts, newest first, with the same len/4 counter (skips without langchain)."""
+    messages_module = pytest.importorskip("langchain_core.messages")
+    messages = [messages_module.HumanMessage(content=text) for text in live_texts(state_of(shape, n))]
+    return functools.partial(
+        messages_module.trim_messages, messages, max_tokens=budget, strategy="last", token_counter=estimator_counter
+    )
+
+
 @pytest.mark.parametrize("case", PEER_CASES, ids=case_id)
 def test_context_langchain_trim(benchmark, case):
     """The peer a user might pick instead: langchain's trim_messages, newest first, same len/4 counter."""
-    messages_module = pytest.importorskip("langchain_core.messages")
     shape, n, budget = case
-    messages = [messages_module.HumanMessage(content=text) for text in live_texts(state_of(shape, n))]
     benchmark.extra_info.update(kind="langchain", shape=shape, n=n, budget=budget)
-    kept = benchmark(
-        messages_module.trim_messages, messages, max_tokens=budget, strategy="last", token_counter=estimator_counter
-    )
+    kept = benchmark(trimming(shape, n, budget))
     assert estimator_counter(kept) <= budget
 
 
@@ -201,17 +206,12 @@ def test_paired_with_trim(benchmark, case, what):
     of the other's data, as in an app that does other work between turns;
     the benchmarks above call one function again and again, caches warm.
     """
-    messages_module = pytest.importorskip("langchain_core.messages")
     shape, n, budget = case
-    messages = [messages_module.HumanMessage(content=text) for text in live_texts(state_of(shape, n))]
-    state = state_of(shape, n)
+    trim = trimming(shape, n, budget)
     ours = (
         bot_turns(shape, n)
         if what == "turn"
-        else functools.partial(core.context, state, now=NOW, token_budget=budget, query=QUERIES.get(what))
-    )
-    trim = functools.partial(
-        messages_module.trim_messages, messages, max_tokens=budget, strategy="last", token_counter=estimator_counter
+        else functools.partial(core.context, state_of(shape, n), now=NOW, token_budget=budget, query=QUERIES.get(what))
     )
     ratios: list[float] = []
     own_times: list[float] = []
