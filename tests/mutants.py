@@ -213,8 +213,26 @@ MUTANTS = [
     Mutant(
         "the start of a ranking keeps expired candidates",
         "index.py",
-        "walk = (item for item in reversed(run) if item[-2] not in expired)",
+        "walk = (item for item in reversed(run) if item[-2] not in skip)",
         "walk = (item for item in reversed(run) if item[-2] not in ())",
+    ),
+    Mutant(
+        "a walk by importance keeps expired entries",
+        "index.py",
+        "(item[-1] for item in items if item[-2] not in skip)",
+        "(item[-1] for item in items)",
+    ),
+    Mutant(
+        "the live run made at a later moment is read at an earlier one",
+        "index.py",
+        "if view is not None and view[0] == count:",
+        "if view is not None and view[0] >= count:",
+    ),
+    Mutant(
+        "the live run keeps one entry expired since it was made",
+        "index.py",
+        "since, run = self.by_expiry.below((now,) + _AFTER)[view[0] :], view[1]",
+        "since, run = self.by_expiry.below((now,) + _AFTER)[view[0] + 1 :], view[1]",
     ),
     Mutant(
         "the start of a ranking among expired entries stops at the level's importance",

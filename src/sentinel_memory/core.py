@@ -460,15 +460,13 @@ def _matches(
             return iter(ordered) if below is None else (e for e in ordered if e.importance < below)
 
         return best_matches(walk_among, query_words, reachable, now, window, limit, seq_is_age=index.in_order)
-    expired = index.expired_seqs(now)
     if _by_holders(len(state.entries), limit):
         holders = {word: index.holders(word) for word in sorted(reachable)}
-        return best_holders(
-            holders, len(query_words), now, window, limit, left_out=expired or set(), seq_is_age=index.in_order
-        )
+        left_out = index.expired_seqs(now) or frozenset()
+        return best_holders(holders, len(query_words), now, window, limit, left_out=left_out, seq_is_age=index.in_order)
 
     def walk(below: float | None) -> Iterator[Entry]:
-        return index.by_importance_desc(now, below, expired=expired)
+        return index.by_importance_desc(now, below)
 
     return best_matches(
         walk,

@@ -144,10 +144,13 @@ class Index:
 
     __slots__ = (
         "_by_units",
+        "_expired_kept",
         "_held_words",
         "_holders",
         "_least_units",
+        "_live_view",
         "_searches",
+        "_skipped",
         "_some_holders",
         "_words_left",
         "by_age",
@@ -171,6 +174,12 @@ class Index:
     _searches: int
     _least_units: int | None
     _by_units: SortedRun[tuple[int, int, Entry]] | None
+    #: ``(count, their seqs)`` of the entries expired at the last moment asked about.
+    _expired_kept: tuple[int, frozenset[int]] | None
+    #: ``(count of expired, by_importance without them)``, once made.
+    _live_view: tuple[int, SortedRun[tuple[float, int | float, int, Entry]]] | None
+    #: How many items the walks that skipped expired entries have passed, towards making ``_live_view``.
+    _skipped: int
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Index:
@@ -194,6 +203,7 @@ class Index:
         index._some_holders, index._searches = _NO_WORDS, 0
         index._least_units = None
         index._by_units = None
+        index._expired_kept, index._live_view, index._skipped = None, None, 0
         return index
 
     def changed(
@@ -243,6 +253,8 @@ class Index:
             index._by_units = None  # worked out again on its next use
         else:
             index._by_units = by_units.changed(_units_items(removed), _units_items(added), removed_ids=gone)
+        # The new index's own, worked out when asked.
+        index._expired_kept, index._live_view, index._skipped = None, None, 0
         return index
 
     @staticmethod
@@ -413,21 +425,58 @@ class Index:
         """How many stored entries have expired at ``now``."""
         return self.by_expiry.count_below((now,) + _AFTER)
 
-    def expired_seqs(self, now: int | float) -> set[int] | None:
-        """The ``seq`` of every stored entry expired at ``now``; None when there is none (EXP-2)."""
-        if self.none_expired(now):
-            return None
-        return set(map(_id, self.by_expiry.below((now,) + _AFTER)))
+    def expired_seqs(self, now: int | float) -> frozenset[int] | None:
+        """The ``seq`` of every stored entry expired at ``now``; None when there is none (EXP-2).
 
-    def _live(
-        self, items: Iterable[tuple[Any, ...]], now: int | float, expired: set[int] | None = None
-    ) -> Iterator[Entry]:
-        """The entries of index ``items``, without the expired ones (told apart by ``seq``), lazily.
-
-        ``expired`` is ``expired_seqs`` when the caller already has it.
+        The expired at ``now`` are a prefix of ``by_expiry``, so its length
+        tells two moments apart: an equal count is the same entries. The
+        last answer is kept for the next read at such a moment.
         """
-        if expired is None:
-            expired = self.expired_seqs(now)
+        bound = (now,) + _AFTER
+        count = self.by_expiry.count_below(bound)
+        if not count:
+            return None
+        kept = self._expired_kept
+        if kept is None or kept[0] != count:
+            kept = self._expired_kept = (count, frozenset(map(_id, self.by_expiry.below(bound))))
+        return kept[1]
+
+    def _live_by_importance(
+        self, now: int | float, *, may_make: bool = False
+    ) -> tuple[SortedRun[tuple[float, int | float, int, Entry]], frozenset[int] | None]:
+        """A run of the live entries by importance to walk, and the ``seq`` a walk of it must still skip (EXP-3).
+
+        Skipping an expired entry costs a walk a Python step per item it
+        passes. Making ``by_importance`` without the expired instead reads
+        all of it when many have expired (a memory just loaded), which a
+        stateless server, reading once, would pay for nothing. So the walks
+        skip them, and count the items they pass; once that count reaches
+        the size of the run, a walk that ``may_make`` the live run makes it
+        (as a renter buys once the rent has reached the price: never more
+        than twice the better of the two). Every walk at a moment with as
+        many expired then reads it as it is, and a moment with more expired
+        takes only the newly expired out of it. Readers on several threads
+        may each make it; they make the same, and the last one is kept.
+        """
+        expired = self.expired_seqs(now)
+        if not expired:
+            return self.by_importance, None
+        count, view = len(expired), self._live_view
+        if view is not None and view[0] == count:
+            return view[1], None
+        if not may_make or self._skipped < len(self.by_importance):
+            return self.by_importance, expired
+        if view is not None and view[0] < count:
+            since, run = self.by_expiry.below((now,) + _AFTER)[view[0] :], view[1]
+        else:
+            since, run = self.by_expiry.below((now,) + _AFTER), self.by_importance
+        run = run.changed(map(_importance_item, map(_entry, since)), removed_ids=set(map(_id, since)))
+        self._live_view = (count, run)
+        return run, None
+
+    def _live(self, items: Iterable[tuple[Any, ...]], now: int | float) -> Iterator[Entry]:
+        """The entries of index ``items``, without the expired ones (told apart by ``seq``), lazily."""
+        expired = self.expired_seqs(now)
         if not expired:
             return map(_entry, items)
         if isinstance(items, (list, SortedRun)):  # walked twice, to tell them apart at C speed
@@ -450,16 +499,14 @@ class Index:
         """The live entries, newest first (ENT-10)."""
         return self._live(reversed(self.by_age), now)
 
-    def by_importance_desc(
-        self, now: int | float, below: float | None = None, *, expired: set[int] | None = None
-    ) -> Iterator[Entry]:
+    def by_importance_desc(self, now: int | float, below: float | None = None) -> Iterator[Entry]:
         """The live entries by importance, highest first, each importance newest first (REC-3).
 
-        With ``below``, only those of lower importance than that; ``expired``
-        is ``expired_seqs``, for a caller that walks more than once.
+        With ``below``, only those of lower importance than that.
         """
-        run = self.by_importance
-        return self._live(reversed(run) if below is None else run.descending_below((below, -math.inf)), now, expired)
+        run, skip = self._live_by_importance(now)
+        items = reversed(run) if below is None else run.descending_below((below, -math.inf))
+        return map(_entry, items) if skip is None else (item[-1] for item in items if item[-2] not in skip)
 
     def lowest_retention(self, count: int, now: int | float, window: int | float) -> list[Entry]:
         """The ``count`` entries to evict, lowest retention first, ties older first (CMP-1).
@@ -519,11 +566,11 @@ class Index:
         ``at_least`` by the ranking are returned (with many equal
         importances, thousands can reach ``level``).
         """
-        run, full = self.by_importance, FRESHNESS_WEIGHT * 1.0
+        full = FRESHNESS_WEIGHT * 1.0
         if at_least <= 0:
             return []
-        expired = self.expired_seqs(now)
-        if not expired:
+        run, skip = self._live_by_importance(now, may_make=True)
+        if skip is None:
             if at_least >= len(run):
                 return None
             level = run.at(len(run) - at_least)[0]
@@ -536,13 +583,15 @@ class Index:
         else:
             # One walk down the live items: the first at_least set the level,
             # and the walk goes on while an item can still reach it.
-            walk = (item for item in reversed(run) if item[-2] not in expired)
+            walk = (item for item in reversed(run) if item[-2] not in skip)
             near = list(itertools.islice(walk, at_least))
             if len(near) < at_least:
+                self._skipped += len(run)  # walked through
                 return None
             level = near[-1][0]
             near += itertools.takewhile(lambda item: item[0] + full >= level, walk)
-            if len(near) == len(run) - len(expired):  # every live entry
+            self._skipped += len(run) - run.count_below(near[-1])  # the items from the top down to the last read
+            if len(near) == len(run) - len(skip):  # every live entry
                 return None
         age = _seq if self.in_order else by_age
         if len(near) <= _RANK_ALL_UP_TO * at_least:

@@ -645,6 +645,49 @@ def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_leas
         assert len(start) >= min(at_least, len(entries))
 
 
+# One entry expired at the first moment, another by the second: the run made
+# at the first loses only the newly expired at the second.
+@example(
+    items=[("a", 0.5, 0, 1), ("b", 0.9, 0, 3_600_000), ("c", 0.1, 0, None), ("d", 1, 0, None)],
+    nows=[2, 4_000_000],
+    at_least=1,
+)
+@given(
+    items=st.lists(
+        st.tuples(
+            st.sampled_from("abcdefghij"),
+            st.sampled_from([0, 0.1, 0.5, 0.55, 0.9, 1]),
+            moments,
+            st.sampled_from([None, 1, 3_600_000, 86_400_000]),
+        ),
+        max_size=14,
+    ),
+    nows=st.lists(st.integers(0, 4 * 86_400_000), min_size=1, max_size=6),
+    at_least=st.integers(0, 6),
+)
+def test_exp_3_one_state_read_at_many_moments_reads_as_a_fresh_index(items, nows, at_least):
+    """EXP-3, CTX-1, REC-3: walks that skip the expired, the live run made after them, and that run cut down at a later moment all read the same."""
+    state = sm.MemoryState()
+    for key, importance, at, ttl in items:
+        state, _ = core.remember(state, key, "a b", now=at, importance=importance, ttl=ttl)
+    window = state.config.recency_window
+
+    def reads(index: index_module.Index, now: int, again: int = 0) -> object:
+        for _ in range(again):  # each walk that skips the expired brings the live run closer
+            index.ranking_start(at_least, now, window)
+        start = index.ranking_start(at_least, now, window)
+        return start, list(index.by_importance_desc(now)), list(index.by_importance_desc(now, 0.55))
+
+    for now in nows:
+        expected = reads(index_module.Index.of(state.entries.values()), now)
+        made = index_module.Index.of(state.entries.values())
+        assert reads(made, now, again=len(items) + 1) == expected
+        # The state's own index, read at every moment in turn, keeps its run from moment to moment.
+        assert reads(state.index, now, again=len(items) + 1) == expected
+        assert state.index.expired_seqs(now) == made.expired_seqs(now)
+        assert state.index.live_by_age(now) == made.live_by_age(now)
+
+
 # Stale entries of one importance tie: the older go first, one victim or several.
 @example(items=[(key, "x", 0.5, 0) for key in "abcdef"], now=3 * 86_400_000, count=1)
 @example(items=[(key, "x", 0.5, 0) for key in "abcdef"], now=3 * 86_400_000, count=4)
