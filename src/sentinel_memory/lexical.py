@@ -410,9 +410,10 @@ def _all_scored(
     relevances = (
         repeat(1 / total)
         if counts is None
-        else [count / total for count in map(counts.__getitem__, map(_seq, entries))]
+        else map(operator.truediv, map(counts.__getitem__, map(_seq, entries)), repeat(total))
     )
-    scores = _scores(relevances, map(_importance, entries), map(_updated, entries), now, recency_window)
+    importances, updated = map(_importance, entries), map(_updated, entries)
+    scores = _scores(relevances, importances, updated, now, recency_window, in_age_order=True)
     return _best_first(entries, scores, limit, seq_is_age=seq_is_age, in_age_order=True)
 
 
@@ -472,7 +473,7 @@ def _scored_groups(
             least = 2 * ((bound - full_bonus) / ratio - 0.5) - 1e-6
             can += map(operator.ge, importances[start:], repeat(least))
             group, importances = list(itertools.compress(group, can)), list(itertools.compress(importances, can))
-        scored = _scores(repeat(ratio), importances, map(_updated, group), now, window)
+        scored = _scores(repeat(ratio), importances, map(_updated, group), now, window, in_age_order=oldest_first)
         if worst > -math.inf:  # only the entries that can still make the best ``limit``
             can = list(map(operator.ge, scored, repeat(worst)))
             group, scored = list(itertools.compress(group, can)), list(itertools.compress(scored, can))
@@ -511,18 +512,37 @@ def _scores(
     updated: Iterable[int | float],
     now: int | float,
     recency_window: int | float,
+    *,
+    in_age_order: bool = False,
 ) -> list[float]:
     """``score`` of each entry, its freshness (RET-1) written out: the same operations in the same order, so the same doubles.
 
     The searches work out many scores at once; one comprehension does it
     without a call per entry. ``importances`` and ``updated`` set the length.
+    ``in_age_order`` says the entries are oldest first: then the stale ones
+    (freshness 0) lead, found by bisection, and their score is the
+    relevance term alone, because adding ``FRESHNESS_BONUS * 0.0`` leaves a
+    positive number as it is (relevance and weight are both above 0).
     """
     weight, window = FRESHNESS_BONUS, recency_window
-    return [
+    scores: list[float] = []
+    if in_age_order:
+        importances, updated, relevances = list(importances), list(updated), iter(relevances)
+
+        def fresh(at: int | float) -> bool:
+            return at >= now or 1 - (now - at) / window > 0
+
+        stale = bisect.bisect_left(updated, True, key=fresh)
+        # The lists first: zip stops at the stale end without taking one relevance too many.
+        stale_ones = zip(importances[:stale], relevances, strict=False)
+        scores = [relevance * (0.5 + importance / 2) for importance, relevance in stale_ones]
+        importances, updated = importances[stale:], updated[stale:]
+    scores += [
         relevance * (0.5 + importance / 2)
         + weight * (f if (f := 1 - (now - at if now > at else 0) / window) > 0 else 0.0)
         for relevance, importance, at in zip(relevances, importances, updated, strict=False)
     ]
+    return scores
 
 
 def _best_first(
