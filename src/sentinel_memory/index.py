@@ -450,10 +450,10 @@ class Index:
         passes. Making ``by_importance`` without the expired instead reads
         all of it when many have expired (a memory just loaded), which a
         stateless server, reading once, would pay for nothing. So the walks
-        skip them, and count the items they pass; once that count reaches
-        the size of the run, a walk that ``may_make`` the live run makes it
-        (as a renter buys once the rent has reached the price: never more
-        than twice the better of the two). Every walk at a moment with as
+        skip them, and those of ``ranking_start`` (one per context) count
+        the items they pass; once that count reaches the size of the run, a
+        walk that ``may_make`` the live run makes it, as a renter buys once
+        the rent paid has reached the price. Every walk at a moment with as
         many expired then reads it as it is, and a moment with more expired
         takes only the newly expired out of it. Readers on several threads
         may each make it; they make the same, and the last one is kept.

@@ -521,8 +521,9 @@ def _scores(
     without a call per entry. ``importances`` and ``updated`` set the length.
     ``in_age_order`` says the entries are oldest first: then the stale ones
     (freshness 0) lead, found by bisection, and their score is the
-    relevance term alone, because adding ``FRESHNESS_BONUS * 0.0`` leaves a
-    positive number as it is (relevance and weight are both above 0).
+    relevance term alone. That term is positive (a relevance above 0 times
+    at least 0.5), and adding ``FRESHNESS_BONUS * 0.0`` to a positive
+    number leaves it as it is.
     """
     weight, window = FRESHNESS_BONUS, recency_window
     scores: list[float] = []
