@@ -219,8 +219,8 @@ MUTANTS = [
     Mutant(
         "a walk by importance keeps expired entries",
         "index.py",
-        "(item[-1] for item in items if item[-2] not in skip)",
-        "(item[-1] for item in items)",
+        "return (item[-1] for item in items if item[-2] not in expired)",
+        "return (item[-1] for item in items)",
     ),
     Mutant(
         "the live run made at a later moment is read at an earlier one",

@@ -506,7 +506,7 @@ class Index:
         """
         run, skip = self._live_by_importance(now)
         items = reversed(run) if below is None else run.descending_below((below, -math.inf))
-        return map(_entry, items) if skip is None else (item[-1] for item in items if item[-2] not in skip)
+        return map(_entry, items) if skip is None else self._live(items, now)  # the run still holds the expired
 
     def lowest_retention(self, count: int, now: int | float, window: int | float) -> list[Entry]:
         """The ``count`` entries to evict, lowest retention first, ties older first (CMP-1).
