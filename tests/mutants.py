@@ -111,8 +111,8 @@ MUTANTS = [
     Mutant(
         "the fast fill renders newest first",
         "prompt.py",
-        "chosen = sorted_by_age(map(order.__getitem__, picked), seq_is_age=seq_is_age)  # age order again",
-        "chosen = sorted_by_age(map(order.__getitem__, picked), seq_is_age=seq_is_age)[::-1]",
+        "chosen = sorted_by_age(picks, seq_is_age=seq_is_age)  # age order again",
+        "chosen = sorted_by_age(picks, seq_is_age=seq_is_age)[::-1]",
     ),
     Mutant(
         "the fast fill stops at the first line that does not fit",
@@ -167,6 +167,18 @@ MUTANTS = [
         "prompt.py",
         "map(operator.le, map(size_of, everyone), itertools.repeat(room - gap))",
         "map(operator.lt, map(size_of, everyone), itertools.repeat(room - gap))",
+    ),
+    Mutant(
+        "the walk past the start ranks again a line it picked that fills the room exactly",
+        "prompt.py",
+        "seen = {order[i].seq for i in picked if sizes[i] <= room - gap}",
+        "seen = {order[i].seq for i in picked if sizes[i] < room - gap}",
+    ),
+    Mutant(
+        "the walk past the start goes on with the whole budget",
+        "prompt.py",
+        "more, room = _greedy(list(map(size_of, rest)), gap, room)",
+        "more, room = _greedy(list(map(size_of, rest)), gap, cap + gap)",
     ),
     Mutant(
         "the holders of a word keep an entry that left",

@@ -174,14 +174,16 @@ def fill(
         # walk usually needs only the start of the ranking.
         least = floor + gap
         order = rank(None if least <= 0 else (cap + gap) // least + 1)
-        picked, total = _greedy(list(map(size_of, order)), gap, cap)
-        if len(order) < count and cap - total >= least:
+        sizes = list(map(size_of, order))
+        picked, room = _greedy(sizes, gap, cap + gap)
+        picks = list(map(order.__getitem__, picked))
+        if len(order) < count and room >= least:
             # Room may be left for a line the start did not reach (``least``
             # may be below the smallest line). Room only shrinks, so only the
             # unseen lines that fit it now can still be picked: rank just
-            # those (their order in the whole ranking) and walk on. The picks
-            # are those of a walk over the whole ranking.
-            room = cap - total
+            # those (their order in the whole ranking) and walk on from where
+            # the walk stopped. The picks are those of a walk over the whole
+            # ranking.
             small: Iterable[Entry]
             if lines_within is not None and size_of is _line_units:
                 small = lines_within(room - gap)
@@ -190,12 +192,17 @@ def fill(
                 small = itertools.compress(
                     everyone, map(operator.le, map(size_of, everyone), itertools.repeat(room - gap))
                 )
-            seen = set(map(_seq, order))
+            # A line of the start that the walk left out did not fit a room
+            # at least as large as the room now, so of the start's lines only
+            # picked ones can be among the small.
+            seen = {order[i].seq for i in picked if sizes[i] <= room - gap}
             fitting = [entry for entry in small if entry.seq not in seen]
             if fitting:
-                order = [*order, *rank_among(fitting)]
-                picked, total = _greedy(list(map(size_of, order)), gap, cap)
-        chosen = sorted_by_age(map(order.__getitem__, picked), seq_is_age=seq_is_age)  # age order again
+                rest = rank_among(fitting)
+                more, room = _greedy(list(map(size_of, rest)), gap, room)
+                picks += map(rest.__getitem__, more)
+        total = cap - room  # the lines' measures and a separator between each two
+        chosen = sorted_by_age(picks, seq_is_age=seq_is_age)  # age order again
     if not chosen:
         return "", (), empty
     text = separator.join(map(_line if render is render_default else render, chosen))
@@ -205,19 +212,19 @@ def fill(
     return text, tuple(chosen), tokens
 
 
-def _greedy(sizes: Sequence[int], gap: int, cap: int) -> tuple[list[int], int]:
-    """The greedy walk of CTX-2 over line measures in rank order: (ranks picked, total measure).
+def _greedy(sizes: Sequence[int], gap: int, room: int) -> tuple[list[int], int]:
+    """The greedy walk of CTX-2 over line measures in rank order: (ranks picked, room left).
 
     The measure of lines joined by separators is the sum of the lines plus
     one ``gap`` between each two. Charging every line ``size + gap`` against
-    ``cap + gap`` says the same thing without special-casing the first line,
-    and makes each step a comparison with one running number, so the walk
-    can run in C: ``accumulate`` and a bisection find the longest run of
-    leading lines that fit together, and each later pick is the first line
-    that still fits what is left.
+    a ``room`` of the budget plus one ``gap`` says the same thing without
+    special-casing the first line, and makes each step a comparison with
+    one running number, so the walk can run in C: ``accumulate`` and a
+    bisection find the longest run of leading lines that fit together, and
+    each later pick is the first line that still fits what is left. The
+    room left is where a walk over more lines of the ranking goes on.
     """
     costs = list(map(operator.add, sizes, itertools.repeat(gap)))
-    room = cap + gap
     sums = list(itertools.accumulate(costs))
     taken = bisect.bisect_right(sums, room)  # costs are >= 0, so sums never decrease
     picked = list(range(taken))
@@ -233,7 +240,7 @@ def _greedy(sizes: Sequence[int], gap: int, cap: int) -> tuple[list[int], int]:
             picked.append(found)
             room -= costs[found]
             start = found + 1
-    return picked, cap - room
+    return picked, room
 
 
 def _empty_count(tokenizer: Tokenizer, token_budget: int | float) -> int | float:
@@ -252,4 +259,3 @@ def render_default(entry: Entry) -> str:
 #: The default line and its measure under the estimator, both cached on the entry.
 _line = operator.attrgetter("line")
 _line_units = operator.attrgetter("line_units")
-_seq = operator.attrgetter("seq")
