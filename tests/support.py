@@ -178,3 +178,53 @@ def redis_server(tmp_path_factory):
         pytest.skip("redis-server is not installed here (make test installs it)")
     yield server
     server.stop()
+
+
+def check_well_formed(state: sm.MemoryState) -> None:
+    """ENT-14, ENT-17: what a state built by remembers always satisfies, whatever built this one.
+
+    Unique seqs, ``next_seq`` above every one of them, the table in seq
+    order with each entry under its own key, ``turns`` at least the largest
+    stored turn, and an index that holds exactly the table's entries in each
+    of its orders.
+    """
+    from sentinel_memory.index import Index
+
+    entries = list(state.entries.values())
+    seqs = [e.seq for e in entries]
+    assert len(set(seqs)) == len(seqs), "two entries share a seq"
+    assert seqs == sorted(seqs), "the table is not in seq order"
+    assert all(state.next_seq > seq for seq in seqs), "next_seq is not above every seq"
+    assert all(state.entries[e.key] is e for e in entries), "an entry is filed under another key"
+    turns = [int(k[5:]) for k in state.entries if k.startswith("chat:") and k[5:].isascii() and k[5:].isdigit()]
+    assert state.turns >= max(turns, default=0), "turns is below a stored turn"
+    truth = Index.of(entries)
+    for order in ("by_importance", "by_age", "by_expiry"):
+        assert list(getattr(state.index, order)) == list(getattr(truth, order)), order
+
+
+def keep_writing(state: sm.MemoryState, now: int | float) -> sm.MemoryState:
+    """The step after a load or a hand-built state: remembers, a turn, a forget and a compaction all work.
+
+    Each step is checked: the new entry is stored with a seq above every
+    other, the turn takes a key no stored entry had, and the state stays
+    well formed throughout (ENT-6, ENT-16, ENT-17).
+    """
+    from sentinel_memory import core
+
+    check_well_formed(state)
+    for i, key in enumerate(["after:load", "after:load", *list(state.entries)[:1], "chat:1"]):
+        state, _ = core.remember(state, key, {"step": i}, now=now + i, importance=1.0)
+        check_well_formed(state)
+        if key in state.entries:  # a tiny limit may evict it at once (CMP-4)
+            assert state.entries[key].seq == state.next_seq - 1 == max(e.seq for e in state.entries.values())
+        before = set(state.entries)
+        state, _, turn = core.add_turn(state, "user", f"turn {i}", now=now + i, importance=1.0)
+        assert turn not in before
+        assert state.entries.get(turn) is None or state.entries[turn].data == f"user: turn {i}"
+        check_well_formed(state)
+    state, _ = core.forget(state, "after:load", now=now + 10)
+    assert not core.has(state, "after:load", now=now + 10)
+    state, _ = core.compact(state, now=now + 10)
+    check_well_formed(state)
+    return state

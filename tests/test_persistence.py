@@ -121,6 +121,25 @@ class StoreContract:
         assert final.size() == 200 and writers == 4
         assert final.generation == 200
 
+    @pytest.mark.parametrize("shared", [False, True])
+    def test_per_19_writes_after_a_lossy_load(self, tmp_path, make, clock, shared):
+        """PER-19, PER-14, ENT-17: after a load that dropped entries before the last, every write works and is saved."""
+        store = self.make_store(tmp_path)
+        record = lambda key, at: {"key": key, "data": at, "importance": 0.5, "createdAt": at, "updatedAt": at}
+        # Two invalid entries, neither of them the last one: an empty key, an importance of 2.
+        bad = dict(record("b", 1), importance=2)
+        store.save({"version": 1, "entries": [record("", 0), bad, record("chat:3", 2), record("a", 3)]})
+        with pytest.warns(sm.LoadWarning):
+            mem = make(store=store, autosave=True, shared=shared)
+        assert mem.last_load == sm.LoadResult(loaded=2, dropped=2)
+        assert [e.seq for e in mem.get_recent()] == [1, 0]
+        mem.remember("x", 1)
+        assert mem.add_turn("user", "hi").key == "chat:4"
+        mem.remember("a", "again")
+        loaded = make(store=store)
+        assert dict(loaded.items()) == {"chat:3": 2, "x": 1, "chat:4": "user: hi", "a": "again"}
+        assert loaded.add_turn("user", "and on").key == "chat:5"
+
     def test_per_2_empty_store_loads_none(self, tmp_path):
         """PER-2: a store that was never saved loads None."""
         assert self.make_store(tmp_path).load() is None

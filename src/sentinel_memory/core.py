@@ -77,7 +77,7 @@ from .lexical import best_holders, best_matches, words
 from .options import Duration, is_number, number_option, require_callable
 from .prompt import fill, render_default
 from .retention import by_retention
-from .state import MemoryState
+from .state import MemoryState, largest_turn
 from .table import Table
 from .tokens import TokenizerLike, as_tokenizer
 from .values import (
@@ -168,9 +168,10 @@ def make_config(
     )
 
 
-def _with_entries(state: MemoryState, entries: Table, index: Index) -> MemoryState:
-    """The one way a transition replaces the entry table: always with its index."""
-    return attrs.evolve(state, entries=entries, index=index)
+def _with_entries(state: MemoryState, entries: Table, index: Index, **changes: Any) -> MemoryState:
+    """The one way a transition replaces the entry table: always with its index, and in one step with
+    the other ``changes`` (a new ``next_seq`` must come with the entries it is above, ENT-17)."""
+    return attrs.evolve(state, entries=entries, index=index, **changes)
 
 
 def _live_count(state: MemoryState, now: int | float) -> int:
@@ -242,27 +243,19 @@ def remember(
     dropped = Compaction()
     if len(entries) > state.config.limit:
         entries, index, dropped, counters = _compact_table(entries, index, counters, state.config, now)
-    state = attrs.evolve(
-        _with_entries(state, entries, index),
+    state = _with_entries(
+        state,
+        entries,
+        index,
         next_seq=state.next_seq + 1,
         counters=counters,
-        turns=max(state.turns, _largest_turn((key,))),
+        turns=max(state.turns, largest_turn((key,))),
     )
     return state, replaced + dropped
 
 
 #: ENT-16: the keys chat turns are stored under, ``chat:1``, ``chat:2``, ...
 TURN_KEY = re.compile(r"chat:([0-9]+)")
-
-
-def _largest_turn(keys: Iterable[str]) -> int:
-    """The largest N of the ``chat:N`` keys among ``keys``, or 0 (ENT-16); a load asks this of every key.
-
-    A step at a time over all the keys, at C speed: the tails after
-    ``chat:`` that are ASCII digits only, as ``TURN_KEY`` says.
-    """
-    tails = [key[5:] for key in keys if key.startswith("chat:")]
-    return max(map(int, filter(str.isdigit, filter(str.isascii, tails))), default=0)
 
 
 def add_turn(
@@ -316,7 +309,7 @@ def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compa
     """
     _check_now(now)
     entries, index, dropped, counters = _compact_table(state.entries, state.index, state.counters, state.config, now)
-    return attrs.evolve(_with_entries(state, entries, index), counters=counters), dropped
+    return _with_entries(state, entries, index, counters=counters), dropped
 
 
 def _compact_table(
@@ -764,11 +757,13 @@ def from_document(
     """
     _check_now(now)
     entries, working, result = _document.parse(document, first_seq=state.next_seq)
-    state = attrs.evolve(
-        _with_entries(state, Table(entries), Index.of(entries)),
+    state = _with_entries(
+        state,
+        Table(entries),
+        Index.of(entries),
         working=working,
         next_seq=state.next_seq + len(entries),
-        turns=max(state.turns, _largest_turn(entry.key for entry in entries)),
+        turns=max(state.turns, largest_turn(entry.key for entry in entries)),
     )
     dropped = Compaction()
     if len(entries) > state.config.limit:

@@ -26,6 +26,8 @@ import operator
 from itertools import repeat
 from typing import Any
 
+import attrs
+
 from .errors import ConflictError, DamagedStoreError
 from .jsondata import clone, copy_json, is_json_text
 from .options import is_number
@@ -99,9 +101,12 @@ def generation_of(document: object) -> int:
 def parse(document: object, *, first_seq: int) -> tuple[list[Entry], Working, LoadResult]:
     """Check a loaded document; return its valid entries in file order (PER-5 .. PER-7).
 
-    ``None`` (nothing stored yet) is an empty memory. Entries get sequence
-    numbers from ``first_seq`` on, in file order. A key that appears twice
-    keeps its later entry and counts the earlier one as dropped.
+    ``None`` (nothing stored yet) is an empty memory. The entries kept get
+    sequence numbers ``first_seq, first_seq + 1, ...`` in file order, with
+    no gaps where dropped ones stood (PER-19), so a state loaded from a
+    damaged document is the state its clean entries alone would load to. A
+    key that appears twice keeps its later entry and counts the earlier one
+    as dropped.
     """
     if document is None:
         return [], Working(), LoadResult(loaded=0, dropped=0)
@@ -127,7 +132,10 @@ def parse(document: object, *, first_seq: int) -> tuple[list[Entry], Working, Lo
             dropped += 1  # the earlier duplicate
             del by_key[entry.key]
         by_key[entry.key] = entry
-    entries = list(by_key.values())
+    # Renumbered: the kept entries had their positions among *all* raw
+    # entries, and the next remember's seq (first_seq + len(entries)) must
+    # be above every one of them (PER-19).
+    entries = [attrs.evolve(entry, seq=seq) for seq, entry in enumerate(by_key.values(), first_seq)]
     return entries, _working(document.get("working")), LoadResult(loaded=len(entries), dropped=dropped)
 
 

@@ -11,7 +11,7 @@ from .index import Index
 from .table import Table
 from .values import CacheItem, Config, Counters, Entry, Working, frozen_mapping
 
-__all__ = ["MemoryState"]
+__all__ = ["MemoryState", "largest_turn"]
 
 
 def _table(entries: Mapping[str, Entry] | Iterable[Entry] | None) -> Table:
@@ -23,6 +23,35 @@ def _table(entries: Mapping[str, Entry] | Iterable[Entry] | None) -> Table:
 
 def _index_of(state: Any) -> Index:
     return Index.of(state.entries.values())
+
+
+def largest_turn(keys: Iterable[str]) -> int:
+    """The largest N of the ``chat:N`` keys among ``keys``, or 0 (ENT-16); a load asks this of every key.
+
+    A step at a time over all the keys, at C speed: the tails after
+    ``chat:`` that are ASCII digits only.
+    """
+    tails = [key[5:] for key in keys if key.startswith("chat:")]
+    return max(map(int, filter(str.isdigit, filter(str.isascii, tails))), default=0)
+
+
+def _next_seq_of(state: Any) -> int:
+    """One above the largest seq stored, or 0 (ENT-17): what a state built by hand starts counting from."""
+    last: int = state.entries.last_seq()
+    return last + 1
+
+
+def _turns_of(state: Any) -> int:
+    return largest_turn(state.entries)
+
+
+def _above_every_seq(state: Any, attribute: Any, next_seq: int) -> None:
+    """ENT-17: the next remember's seq must be new, or two entries would share one and no order could hold."""
+    if not isinstance(next_seq, int) or isinstance(next_seq, bool):
+        raise TypeError(f"next_seq must be an int, got {type(next_seq).__name__}")
+    last = state.entries.last_seq()
+    if next_seq <= last:
+        raise ValueError(f"next_seq must be above every stored seq, got {next_seq}; the largest stored seq is {last}")
 
 
 @attrs.frozen
@@ -37,6 +66,12 @@ class MemoryState:
     summary, not data, so it takes no part in equality. ``turns`` is the
     largest ``N`` of a ``chat:N`` key stored since the memory began or was
     loaded, so the next chat turn gets ``N + 1`` (ENT-16).
+
+    A state built by hand from entries counts on from them (ENT-17):
+    ``next_seq`` defaults to one above the largest stored seq and ``turns``
+    to the largest stored turn; a ``next_seq`` that is not above every
+    stored seq raises ``ValueError``, since the next remember would then
+    reuse one.
     """
 
     config: Config = attrs.field(factory=Config)
@@ -44,6 +79,6 @@ class MemoryState:
     cache: Mapping[str, CacheItem] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
     working: Working = attrs.field(factory=Working)
     counters: Counters = attrs.field(factory=Counters)
-    next_seq: int = 0
-    turns: int = 0
+    next_seq: int = attrs.field(default=attrs.Factory(_next_seq_of, takes_self=True), validator=_above_every_seq)
+    turns: int = attrs.field(default=attrs.Factory(_turns_of, takes_self=True))
     index: Index = attrs.field(default=attrs.Factory(_index_of, takes_self=True), eq=False, repr=False)

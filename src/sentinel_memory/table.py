@@ -38,7 +38,10 @@ class Table(Mapping[str, Entry]):
     def __init__(self, entries: Mapping[str, Entry] | Iterable[Entry] = ()) -> None:
         values = list(entries.values() if isinstance(entries, Mapping) else entries)
         self._by_key = HashTable(zip(map(_key, values), values, strict=True))
-        self._by_seq = SortedRun(zip(map(_seq, values), values, strict=True))
+        try:
+            self._by_seq = SortedRun(zip(map(_seq, values), values, strict=True))
+        except TypeError:  # two equal seqs, so the sort compared their entries (ENT-17)
+            raise ValueError("a table holds one entry per seq") from None
         if len(self._by_key) != len(self._by_seq):
             raise ValueError("a table holds one entry per key")
 
@@ -50,6 +53,11 @@ class Table(Mapping[str, Entry]):
 
     def __getitem__(self, key: str) -> Entry:
         return self._by_key[key]
+
+    def last_seq(self) -> int:
+        """The largest seq stored, or -1 when the table is empty."""
+        last = self._by_seq.last()
+        return -1 if last is None else last[0]
 
     def get(self, key: str, default: Any = None) -> Any:
         """The entry stored under ``key``, expired or not, else ``default``."""

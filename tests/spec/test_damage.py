@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import sentinel_memory as sm
 from sentinel_memory.document import VERSION
 from sentinel_memory.jsontext import dumps
-from support import at_depth, nest, saved_then_unloaded, stack_depth
+from support import at_depth, check_well_formed, keep_writing, nest, saved_then_unloaded, stack_depth
 
 from .strategies import json_data
 
@@ -72,11 +72,18 @@ def check_load(folder: Path, content: bytes) -> str:
     assert result.loaded - result.compacted == mem.stats()["stored"]
     warned = [w for w in caught if issubclass(w.category, sm.LoadWarning)]
     assert bool(warned) == bool(result.lost)
+    check_well_formed(mem.state)
     if result.lost:
-        mem.save()
+        # The step after a lossy load: autosaved writes, the original preserved first (PER-14, PER-19).
+        mem.remember("after:load", "written after the load", importance=1)
+        turn = mem.add_turn("user", "and a turn", importance=1).key
         (copy,) = folder.glob("memory.json.*.orig")
         assert copy.read_bytes() == content
+        again = sm.create_memory(store=store, clock=lambda: T0, limit=10**6)
+        assert again.get("after:load") == "written after the load" and again.get(turn) == "user: and a turn"
+        assert sm.core.to_document(again.state) == sm.core.to_document(mem.state)
         return "lossy"
+    keep_writing(mem.state, T0)
     return "loaded"
 
 

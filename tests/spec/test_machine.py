@@ -13,6 +13,7 @@ import copy
 import math
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -34,8 +35,9 @@ import sentinel_memory as sm
 from sentinel_memory import core
 from sentinel_memory.index import Index
 from sentinel_memory.jsondata import copy_json
+from support import check_well_formed
 
-from .model import DAY, Model, is_num, model_estimate, valid_count, valid_positive
+from .model import DAY, Model, ModelEntry, is_num, model_estimate, valid_count, valid_positive
 from .strategies import (
     BAD_TOKEN_RESULTS,
     FORMATS,
@@ -517,6 +519,12 @@ class RankingComparison(RuleBasedStateMachine):
         assert list(state.entries) == [e.key for e in sorted(state.entries.values(), key=lambda e: e.seq)]
 
     @invariant()
+    def state_is_well_formed(self):
+        """ENT-17, ENT-14: unique seqs, next_seq above all of them, turns at least the largest stored, the index the table's."""
+        if hasattr(self, "mem"):
+            check_well_formed(self.mem.state)
+
+    @invariant()
     def core_is_pure(self):
         """WRP-2: core calls on the current state repeat exactly and leave the state unchanged."""
         if not hasattr(self, "mem"):
@@ -672,6 +680,88 @@ class MemoryComparison(RankingComparison):
             e.seq = self.model.seq
             self.model.seq += 1
 
+    @rule(
+        damage=st.lists(
+            st.tuples(st.sampled_from(["invalid", "earlier-duplicate", "later-duplicate", "new"]), st.integers(0, 99)),
+            min_size=1,
+            max_size=4,
+        )
+    )
+    def load_damaged_document(self, damage):
+        """PER-6, PER-8, PER-14, PER-19, ENT-17: a document with invalid, repeated and extra entries loads as PER-6 says, and the writes after it go on.
+
+        The store is rewritten behind the memory's back with entries that a
+        load drops (invalid ones, the earlier of two with one key) at any
+        position and entries it may have to compact away; the model loads
+        the same list by PER-6 restated, numbering what it keeps in file
+        order. Then the memory writes and saves, as a bot's next turn would.
+        """
+        self.mem.save()
+        document = self.store.load()
+        raws, invalid = list(document["entries"]), []
+        for number, (kind, at) in enumerate(damage):
+            if kind == "invalid":
+                bad = {"key": f"bad:{number}", "data": 1, "importance": 2, "createdAt": self.now, "updatedAt": self.now}
+                invalid.append(bad)
+                raws.insert(at % (len(raws) + 1), bad)
+            elif kind == "new":
+                raws.insert(at % (len(raws) + 1), model_record(f"loaded:{number}", f"refund note {number}", self.now))
+            elif raws:
+                where = at % len(raws)
+                original = raws[where]
+                if any(original is bad for bad in invalid):
+                    continue
+                twin = dict(original, data=f"{kind} of {original['key']}")
+                raws.insert(where if kind == "earlier-duplicate" else where + 1 + at % (len(raws) - where), twin)
+        document["entries"] = raws
+        document["generation"] += 1
+        self.store.save(document)
+
+        before = len(self.reported)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = self.mem.load()
+        kept: dict[str, dict] = {}
+        for raw in raws:
+            if any(raw is bad for bad in invalid):
+                continue
+            kept.pop(raw["key"], None)  # PER-6: of two with one key, the later is kept, at its own place
+            kept[raw["key"]] = raw
+        self.model.entries = {}
+        for raw in kept.values():
+            self.model.entries[raw["key"]] = ModelEntry(
+                raw["key"],
+                copy.deepcopy(raw["data"]),
+                raw["importance"],
+                raw["createdAt"],
+                raw["updatedAt"],
+                raw.get("expiresAt"),
+                self.model.seq,
+            )
+            self.model.seq += 1
+        compacted = 0
+        if len(kept) > self.model.limit:  # PER-8
+            expired, evicted = self.model.compact(self.now)
+            compacted = len(expired) + len(evicted)
+            if compacted:  # passed to on_evict like any automatic compaction
+                (reported,) = self.reported[before:]
+                assert ([e.key for e in reported.expired], [e.key for e in reported.evicted]) == (expired, evicted)
+        assert result == sm.LoadResult(loaded=len(kept), dropped=len(raws) - len(kept), compacted=compacted)
+        assert bool([w for w in caught if issubclass(w.category, sm.LoadWarning)]) == bool(result.lost)
+        check_well_formed(self.mem.state)
+        # The step after: a write, and a save that preserves the lossy original first (PER-14).
+        self.remember_one(KEY_POOL[0], "written after the load", 0.5, None)
+        turn = self.mem.add_turn("user", "and a turn").key
+        assert turn not in kept  # ENT-16: the next turn after every loaded one
+        self.model.remember(turn, "user: and a turn", None, None, self.now)
+        self.mem.save()
+        preserved = sorted(self.folder.glob("memory.json.*.orig"))
+        if isinstance(self.store, sm.JsonFileStore):
+            assert len(preserved) == (1 if result.lost else 0)
+            for path in preserved:
+                path.unlink()
+        check_well_formed(self.mem.state)
+
     # -- invariants ----------------------------------------------------------------
 
 
@@ -693,6 +783,11 @@ def mutate(value) -> None:
             item["__mutated__"] = True
         else:
             item.append("__mutated__")
+
+
+def model_record(key: str, data: Any, now: int | float) -> dict[str, Any]:
+    """A valid saved entry (PER-1), as a load finds it."""
+    return {"key": key, "data": data, "importance": 0.3, "createdAt": now, "updatedAt": now, "expiresAt": None}
 
 
 def as_entry(model_entry) -> sm.Entry:

@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 from unittest import mock
 
+import attrs
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -29,6 +30,7 @@ from sentinel_memory.jsondata import canonical_json, copy_json, is_json_text
 from sentinel_memory.lexical import holding, words
 from sentinel_memory.options import NUMBER_RULES, number_option
 from sentinel_memory.tokens import additive
+from support import keep_writing
 
 from .strategies import FALSE_ADDITIVE, INVALID_NUMBERS, json_data
 
@@ -343,7 +345,7 @@ def test_ret_1_a_float_clock_or_window_gets_no_bands_of_age():
 entry_fields = st.fixed_dictionaries(
     {},
     optional={
-        "key": st.one_of(st.sampled_from(["a", "b", "c", ""]), st.integers()),
+        "key": st.one_of(st.sampled_from(["a", "b", "c", "", "chat:2", "chat:x"]), st.integers()),
         "data": st.one_of(st.text(max_size=3), st.integers(), st.none()),
         "importance": st.one_of(st.floats(-1, 2), st.sampled_from([True, "0.5", None])),
         "createdAt": st.one_of(st.integers(0, 10), st.sampled_from([None, "now", math.inf])),
@@ -351,11 +353,21 @@ entry_fields = st.fixed_dictionaries(
         "expiresAt": st.one_of(st.none(), st.integers(0, 100), st.sampled_from(["soon", True])),
     },
 )
+#: Entries that are valid (PER-6) and so are kept, unless a later one has the same key.
+valid_entries = st.fixed_dictionaries(
+    {
+        "key": st.sampled_from(["a", "b", "c", "chat:2"]),
+        "data": st.integers(0, 9),
+        "importance": st.sampled_from([0.0, 0.5, 1.0]),
+        "createdAt": st.integers(0, 10),
+        "updatedAt": st.integers(0, 10),
+    }
+)
 documents = st.one_of(
     st.fixed_dictionaries(
         {
             "version": st.sampled_from([1, 1, 1, 2, "1", True, None]),
-            "entries": st.lists(st.one_of(entry_fields, st.integers()), max_size=6),
+            "entries": st.lists(st.one_of(entry_fields, st.integers(), valid_entries), max_size=6),
         },
         optional={
             "working": st.one_of(
@@ -422,6 +434,70 @@ def test_per_6_loading_any_document(document):
         and type(working.get("updatedAt")) in (int, float)
     )
     assert dict(loaded.working.data) == (working["data"] if good_working else {})
+    keep_writing(loaded, now=20)
+
+
+@example(  # the first of two entries is invalid: the kept one stood second
+    document={
+        "version": 1,
+        "entries": [{"key": ""}, {"key": "a", "data": 1, "importance": 0.5, "createdAt": 1, "updatedAt": 1}],
+    },
+    limit=8,
+    first=0,
+)
+@given(document=documents, limit=st.integers(1, 8), first=st.sampled_from([0, 5]))
+def test_per_19_a_lossy_load_is_the_load_of_its_clean_entries(document, limit, first):
+    """PER-19, PER-6, PER-8, ENT-17: whatever a load drops, the state is the one the kept entries alone load to, and writes go on."""
+    state = sm.MemoryState(config=sm.Config(limit=limit), next_seq=first)
+    try:
+        loaded, result, _ = core.from_document(state, document, now=50)
+    except ValueError:
+        return
+    valid = [raw for raw in document["entries"] if entry_is_valid(raw)]
+    kept = list({raw["key"]: raw for raw in valid}.values())
+    # The later of two entries with one key keeps its own position: order kept by that later one.
+    kept.sort(key=lambda raw: max(i for i, other in enumerate(valid) if other["key"] == raw["key"]))
+    clean, clean_result, _ = core.from_document(state, dict(document, entries=kept), now=50)
+    assert clean_result.dropped == 0 and clean_result.compacted == result.compacted
+    assert [(e.key, e.seq) for e in loaded.entries.values()] == [(e.key, e.seq) for e in clean.entries.values()]
+    assert (loaded.next_seq, loaded.turns, loaded.counters) == (clean.next_seq, clean.turns, clean.counters)
+    keep_writing(loaded, now=60)
+
+
+hand_built_entries = st.lists(
+    st.builds(
+        sm.Entry,
+        key=st.sampled_from(["a", "b", "chat:3", "chat:11", "chat:٣", "x"]),
+        data=st.one_of(st.integers(), st.text(max_size=3)),
+        importance=st.sampled_from([0.0, 0.5, 1.0]),
+        created_at=st.integers(0, 100),
+        updated_at=st.integers(0, 100),
+        expires_at=st.one_of(st.none(), st.integers(0, 200)),
+        seq=st.integers(-5, 50),
+    ),
+    max_size=6,
+    unique_by=(lambda e: e.key, lambda e: e.seq),
+)
+
+
+@given(entries=hand_built_entries, limit=st.integers(1, 8), as_mapping=st.booleans())
+def test_ent_17_a_hand_built_state_counts_on_from_its_entries(entries, limit, as_mapping):
+    """ENT-17, ENT-14, ENT-16: a state built from entries starts its seqs above theirs and its turns at their largest, and writes go on."""
+    given_entries = {e.key: e for e in entries} if as_mapping else entries
+    state = sm.MemoryState(config=sm.Config(limit=limit), entries=given_entries)
+    assert state.next_seq == max((e.seq for e in entries), default=-1) + 1
+    assert state.turns == max((int(e.key[5:]) for e in entries if e.key in ("chat:3", "chat:11")), default=0)
+    if entries:
+        with pytest.raises(ValueError, match="next_seq"):
+            sm.MemoryState(entries=given_entries, next_seq=state.next_seq - 1)
+    keep_writing(state, now=100)
+
+
+def test_ent_17_two_entries_with_one_seq_are_no_state():
+    """ENT-17, ENT-14: entries that share a seq raise ValueError, not a TypeError from comparing entries."""
+    a = sm.Entry(key="a", data=1, importance=0.5, created_at=0, updated_at=0, expires_at=None, seq=3)
+    with pytest.raises(ValueError, match="one entry per seq"):
+        sm.MemoryState(entries=[a, sm.Entry(**{**attrs.asdict(a), "key": "b"})])
 
 
 @given(document=documents)
