@@ -141,3 +141,75 @@ def test_cli_demo_tells_the_restaurant_story():
     result = run("demo")
     assert result.returncode == 0
     assert "sentinel-memory holds:         chat:6, chat:5, chat:4, user:allergy, user:name" in result.stdout
+
+
+def twenty(path, importances=None):
+    """A file of twenty entries, importance rising with the number, saved as the library saves."""
+    mem = sm.create_memory(store=sm.JsonFileStore(path), autosave=False)
+    for i in range(20):
+        mem.remember(f"k{i:02}", f"note {i}", importance=i / 20)
+    mem.save()
+    return path
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_cli_2_compact_with_a_limit_evicts_down_to_it_and_saves(tmp_path, dry_run):
+    """CLI-4, CLI-2, PER-8: compact --limit 2 on twenty entries evicts the eighteen least important and saves two; --dry-run saves nothing."""
+    path = twenty(tmp_path / "memory.json")
+    before = path.read_bytes()
+    result = run("compact", str(path), "--limit", "2", "--json", *(["--dry-run"] if dry_run else []))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["evicted"] == [f"k{i:02}" for i in range(18)] and report["saved"] is not dry_run
+    if dry_run:
+        assert path.read_bytes() == before
+    else:
+        assert [e["key"] for e in json.loads(path.read_text())["entries"]] == ["k18", "k19"]
+        again = json.loads(run("compact", str(path), "--limit", "2", "--json").stdout)
+        assert again == {"expired": [], "evicted": [], "saved": False}  # nothing left to drop: not saved again
+
+
+def hold_lock(path, seconds: float) -> subprocess.Popen[str]:
+    """Another process that holds the file's lock (MW-2) for ``seconds``; returns once it holds it."""
+    code = (
+        "import sys, time, sentinel_memory as sm\n"
+        f"with sm.JsonFileStore({str(path)!r}).lock():\n"
+        "    print('held', flush=True)\n"
+        f"    time.sleep({seconds})\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+@pytest.mark.parametrize("command", [["forget", "k19"], ["compact", "--limit", "2"]])
+def test_cli_3_a_command_that_saves_gives_up_on_a_held_lock_after_wait(tmp_path, command):
+    """CLI-3, MW-8: while another process holds the lock, a saving command waits --wait seconds, names the lock file, exits 3 and changes nothing."""
+    path = twenty(tmp_path / "memory.json")
+    before = path.read_bytes()
+    holder = hold_lock(path, 30)
+    try:
+        started = time.monotonic()
+        result = run(command[0], str(path), *command[1:], "--wait", "0.5")
+        waited = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.returncode == 3
+    (line,) = result.stderr.strip().splitlines()
+    assert str(tmp_path / ".memory.json.lock") in line and "--wait" in line
+    assert 0.5 <= waited < 20 and path.read_bytes() == before
+    # The step after: once the holder is gone, the same command goes through.
+    assert run(command[0], str(path), *command[1:], "--wait", "5").returncode == 0
+    assert path.read_bytes() != before
+
+
+def test_cli_3_help_lists_every_command_with_what_it_requires():
+    """CLI-3: --help names each command's required arguments (context needs --budget) and the exit statuses."""
+    text = run("--help").stdout
+    for usage in ("show FILE", "recall FILE QUERY", "context FILE --budget N", "forget FILE KEY", "compact FILE"):
+        assert usage in text
+    assert "3 another process held the file's lock" in text
+    assert "required:\n  --budget N" in run("context", "--help").stdout
+    missing = run("context", "somewhere.json")
+    assert missing.returncode == 2 and "--budget" in missing.stderr

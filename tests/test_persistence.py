@@ -140,6 +140,41 @@ class StoreContract:
         assert dict(loaded.items()) == {"chat:3": 2, "x": 1, "chat:4": "user: hi", "a": "again"}
         assert loaded.add_turn("user", "and on").key == "chat:5"
 
+    def test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing(self, tmp_path, make, clock):
+        """MW-8, WRP-1: while another writer holds the store's lock, a shared write raises LockTimeoutError after lock_wait; the retry works."""
+        import threading
+        import time
+
+        store = self.make_store(tmp_path)
+        mem = make(store=store, autosave=True, shared=True)
+        mem.remember("before", 1)
+        store.lock_wait = 0.2
+        other = store if isinstance(store, sm.MemoryStore) else self.reopen(store)
+        held, done = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with other.lock():
+                held.set()
+                done.wait(30)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        try:
+            assert held.wait(30)
+            started = time.monotonic()
+            with pytest.raises(sm.LockTimeoutError) as raised:
+                mem.remember("during", 2)
+            # A Redis lease is asked for every 20 ms, and given up on when the next ask would be late.
+            assert 0.18 <= time.monotonic() - started < 10 and raised.value.waited == 0.2
+            assert isinstance(raised.value, TimeoutError) and raised.value.location in str(raised.value)
+            assert not mem.has("during")
+        finally:
+            done.set()
+            holder.join()
+        assert make(store=store).get("during") is None
+        mem.remember("during", 2)  # the retry, once the holder has let go
+        assert make(store=store).get("during") == 2
+
     def test_per_2_empty_store_loads_none(self, tmp_path):
         """PER-2: a store that was never saved loads None."""
         assert self.make_store(tmp_path).load() is None

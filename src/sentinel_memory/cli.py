@@ -6,13 +6,16 @@ read as strictly as the library reads it:
 * ``show FILE``: the entries as a table (key, importance, retention now, age,
   expiry, a preview of the data);
 * ``stats FILE``, ``recall FILE QUERY``, ``context FILE --budget N``;
-* ``compact FILE [--dry-run]`` and ``forget FILE KEY``, which save the file;
+* ``compact FILE [--limit N] [--dry-run]`` and ``forget FILE KEY``, which
+  save the file;
 * ``demo``: the restaurant story from the README.
 
-Read commands take ``--json``. Exit status: 0 when it worked, 1 when the file
-is missing, damaged or not a memory (the message names the file and the
-problem), 2 for a usage error. Only the standard library's ``argparse`` is
-used: the command adds no dependency.
+Every command takes ``--json``; those that save take ``--wait SECONDS``.
+Exit status (CLI-3): 0 when it worked, 1 when the file is missing, damaged
+or not a memory (the message names the file and the problem), 2 for a usage
+error, 3 when another process held the file's lock for all of ``--wait``
+(the message names the lock file; nothing was changed). Only the standard
+library's ``argparse`` is used: the command adds no dependency.
 """
 
 from __future__ import annotations
@@ -27,14 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from . import core
-from .errors import DamagedStoreError, LoadWarning
+from .errors import DamagedStoreError, LoadWarning, LockTimeoutError
 from .filestore import JsonFileStore
 from .memory import Memory, create_memory, wall_clock
 from .retention import retention
 from .tokens import TokenizerLike, estimate_tokens, upper_bound_tokens
-from .values import Entry
+from .values import Compaction, Entry
 
 __all__ = ["main"]
+
+#: CLI-3: the exit status when another process held the file's lock for all of ``--wait``.
+LOCKED = 3
+#: CLI-3: how many seconds a command that saves waits for the file's lock by default.
+DEFAULT_WAIT = 10.0
 
 #: The tokenizers ``context --tokenizer`` offers; the o200k and cl100k encodings need bpe-openai.
 TOKENIZERS: dict[str, Callable[[], TokenizerLike]] = {
@@ -58,11 +66,23 @@ def _bpe(name: str) -> TokenizerLike:
     return encoding
 
 
-def _open(path: Path, limit: int | None) -> Memory:
-    """The memory saved at ``path``; a limit that holds every stored entry unless one is given (CLI-2)."""
+def _open(
+    path: Path,
+    limit: int | None,
+    *,
+    wait: float = DEFAULT_WAIT,
+    on_evict: Callable[[Compaction], None] | None = None,
+    autosave: bool = False,
+) -> Memory:
+    """The memory saved at ``path``; a limit that holds every stored entry unless one is given (CLI-1, CLI-2).
+
+    What the load itself compacts away to fit ``limit`` (PER-8) goes to
+    ``on_evict``, and with ``autosave`` it is saved at once, like any
+    automatic compaction.
+    """
     if not path.exists():
         raise FileProblem(f"{path}: no such file")
-    store = JsonFileStore(path)
+    store = JsonFileStore(path, lock_wait=wait)
     try:
         document = store.load()
     except DamagedStoreError as error:
@@ -74,7 +94,7 @@ def _open(path: Path, limit: int | None) -> Memory:
         limit = max(1000, len(stored) if isinstance(stored, list) else 0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LoadWarning)
-        memory = create_memory(store=store, limit=limit)
+        memory = create_memory(store=store, limit=limit, on_evict=on_evict, autosave=autosave)
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     return memory
@@ -121,7 +141,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def _show(memory: Memory, options: argparse.Namespace) -> Any:
+def _show(memory: Memory, options: argparse.Namespace, _loaded: Compaction) -> Any:
     now = wall_clock()
     entries = _live(memory, now)
     rows = _rows(entries, now, memory.state.config.recency_window)
@@ -141,12 +161,12 @@ def _show(memory: Memory, options: argparse.Namespace) -> Any:
     return _table(("key", "importance", "retention", "age", "expires", "data"), table) + f"\n{len(rows)} live entries"
 
 
-def _stats(memory: Memory, options: argparse.Namespace) -> Any:
+def _stats(memory: Memory, options: argparse.Namespace, _loaded: Compaction) -> Any:
     stats = memory.stats()
     return stats if options.json else "\n".join(f"{name:12} {value}" for name, value in stats.items())
 
 
-def _recall(memory: Memory, options: argparse.Namespace) -> Any:
+def _recall(memory: Memory, options: argparse.Namespace, _loaded: Compaction) -> Any:
     hits = memory.recall(options.query, limit=options.limit_hits)
     if options.json:
         return [{"entry": hit.entry.to_dict(), "score": hit.score} for hit in hits]
@@ -155,7 +175,7 @@ def _recall(memory: Memory, options: argparse.Namespace) -> Any:
     return _table(("score", "key", "data"), [(f"{hit.score:.4f}", hit.entry.key, _preview(hit.entry)) for hit in hits])
 
 
-def _context(memory: Memory, options: argparse.Namespace) -> Any:
+def _context(memory: Memory, options: argparse.Namespace, _loaded: Compaction) -> Any:
     tokenizer: TokenizerLike = TOKENIZERS[options.tokenizer]()
     ctx = memory.get_context(
         token_budget=options.budget, query=options.query, tokenizer=tokenizer, must_keep=options.must_keep
@@ -172,13 +192,13 @@ def _context(memory: Memory, options: argparse.Namespace) -> Any:
     )
 
 
-def _compact(memory: Memory, options: argparse.Namespace) -> Any:
+def _compact(memory: Memory, options: argparse.Namespace, loaded: Compaction) -> Any:
+    """CLI-2: what the load compacted away to fit ``--limit`` (already saved), then the expired entries."""
     if options.dry_run:
         _, dropped = core.compact(memory.state, now=wall_clock())
     else:
-        dropped = memory.compact()
-        if dropped:
-            memory.save()
+        dropped = memory.compact()  # autosaved when it dropped something
+    dropped = loaded + dropped
     expired, evicted = [e.key for e in dropped.expired], [e.key for e in dropped.evicted]
     if options.json:
         return {"expired": expired, "evicted": evicted, "saved": bool(dropped) and not options.dry_run}
@@ -186,7 +206,7 @@ def _compact(memory: Memory, options: argparse.Namespace) -> Any:
     return f"{verb} {len(expired)} expired ({', '.join(expired) or '-'}) and {len(evicted)} evicted ({', '.join(evicted) or '-'})"
 
 
-def _forget(memory: Memory, options: argparse.Namespace) -> Any:
+def _forget(memory: Memory, options: argparse.Namespace, _loaded: Compaction) -> Any:
     forgotten = memory.forget(options.key)
     if forgotten:
         memory.save()
@@ -221,9 +241,37 @@ class _Clock:
         return self.now
 
 
+#: Every command with what it requires, for ``--help`` and the README (CLI-1 .. CLI-3).
+USAGE = f"""commands and what each requires:
+  show FILE                   the live entries as a table
+  stats FILE                  the counters
+  recall FILE QUERY           entries sharing a word with QUERY
+  context FILE --budget N     the prompt context within N tokens
+  compact FILE                drop expired entries (--limit N: evict down to N) and save
+  forget FILE KEY             remove one entry and save
+  demo                        the restaurant story
+
+exit status: 0 done; 1 the file is missing, damaged or not a memory;
+2 a usage error; {LOCKED} another process held the file's lock for all of --wait"""
+
+
+def _seconds(text: str) -> float:
+    """``--wait``: a finite number of seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="sentinel-memory", description="Look into and tidy a sentinel-memory JSON file."
+        prog="sentinel-memory",
+        description="Look into and tidy a sentinel-memory JSON file.",
+        epilog=USAGE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -242,7 +290,8 @@ def _parser() -> argparse.ArgumentParser:
     recall.add_argument("query", metavar="QUERY")
     recall.add_argument("--hits", dest="limit_hits", type=int, default=10, help="at most this many hits (default 10)")
     context = file_command("context", "the prompt context that fits a token budget")
-    context.add_argument("--budget", type=float, required=True, help="the token budget")
+    required = context.add_argument_group("required")
+    required.add_argument("--budget", type=float, required=True, metavar="N", help="the token budget")
     context.add_argument("--query", help="rank entries sharing its words first")
     context.add_argument(
         "--tokenizer", choices=sorted(TOKENIZERS), default="estimate", help="how to count tokens (default: estimate)"
@@ -254,11 +303,20 @@ def _parser() -> argparse.ArgumentParser:
     compact.add_argument("--dry-run", action="store_true", help="only say what would be dropped")
     forget = file_command("forget", "remove one entry and save")
     forget.add_argument("key", metavar="KEY")
+    for saving in (compact, forget):
+        saving.add_argument(
+            "--wait",
+            type=_seconds,
+            default=DEFAULT_WAIT,
+            metavar="SECONDS",
+            help=f"wait at most this long for another process's lock on the file, then exit {LOCKED} (default {DEFAULT_WAIT:g})",
+        )
     commands.add_parser("demo", help="the restaurant story from the README")
     return parser
 
 
-COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], Any]] = {
+#: Each command, given the memory, the options and what the load compacted away (PER-8).
+COMMANDS: dict[str, Callable[[Memory, argparse.Namespace, Compaction], Any]] = {
     "show": _show,
     "stats": _stats,
     "recall": _recall,
@@ -274,12 +332,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "demo":
         print(demo())
         return 0
+    loaded: list[Compaction] = []
+    # Only compact saves what its own load dropped to fit --limit (CLI-2); a read never writes (CLI-1).
+    compacting = options.command == "compact"
     try:
-        memory = _open(options.file, options.limit)
-        result = COMMANDS[options.command](memory, options)
+        memory = _open(
+            options.file,
+            options.limit,
+            wait=getattr(options, "wait", DEFAULT_WAIT),
+            on_evict=loaded.append,
+            autosave=compacting and not options.dry_run,
+        )
+        result = COMMANDS[options.command](memory, options, sum(loaded, Compaction()))
     except FileProblem as problem:
         print(f"sentinel-memory: {problem}", file=sys.stderr)
         return 1
+    except LockTimeoutError as error:
+        print(
+            f"sentinel-memory: {error.location} is locked by another process; gave up after {error.waited:g} s, nothing changed (--wait SECONDS waits longer)",
+            file=sys.stderr,
+        )
+        return LOCKED
     except (ValueError, TypeError) as error:  # a bad budget or query: the user's input, not the file
         print(f"sentinel-memory: {error}", file=sys.stderr)
         return 2

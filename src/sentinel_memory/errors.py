@@ -11,6 +11,7 @@ __all__ = [
     "DamagedStoreError",
     "IgnoredValueWarning",
     "LoadWarning",
+    "LockTimeoutError",
     "ReentrantCallError",
     "SentinelMemoryWarning",
     "StoreConnectionError",
@@ -49,6 +50,22 @@ class ConflictError(RuntimeError):
             f"{location}: saved by someone else since this memory last saw it "
             f"(generation {found}, expected {expected}); reload and try again"
         )
+
+
+class LockTimeoutError(TimeoutError):
+    """A store's lock stayed held by another writer for longer than the store's ``lock_wait`` (MW-8).
+
+    Nothing was read or saved and the memory keeps its state (WRP-1): try
+    again later, or give the store a longer ``lock_wait``. It is a
+    ``TimeoutError``, so an ``OSError``. ``location`` names the lock (the
+    sidecar file of a file store, the Redis key of a Redis one), ``waited``
+    is the wait in seconds.
+    """
+
+    def __init__(self, location: object, waited: float) -> None:
+        self.location = str(location)
+        self.waited = waited
+        super().__init__(f"{location}: still locked by another writer after {waited:g} s; nothing was changed")
 
 
 class ReentrantCallError(RuntimeError):

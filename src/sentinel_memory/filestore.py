@@ -51,7 +51,7 @@ from typing import Any
 from . import jsontext
 from .document import check_generation, declared_generation, generation_of, problem
 from .errors import DamagedStoreError, StoreWarning
-from .locking import HAS_FLOCK, SidecarLock
+from .locking import DEFAULT_LOCK_WAIT, HAS_FLOCK, SidecarLock, check_wait
 
 __all__ = ["JsonFileStore"]
 
@@ -64,6 +64,9 @@ class JsonFileStore:
 
     Args:
         path: the file. Missing parent folders are created on the first save.
+        lock_wait: the most seconds a save or ``lock()`` waits for the file's
+            lock while another writer holds it, then
+            [`LockTimeoutError`][sentinel_memory.errors.LockTimeoutError] (MW-8).
 
     ``load()`` returns None for a missing file and raises
     [`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError] for a damaged one,
@@ -73,8 +76,9 @@ class JsonFileStore:
     load dropped.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
         self.path = Path(path)
+        self.lock_wait = check_wait(lock_wait)
         self._lock = SidecarLock()
 
     def __repr__(self) -> str:
@@ -107,7 +111,7 @@ class JsonFileStore:
         data = jsontext.dumps(document)
         target = self._target()
         _make_folders(target.parent)
-        with _folder(target.parent) as folder, self._lock.hold(target):
+        with _folder(target.parent) as folder, self._lock.hold(target, self.lock_wait):
             check_generation(self.path, declared_generation(document), self._generation_at(target))
             _remove_leftovers(target)
             _replace(target, data, folder)
@@ -121,7 +125,7 @@ class JsonFileStore:
         """Hold the file's exclusive lock for a read-modify-write; saves inside do not wait for it (MW-2)."""
         target = self._target()
         _make_folders(target.parent)
-        with self._lock.hold(target):
+        with self._lock.hold(target, self.lock_wait):
             yield
 
     def _generation_at(self, target: Path) -> int:
@@ -149,7 +153,7 @@ class JsonFileStore:
         except FileNotFoundError:
             return None
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        with _folder(target.parent) as folder, self._lock.hold(target):
+        with _folder(target.parent) as folder, self._lock.hold(target, self.lock_wait):
             fd, temp = _temp_file(target)
             try:
                 _write(fd, raw, mode)

@@ -9,6 +9,12 @@ other like two processes do. The lock file is never removed or replaced
 
 One ``SidecarLock`` is re-entrant for the thread that holds it, so a
 save inside a transaction does not wait for itself.
+
+No wait is unbounded (MW-8): a holder that never lets go (a transaction
+stuck in the app, a process stopped in a debugger) makes the others raise
+``LockTimeoutError`` after ``wait`` seconds instead of hanging with it.
+``flock`` has no timeout of its own, so the wait asks without blocking and
+sleeps a little longer each time, up to ``_LONGEST_NAP``.
 """
 
 from __future__ import annotations
@@ -16,18 +22,57 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from .errors import LockTimeoutError
 
 try:  # POSIX; elsewhere saves are still atomic, but not locked
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["HAS_FLOCK", "SidecarLock", "lock_path"]
+__all__ = ["DEFAULT_LOCK_WAIT", "HAS_FLOCK", "SidecarLock", "acquire", "check_wait", "lock_path"]
 
 #: Whether this platform has ``flock``; without it nothing is locked across processes.
 HAS_FLOCK = fcntl is not None
+
+#: MW-8: how many seconds every store waits for its lock before ``LockTimeoutError``.
+DEFAULT_LOCK_WAIT = 30.0
+#: The longest sleep between two tries of a held ``flock``, in seconds.
+_LONGEST_NAP = 0.01
+
+
+def check_wait(wait: object) -> float:
+    """A store's ``lock_wait``: a finite number of seconds >= 0 (MW-8); anything else raises."""
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)):
+        raise TypeError(f"lock_wait must be a number of seconds, got {type(wait).__name__}")
+    if not 0 <= wait < float("inf"):
+        raise ValueError(f"lock_wait must be a finite number of seconds >= 0, got {wait!r}")
+    return float(wait)
+
+
+def acquire(lock: threading.Lock | threading.RLock, wait: float, location: object) -> None:
+    """Take a thread lock within ``wait`` seconds, else LockTimeoutError naming ``location`` (MW-8)."""
+    if not lock.acquire(timeout=wait):
+        raise LockTimeoutError(location, wait)
+
+
+def _flock(fd: int, deadline: float, location: Path, wait: float) -> None:
+    """Take the exclusive ``flock`` on ``fd`` by ``deadline`` (``time.monotonic``), else LockTimeoutError."""
+    assert fcntl is not None
+    nap = 0.0005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LockTimeoutError(location, wait) from None
+            time.sleep(min(nap, left))
+            nap = min(nap * 2, _LONGEST_NAP)
 
 
 def lock_path(target: Path) -> Path:
@@ -49,8 +94,11 @@ class SidecarLock:
         return self._owner == threading.get_ident()
 
     @contextlib.contextmanager
-    def hold(self, target: Path) -> Iterator[None]:
-        """Hold the lock on ``target``'s sidecar for the block (waits for other holders)."""
+    def hold(self, target: Path, wait: float = DEFAULT_LOCK_WAIT) -> Iterator[None]:
+        """Hold the lock on ``target``'s sidecar for the block, waiting at most ``wait`` seconds for other holders.
+
+        :raises LockTimeoutError: another thread or process held it all that time (MW-8).
+        """
         if self.held:
             self._depth += 1
             try:
@@ -58,13 +106,16 @@ class SidecarLock:
             finally:
                 self._depth -= 1
             return
-        with self._threads:
+        deadline = time.monotonic() + wait
+        sidecar = lock_path(target)
+        acquire(self._threads, wait, sidecar)
+        try:
             fd = None
             if fcntl is not None:
-                fd = os.open(lock_path(target), os.O_RDWR | os.O_CREAT, 0o600)
+                fd = os.open(sidecar, os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 if fd is not None:
-                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    _flock(fd, deadline, sidecar, wait)
                 self._owner, self._depth = threading.get_ident(), 1
                 try:
                     yield
@@ -73,3 +124,5 @@ class SidecarLock:
             finally:
                 if fd is not None:
                     os.close(fd)  # closing the only descriptor releases the flock
+        finally:
+            self._threads.release()

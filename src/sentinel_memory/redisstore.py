@@ -43,7 +43,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from .document import declared_generation, generation_of, problem, working_record
-from .errors import ConflictError, DamagedStoreError, StoreConnectionError
+from .errors import ConflictError, DamagedStoreError, LockTimeoutError, StoreConnectionError
+from .locking import DEFAULT_LOCK_WAIT, check_wait
 from .options import Duration, milliseconds
 from .values import Changes
 
@@ -124,6 +125,8 @@ class RedisStore:
         without a save (milliseconds or a ``timedelta``).
     :param prefix: the first part of every Redis key this store uses.
     :param lock_timeout: seconds a ``lock()`` lease lasts if its holder dies.
+    :param lock_wait: the most seconds ``lock()`` waits while another writer
+        holds the lease, then [`LockTimeoutError`][sentinel_memory.errors.LockTimeoutError] (MW-8).
     :raises TypeError: without exactly one of ``client`` and ``url``, or for a key that is not a non-empty str.
     """
 
@@ -136,6 +139,7 @@ class RedisStore:
         idle_ttl: Duration | None = None,
         prefix: str = "sentinel-memory",
         lock_timeout: float = 30.0,
+        lock_wait: float = DEFAULT_LOCK_WAIT,
     ) -> None:
         if (client is None) == (url is None):
             raise TypeError("RedisStore takes a client or a url, exactly one of them")
@@ -152,6 +156,7 @@ class RedisStore:
                 raise ValueError(f"idle_ttl must be a duration > 0, got {idle_ttl!r}")
             self.idle_ms = max(1, round(ms))
         self.lock_timeout = lock_timeout
+        self.lock_wait = check_wait(lock_wait)
         self._save_script = self.client.register_script(_SAVE)
         self._changes_script = self.client.register_script(_SAVE_CHANGES)
         self._held = threading.local()
@@ -267,17 +272,21 @@ class RedisStore:
             return
         with self._connected():
             self._release_unreleased()
-        lease = self.client.lock(self.lock_key, timeout=self.lock_timeout, thread_local=False)
+        # Asked for every 20 ms (redis-py's default is 100), so that a wait ends
+        # close to lock_wait and a freed lease is taken soon after.
+        lease = self.client.lock(self.lock_key, timeout=self.lock_timeout, sleep=0.02, thread_local=False)
         # The token is ours, not drawn inside acquire(): a server that set the
         # lease and went down before it answered leaves it set, and only the
         # token can release it.
         token = uuid.uuid4().hex
         try:
             with self._connected():
-                lease.acquire(blocking=True, token=token)
+                acquired = lease.acquire(blocking=True, blocking_timeout=self.lock_wait, token=token)
         except StoreConnectionError:
             self._unreleased_add(lease, token)
             raise
+        if not acquired:
+            raise LockTimeoutError(self.lock_key, self.lock_wait)
         self._held.depth = 1
         try:
             yield
@@ -322,7 +331,7 @@ class RedisMemories:
 
     :param client: a ``redis.Redis`` client, or
     :param url: a Redis URL.
-    :param store_options: ``idle_ttl``, ``prefix`` or ``lock_timeout`` for every store.
+    :param store_options: ``idle_ttl``, ``prefix``, ``lock_timeout`` or ``lock_wait`` for every store.
     :param options: the ``create_memory`` options every memory gets (``autosave``, ``shared``, ``limit``, ...).
     """
 

@@ -40,8 +40,8 @@ from typing import Any
 
 from . import jsontext
 from .document import VERSION, check_generation, declared_generation, record, working_record
-from .errors import DamagedStoreError
-from .locking import SidecarLock
+from .errors import DamagedStoreError, LockTimeoutError
+from .locking import DEFAULT_LOCK_WAIT, SidecarLock, check_wait
 from .values import Changes, Working
 
 __all__ = ["SqliteStore"]
@@ -67,16 +67,17 @@ class SqliteStore:
     Args:
         path: the database file. It is created, with missing parent folders,
             on the first save.
-        timeout: seconds to wait for another process's write lock before a
-            save raises ``sqlite3.OperationalError``.
+        lock_wait: the most seconds a save or ``lock()`` waits for the
+            database's lock while another writer holds it, then
+            [`LockTimeoutError`][sentinel_memory.errors.LockTimeoutError] (MW-8).
 
     One ``SqliteStore`` may be used from several threads; its connection is
     guarded by a lock of its own.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
         self.path = Path(path)
-        self._timeout = timeout
+        self.lock_wait = check_wait(lock_wait)
         self._connection: sqlite3.Connection | None = None
         self._ready = False  # this connection found (or made) the store's tables
         self._guard = threading.RLock()
@@ -95,7 +96,7 @@ class SqliteStore:
             if create:
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             connection = sqlite3.connect(
-                self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+                self.path, timeout=self.lock_wait, isolation_level=None, check_same_thread=False
             )
             try:
                 connection.execute("PRAGMA synchronous=FULL")
@@ -161,8 +162,8 @@ class SqliteStore:
             try:
                 connection.execute("BEGIN IMMEDIATE")
             except sqlite3.DatabaseError as error:
-                if isinstance(error, sqlite3.OperationalError):
-                    raise  # busy: another writer held the lock past the timeout
+                if isinstance(error, sqlite3.OperationalError):  # busy: another writer held it past lock_wait
+                    raise LockTimeoutError(self.path, self.lock_wait) from error
                 raise DamagedStoreError(f"cannot be written: {error}", self.path) from None
             try:
                 meta = self._check(connection, names=("generation", "next_ord"))
@@ -270,5 +271,5 @@ class SqliteStore:
     def lock(self) -> Iterator[None]:
         """Hold the database's sidecar lock for a read-modify-write (MW-2)."""
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with self._lock.hold(self.path.resolve()):
+        with self._lock.hold(self.path.resolve(), self.lock_wait):
             yield

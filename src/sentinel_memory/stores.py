@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .document import check_generation, declared_generation, generation_of
 from .filestore import JsonFileStore
+from .locking import DEFAULT_LOCK_WAIT, acquire, check_wait
 
 __all__ = ["JsonFileStore", "MemoryStore", "Store", "check_store"]
 
@@ -58,22 +59,35 @@ class MemoryStore:
     Several memories may share one: saves check generations like every store
     (MW-3), and ``lock`` serves their transactions. ``preserved`` lists
     the documents ``preserve`` kept, oldest first.
+
+    ``lock_wait`` is the most seconds a call waits while another thread
+    holds the store in a transaction, then
+    [`LockTimeoutError`][sentinel_memory.errors.LockTimeoutError] (MW-8).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
         # Kept as JSON text: a deep copy several times cheaper than
         # copy.deepcopy, and as strict as a file (NaN fails at save).
         self._text: str | None = None
         self._generation = 0
+        self.lock_wait = check_wait(lock_wait)
         self._lock = threading.RLock()
         self.preserved: list[dict[str, Any]] = []
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        acquire(self._lock, self.lock_wait, self)
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     def __repr__(self) -> str:
         return f"<MemoryStore at {id(self):#x}>"
 
     def load(self) -> dict[str, Any] | None:
         """A deep copy of the last saved document, or None."""
-        with self._lock:
+        with self._held():
             return None if self._text is None else json.loads(self._text)
 
     def save(self, document: dict[str, Any]) -> None:
@@ -81,24 +95,24 @@ class MemoryStore:
 
         A document that is not JSON (NaN, a set) raises ValueError or TypeError and nothing is kept.
         """
-        with self._lock:
+        with self._held():
             check_generation(self, declared_generation(document), self._generation)
             self._text = json.dumps(document, ensure_ascii=False, allow_nan=False)
             self._generation = generation_of(document)
 
     def generation(self) -> int:
         """The generation of the stored document: 0 when there is none (MW-1)."""
-        with self._lock:
+        with self._held():
             return self._generation
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold this store for a read-modify-write (MW-2)."""
-        with self._lock:
+        with self._held():
             yield
 
     def preserve(self) -> None:
         """Append a copy of the current document to ``preserved`` (PER-14)."""
-        with self._lock:
+        with self._held():
             if self._text is not None:
                 self.preserved.append(json.loads(self._text))

@@ -1176,6 +1176,38 @@ def test_cli_1_cli_2_cli_3_the_command_shows_what_the_library_holds(memories):
         assert status == 1 and "missing.json" in err
 
 
+@settings(max_examples=20)
+@given(
+    importances=st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]), max_size=8),
+    expiring=st.integers(0, 3),
+    limit=st.integers(1, 6),
+    dry_run=st.booleans(),
+)
+def test_cli_4_compact_with_a_limit_leaves_what_the_library_keeps(importances, expiring, limit, dry_run):
+    """CLI-4, CLI-2, PER-8: compact --limit N saves the entries a memory of limit N keeps, reports every drop, and only when it dropped one."""
+    with tempfile.TemporaryDirectory() as root:
+        path = Path(root) / "memory.json"
+        mem = sm.create_memory(store=sm.JsonFileStore(path), clock=lambda: 0)
+        for i, importance in enumerate(importances):
+            mem.remember(f"k{i}", f"note {i}", importance=importance, ttl=1 if i < expiring else None)
+        mem.save()
+        before = path.read_bytes()
+        status, out, _ = _cli("compact", str(path), "--limit", str(limit), "--json", *(["--dry-run"] * dry_run))
+        assert status == 0
+        report = json.loads(out)
+        dropped = {*report["expired"], *report["evicted"]}
+        # What the library keeps of that file at limit N now (written at time 0, so no entry is fresh).
+        now = sm.memory.wall_clock()
+        reference, _, _ = core.from_document(sm.MemoryState(config=sm.Config(limit=limit)), json.loads(before), now=now)
+        reference, _ = core.compact(reference, now=now)
+        assert dropped == {f"k{i}" for i in range(len(importances))} - set(reference.entries)
+        assert report["saved"] == (bool(dropped) and not dry_run)
+        if report["saved"]:
+            assert [e["key"] for e in json.loads(path.read_text())["entries"]] == list(reference.entries)
+        else:
+            assert path.read_bytes() == before
+
+
 #: Text for the search by text: ASCII words, parts of words, digits, punctuation and accents.
 _SEARCH_TEXT = st.lists(
     st.sampled_from(

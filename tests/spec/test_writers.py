@@ -1,4 +1,4 @@
-"""Many writers, as properties: incremental saves, conflicts, shared memories in any interleaving (MW-1 .. MW-7)."""
+"""Many writers, as properties: incremental saves, conflicts, shared memories in any interleaving, lock waits (MW-1 .. MW-8)."""
 
 from __future__ import annotations
 
@@ -174,3 +174,61 @@ def test_rds_4_rds_5_idle_expiry_is_set_on_every_save_or_never(idle, redis_serve
         assert 0 < ttl <= max(1, expected)
     assert store.load() == sm.core.to_document(mem.state, generation=mem.generation)
     client.delete(store.meta_key, store.entries_key)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    ops=operations.filter(lambda ops: any(op[0] != "wait" for op in ops)),
+    kind=st.sampled_from(["json", "sqlite", "memory", "redis"]),
+    wait=st.sampled_from([0, 0.02]),
+)
+def test_mw_8_a_held_lock_makes_every_shared_change_time_out_and_change_nothing(ops, kind, wait, redis_server):
+    """MW-8, WRP-1, MW-6: while another writer holds the lock, every shared change raises LockTimeoutError and changes nothing; afterwards each goes through."""
+    import threading
+
+    where = folder()
+    try:
+        shared_store = sm.MemoryStore(lock_wait=wait)
+
+        def store():
+            return {
+                "json": lambda: sm.JsonFileStore(where / "m.json", lock_wait=wait),
+                "sqlite": lambda: sm.SqliteStore(where / "m.db", lock_wait=wait),
+                "memory": lambda: shared_store,
+                "redis": lambda: sm.RedisStore(url=redis_server.url, key=where.name, lock_wait=wait),
+            }[kind]()
+
+        writer = sm.create_memory(store=store(), autosave=True, shared=True, clock=lambda: T0)
+        writer.remember("seed", 1)
+        alone = sm.create_memory(autosave=True, clock=lambda: T0)
+        alone.remember("seed", 1)
+        held, done = threading.Event(), threading.Event()
+        other = store()
+
+        def hold() -> None:
+            with other.lock():
+                held.set()
+                done.wait(30)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        try:
+            assert held.wait(30)
+            for operation in ops:
+                if operation[0] == "wait":
+                    continue
+                before = writer.state
+                with pytest.raises(sm.LockTimeoutError):
+                    apply(writer, operation, [0])
+                assert writer.state is before
+        finally:
+            done.set()
+            holder.join()
+        for operation in ops:  # the same changes, once the lock is free again
+            apply(writer, operation, [0])
+            apply(alone, operation, [0])
+        final = sm.create_memory(store=store(), clock=lambda: T0)
+        fields = lambda m: [(e.key, e.data, e.importance, e.expires_at) for e in m.get_recent(10**6)]
+        assert fields(final) == fields(alone) and final.working.get() == alone.working.get()
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
