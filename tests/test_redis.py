@@ -256,3 +256,88 @@ def test_rds_2_a_first_incremental_save_holds_what_a_whole_save_holds(redis_clie
     mem = sm.create_memory(store=store, autosave=True, clock=lambda: T0)
     mem.remember("a", 1)
     assert store.load() == sm.core.to_document(mem.state, generation=mem.generation)
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    """A redis-server of this test's own, so that it can be made read-only or full without touching the others."""
+    server = RedisServer(tmp_path).start()
+    yield server, redis.Redis.from_url(server.url)
+    server.stop()
+
+
+def refusing(own_redis, how: str):
+    """Make the server refuse writes as a replica (replicaof a port nobody listens on) or as a full one (maxmemory, noeviction)."""
+    server, admin = own_redis
+    if how == "read-only":
+        admin.execute_command("REPLICAOF", "127.0.0.1", "1")  # 1: no server there, so it never syncs
+    else:
+        admin.config_set("maxmemory-policy", "noeviction")
+        admin.config_set("maxmemory", 1)  # below what any server uses: every write that may grow it is refused
+    return server
+
+
+@pytest.mark.parametrize(("how", "cause"), [("read-only", "ReadOnlyError"), ("full", "OutOfMemoryError")])
+def test_rds_6_a_server_that_refuses_writes_is_a_store_error_and_changes_nothing(own_redis, how, cause):
+    """RDS-6, WRP-1: a read-only replica or a full Redis gives StoreError naming server, operation and cause; the memory and store stay; the retry after works."""
+    server, admin = own_redis
+    store = sm.RedisStore(url=server.url, key="refused")
+    mem = sm.create_memory(store=store, autosave=True, clock=lambda: T0)
+    mem.remember("before", 1)
+    saved = store.load()
+    refusing(own_redis, how)
+    changes = [lambda: mem.remember("during", "x" * 2000)]
+    if how == "read-only":  # a full Redis lets a script whose first write is a delete run on: it frees memory
+        changes.append(mem.save)
+    for change in changes:
+        before = mem.state
+        with pytest.raises(sm.StoreError) as raised:
+            change()
+        error = raised.value
+        assert not isinstance(error, sm.StoreConnectionError) and isinstance(error, OSError)
+        assert type(error.__cause__).__name__ == cause and error.operation == "save"
+        assert error.server == f"127.0.0.1:{server.port}/0" and error.server in str(error) and cause in str(error)
+        assert mem.state is before
+    if how == "read-only":
+        admin.execute_command("REPLICAOF", "NO", "ONE")
+    else:
+        admin.config_set("maxmemory", 0)
+    assert store.load() == saved  # nothing was written
+    mem.remember("during", 2)  # the retry, once the server takes writes again
+    assert sm.create_memory(store=sm.RedisStore(url=server.url, key="refused")).get("during") == 2
+
+
+def test_rds_6_a_listener_that_is_not_redis_is_a_store_error(tmp_path):
+    """RDS-6, RDS-5: something that is not Redis on the port gives a documented store error on every operation, never a redis-py one."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    stop = threading.Event()
+
+    def answer_like_http() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=answer_like_http, daemon=True)
+    thread.start()
+    try:
+        store = sm.RedisStore(url=f"redis://127.0.0.1:{port}/0", key="not-redis")
+        for operation in (store.load, store.generation, lambda: store.save({"version": 1, "entries": []})):
+            with pytest.raises(sm.StoreError) as raised:
+                operation()
+            assert f"127.0.0.1:{port}" in str(raised.value) and raised.value.__cause__ is not None
+        with pytest.raises(sm.StoreError):
+            sm.create_memory(store=store)
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()

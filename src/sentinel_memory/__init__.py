@@ -16,6 +16,7 @@ from .errors import (
     ReentrantCallError,
     SentinelMemoryWarning,
     StoreConnectionError,
+    StoreError,
     StoreWarning,
 )
 from .filestore import JsonFileStore
@@ -70,6 +71,7 @@ __all__ = [
     "SqliteStore",
     "Store",
     "StoreConnectionError",
+    "StoreError",
     "StoreWarning",
     "WorkingMemory",
     "additive",

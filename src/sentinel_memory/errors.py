@@ -15,6 +15,7 @@ __all__ = [
     "ReentrantCallError",
     "SentinelMemoryWarning",
     "StoreConnectionError",
+    "StoreError",
     "StoreWarning",
 ]
 
@@ -98,9 +99,27 @@ class IgnoredValueWarning(SentinelMemoryWarning):
     """
 
 
-class StoreConnectionError(ConnectionError):
+class StoreError(OSError):
+    """A store's server refused or garbled an operation: nothing was read or saved, and the memory keeps its state (RDS-6).
+
+    For example a Redis that is a read-only replica, one out of memory
+    (``maxmemory`` with ``noeviction``), or something that is not Redis at
+    all on its port. An ``OSError``, like a full disk under a file store.
+    ``server`` names the server, ``operation`` what the store was doing
+    (``load``, ``save``, ``lock``, ...), and the client's own exception is
+    chained as ``__cause__``.
+    """
+
+    def __init__(self, message: str, *, server: str = "", operation: str = "") -> None:
+        self.server = server
+        self.operation = operation
+        super().__init__(message)
+
+
+class StoreConnectionError(StoreError, ConnectionError):
     """A store's server could not be reached: nothing was read or saved, and the memory keeps its state (RDS-5).
 
-    A ``ConnectionError``, so an ``OSError``: retry when the server is back;
-    a reload then gives the last state the server committed.
+    A ``ConnectionError`` and a [`StoreError`][sentinel_memory.errors.StoreError],
+    so an ``OSError``: retry when the server is back; a reload then gives
+    the last state the server committed.
     """

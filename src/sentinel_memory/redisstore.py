@@ -43,7 +43,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .document import declared_generation, generation_of, problem, working_record
-from .errors import ConflictError, DamagedStoreError, LockTimeoutError, StoreConnectionError
+from .errors import ConflictError, DamagedStoreError, LockTimeoutError, StoreConnectionError, StoreError
 from .locking import DEFAULT_LOCK_WAIT, check_wait
 from .options import Duration, milliseconds
 from .values import Changes
@@ -171,18 +171,44 @@ class RedisStore:
 
     # -- reading -----------------------------------------------------------------
 
+    @property
+    def server(self) -> str:
+        """The server this store talks to, as ``host:port/db`` (or the socket path): what its errors name."""
+        kwargs = getattr(getattr(self.client, "connection_pool", None), "connection_kwargs", {})
+        if "path" in kwargs:
+            return f"{kwargs['path']}/{kwargs.get('db', 0)}"
+        return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+
     @contextlib.contextmanager
-    def _connected(self) -> Iterator[None]:
-        """Turn redis-py's connection failures into one typed error (RDS-5)."""
+    def _talking(self, operation: str) -> Iterator[None]:
+        """Turn every redis-py error into a documented one that names the server and ``operation`` (RDS-5, RDS-6).
+
+        Connection failures and time-outs become ``StoreConnectionError``;
+        anything else Redis says no to (a read-only replica, ``maxmemory``,
+        a listener that is not Redis) becomes ``StoreError``. The original
+        is chained.
+        """
         redis = _redis()
         try:
             yield
+        except redis.exceptions.LockError:
+            raise  # a lease that ran out: the caller's to judge (RDS-3)
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
-            raise StoreConnectionError(f"{self!r}: Redis is not reachable: {error}") from error
+            raise StoreConnectionError(
+                f"{self!r}: Redis is not reachable at {self.server} ({operation}): {error}",
+                server=self.server,
+                operation=operation,
+            ) from error
+        except redis.exceptions.RedisError as error:
+            raise StoreError(
+                f"{self!r}: Redis at {self.server} refused {operation}: {type(error).__name__}: {error}",
+                server=self.server,
+                operation=operation,
+            ) from error
 
     def load(self) -> dict[str, Any] | None:
         """The saved document, read in one transaction, or None when this memory was never saved (PER-2)."""
-        with self._connected():
+        with self._talking("load"):
             pipe = self.client.pipeline(transaction=True)
             pipe.hgetall(self.meta_key)
             pipe.hgetall(self.entries_key)
@@ -209,7 +235,7 @@ class RedisStore:
 
     def generation(self) -> int:
         """The generation the store holds now: 0 when nothing was saved (MW-1)."""
-        with self._connected():
+        with self._talking("generation"):
             version, generation = self.client.hmget(self.meta_key, ["version", "generation"])
         if version is not None and _text(version) != "1":
             raise DamagedStoreError(f"holds version {_text(version)!r}, not 1", repr(self))
@@ -235,7 +261,7 @@ class RedisStore:
         self._run(self._changes_script, args, changes.generation)
 
     def _run(self, script: Any, args: list[Any], declared: int | None) -> None:
-        with self._connected():
+        with self._talking("save"):
             status, value = script(keys=[self.meta_key, self.entries_key], args=args)
         if _text(status) == "conflict":
             raise ConflictError(repr(self), (declared or 0) - 1, int(value))
@@ -248,7 +274,7 @@ class RedisStore:
         if document is None:
             return
         stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-        with self._connected():
+        with self._talking("preserve"):
             self.client.set(f"{self.meta_key[: -len(':meta')]}:orig:{stamp}", _dumps(document), px=self.idle_ms or None)
 
     @contextlib.contextmanager
@@ -270,7 +296,7 @@ class RedisStore:
             finally:
                 self._held.depth -= 1
             return
-        with self._connected():
+        with self._talking("lock"):
             self._release_unreleased()
         # Asked for every 20 ms (redis-py's default is 100), so that a wait ends
         # close to lock_wait and a freed lease is taken soon after.
@@ -280,7 +306,7 @@ class RedisStore:
         # token can release it.
         token = uuid.uuid4().hex
         try:
-            with self._connected():
+            with self._talking("lock"):
                 acquired = lease.acquire(blocking=True, blocking_timeout=self.lock_wait, token=token)
         except StoreConnectionError:
             self._unreleased_add(lease, token)
@@ -293,7 +319,7 @@ class RedisStore:
         finally:
             self._held.depth = 0
             try:
-                with contextlib.suppress(_redis().exceptions.LockError), self._connected():
+                with contextlib.suppress(_redis().exceptions.LockError), self._talking("lock"):
                     lease.do_release(token)  # a lease that ran out was released by Redis already
             except StoreConnectionError:
                 self._unreleased_add(lease, token)

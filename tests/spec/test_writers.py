@@ -232,3 +232,50 @@ def test_mw_8_a_held_lock_makes_every_shared_change_time_out_and_change_nothing(
         assert fields(final) == fields(alone) and final.working.get() == alone.working.get()
     finally:
         shutil.rmtree(where, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def replica_able_redis(tmp_path_factory):
+    """A redis-server of this module's own, which a test may turn into a read-only replica and back."""
+    import redis
+
+    from support import RedisServer
+
+    try:
+        server = RedisServer(tmp_path_factory.mktemp("replica")).start()
+    except FileNotFoundError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("redis-server is not installed here (make test installs it)")
+    yield server, redis.Redis.from_url(server.url)
+    server.stop()
+
+
+@settings(max_examples=15, deadline=None)
+@given(ops=operations.filter(lambda ops: any(op[0] not in ("wait", "compact", "forget") for op in ops)))
+def test_rds_6_a_read_only_redis_refuses_every_change_and_changes_nothing(ops, replica_able_redis):
+    """RDS-6, WRP-1, MW-6: on a read-only replica every shared change that writes raises StoreError and changes nothing; once it takes writes, the same changes land."""
+    server, admin = replica_able_redis
+    key = uuid.uuid4().hex
+    writer = sm.create_memory(
+        store=sm.RedisStore(url=server.url, key=key), autosave=True, shared=True, clock=lambda: T0
+    )
+    alone = sm.create_memory(autosave=True, clock=lambda: T0)
+    admin.execute_command("REPLICAOF", "127.0.0.1", "1")
+    try:
+        for operation in ops:
+            before = writer.state
+            try:
+                apply(writer, operation, [0])
+            except sm.StoreError as error:
+                assert not isinstance(error, sm.StoreConnectionError) and error.operation in ("save", "lock")
+                assert type(error.__cause__).__module__.startswith("redis")
+            assert writer.state is before  # a lock or a save was refused, or it changed nothing
+    finally:
+        admin.execute_command("REPLICAOF", "NO", "ONE")
+    for operation in ops:
+        apply(writer, operation, [0])
+        apply(alone, operation, [0])
+    final = sm.create_memory(store=sm.RedisStore(url=server.url, key=key), clock=lambda: T0)
+    fields = lambda m: [(e.key, e.data, e.importance, e.expires_at) for e in m.get_recent(10**6)]
+    assert fields(final) == fields(alone) and final.working.get() == alone.working.get()
