@@ -77,6 +77,7 @@ from .lexical import best_holders, best_matches, words
 from .options import Duration, is_number, number_option, require_callable
 from .prompt import fill, render_default
 from .retention import by_retention
+from .shown import shown
 from .state import MemoryState, largest_turn
 from .table import Table
 from .tokens import TokenizerLike, as_tokenizer
@@ -136,7 +137,7 @@ __all__ = [
 def _check_now(now: object) -> None:
     """TIME-2: ``now`` is a finite number of milliseconds."""
     if not is_number(now):
-        raise TypeError(f"now must be a finite number of milliseconds, got {now!r}")
+        raise TypeError(f"now must be a finite number of milliseconds, got {shown(now)}")
 
 
 def _check_key(key: object) -> str:
@@ -498,7 +499,7 @@ def recall(state: MemoryState, query: str, *, now: int | float, limit: int | Non
 def _check_budget(token_budget: object) -> None:
     """CTX-5: the budget is a finite number >= 0; guessing would be harmful."""
     if not is_number(token_budget) or token_budget < 0:  # type: ignore[operator]
-        raise ValueError(f"token_budget must be a finite number >= 0, got {token_budget!r}")
+        raise ValueError(f"token_budget must be a finite number >= 0, got {shown(token_budget)}")
 
 
 def context(

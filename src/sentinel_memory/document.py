@@ -31,6 +31,7 @@ import attrs
 from .errors import ConflictError, DamagedStoreError
 from .jsondata import clone, copy_json, is_json_text
 from .options import is_number
+from .shown import shown
 from .state import MemoryState
 from .values import Entry, LoadResult, Working
 
@@ -165,12 +166,12 @@ def problem(document: object) -> str | None:
         return f"a memory document must be a JSON object, got {type(document).__name__}"
     version = document.get("version")
     if isinstance(version, bool) or version != VERSION:
-        return f"unknown memory document version {version!r}; this release reads version {VERSION}"
+        return f"unknown memory document version {shown(version)}; this release reads version {VERSION}"
     if not isinstance(document.get("entries"), list):
         return "a memory document needs a list of entries"
     generation = document.get("generation", 0)
     if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
-        return f"a memory document's generation must be an integer >= 0, got {generation!r}"
+        return f"a memory document's generation must be an integer >= 0, got {shown(generation)}"
     return None
 
 

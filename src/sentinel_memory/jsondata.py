@@ -18,6 +18,8 @@ import math
 import re
 from typing import Any
 
+from .shown import shown
+
 __all__ = ["MAX_DEPTH", "canonical_json", "clone", "copy_json", "fits_double", "is_json_text", "text_of"]
 
 #: ENT-13: how many containers deep a value may be nested. JSON parsers
@@ -86,7 +88,7 @@ def _copy(value: Any, where: str, open_containers: set[int]) -> Any:
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise TypeError(f"{where} is {value!r}, which is not JSON")
+            raise TypeError(f"{where} is {shown(value)}, which is not JSON")
         return float(value)
     if isinstance(value, (list, tuple, dict)):
         marker = id(value)
@@ -101,9 +103,9 @@ def _copy(value: Any, where: str, open_containers: set[int]) -> Any:
                 copied = {}
                 for key, item in value.items():
                     if not isinstance(key, str):
-                        raise TypeError(f"{where} has a key {key!r} that is not a str")
+                        raise TypeError(f"{where} has a key {shown(key)} that is not a str")
                     _check_text(key, where)
-                    copied[str(key)] = _copy(item, f"{where}[{key!r}]", open_containers)
+                    copied[str(key)] = _copy(item, f"{where}[{shown(key)}]", open_containers)
                 return copied
             return [_copy(item, f"{where}[{i}]", open_containers) for i, item in enumerate(value)]
         finally:

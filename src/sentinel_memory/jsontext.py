@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 from .errors import DamagedStoreError
 from .jsondata import MAX_DEPTH
 
-__all__ = ["MAX_TEXT_DEPTH", "dumps", "loads", "with_stack_room"]
+__all__ = ["MAX_TEXT_DEPTH", "dumps", "json_text", "loads", "with_stack_room"]
 
 #: The deepest nesting a saved file may have. A document is three levels
 #: (document, entries, entry) around data of at most MAX_DEPTH; deeper data
@@ -45,7 +45,20 @@ T = TypeVar("T")
 
 def dumps(document: dict[str, Any]) -> bytes:
     """The UTF-8 text a file store writes; raises ValueError for NaN or infinity, before any file is touched."""
-    return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1).encode("utf-8")
+    return json_text(document, indent=1).encode("utf-8")
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """Strict JSON text of what a store writes (no NaN, non-ASCII as it is), or ValueError (WRP-4).
+
+    ``json`` recurses, so a document nested deeper than the stack allows
+    would raise ``RecursionError``; every store says ValueError instead, as
+    for a circular one, and writes nothing.
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
+    except RecursionError:
+        raise ValueError("the document is nested too deep to be written as JSON") from None
 
 
 def loads(raw: bytes, location: object) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import LockTimeoutError
+from .shown import shown
 
 try:  # POSIX; elsewhere saves are still atomic, but not locked
     import fcntl
@@ -49,8 +50,11 @@ def check_wait(wait: object) -> float:
     if isinstance(wait, bool) or not isinstance(wait, (int, float)):
         raise TypeError(f"lock_wait must be a number of seconds, got {type(wait).__name__}")
     if not 0 <= wait < float("inf"):
-        raise ValueError(f"lock_wait must be a finite number of seconds >= 0, got {wait!r}")
-    return float(wait)
+        raise ValueError(f"lock_wait must be a finite number of seconds >= 0, got {shown(wait)}")
+    try:
+        return float(wait)
+    except OverflowError:  # an int beyond the double range: not a finite number of seconds
+        raise ValueError(f"lock_wait must be a finite number of seconds >= 0, got {shown(wait)}") from None
 
 
 def acquire(lock: threading.Lock | threading.RLock, wait: float, location: object) -> None:

@@ -54,6 +54,7 @@ from .errors import ConflictError, DamagedStoreError, LoadWarning, ReentrantCall
 from .jsondata import MAX_DEPTH, is_json_text
 from .jsontext import with_stack_room
 from .options import Duration, is_number, require_bool, require_callable
+from .shown import shown
 from .state import MemoryState
 from .stores import MemoryStore, Store, check_store
 from .tokens import TokenizerLike
@@ -134,7 +135,7 @@ class Memory(Mapping[str, Any]):
         """Read the clock once for one operation (TIME-1)."""
         now = self._clock()
         if not is_number(now):
-            raise TypeError(f"clock must return a finite number of milliseconds, got {now!r}")
+            raise TypeError(f"clock must return a finite number of milliseconds, got {shown(now)}")
         return now
 
     def _begin(self) -> MemoryState:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import os
-import reprlib
 import sys
 import types
 import warnings
@@ -31,6 +30,7 @@ import attrs
 
 from .errors import IgnoredValueWarning
 from .jsondata import fits_double
+from .shown import shown
 from .tokens import estimate_tokens
 from .values import default_format
 
@@ -116,19 +116,6 @@ _ARGUMENT = {"recall_limit": "recall limit", "recent_n": "get_recent n", "must_k
 _ONE_MS = timedelta(milliseconds=1)
 
 
-class _Short(reprlib.Repr):
-    """A warning shows the value, but a 400-digit int or a long string only in part."""
-
-    def repr_int(self, x: int, level: int) -> str:
-        if x.bit_length() > 1000:  # repr() itself refuses ints past 4,300 digits
-            return f"<an int of {x.bit_length()} bits>"
-        return super().repr_int(x, level)
-
-
-_SHORT = _Short()
-_SHORT.maxlong, _SHORT.maxstring, _SHORT.maxother = 40, 60, 80
-
-
 def milliseconds(duration: timedelta) -> int | float:
     """A timedelta in milliseconds, exactly: an int when it is whole milliseconds (NUM-6).
 
@@ -193,7 +180,7 @@ def _warn_ignored(name: str, value: object, rule: NumberRule, used: Any, instead
     article = "an" if wanted[0] in "aeiou" else "a"
     warnings.warn(
         IgnoredValueWarning(
-            f"{_ARGUMENT.get(name, name)}={_SHORT.repr(value)} is not {article} {wanted}; using {instead} ({meaning}). "
+            f"{_ARGUMENT.get(name, name)}={shown(value)} is not {article} {wanted}; using {instead} ({meaning}). "
             "Numbers are never clamped or converted (the number rule)."
         ),
         stacklevel=_caller_level(),

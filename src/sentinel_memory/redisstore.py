@@ -42,10 +42,12 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from . import jsontext
 from .document import declared_generation, generation_of, problem, working_record
 from .errors import ConflictError, DamagedStoreError, LockTimeoutError, StoreConnectionError, StoreError
 from .locking import DEFAULT_LOCK_WAIT, check_wait
 from .options import Duration, milliseconds
+from .shown import shown
 from .values import Changes
 
 __all__ = ["RedisMemories", "RedisStore"]
@@ -111,7 +113,7 @@ def _redis() -> Any:
 
 def _dumps(value: Any) -> str:
     # Strict JSON, as every store writes it: NaN is a ValueError before anything is sent.
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return jsontext.json_text(value, separators=(",", ":"))
 
 
 class RedisStore:
@@ -143,8 +145,10 @@ class RedisStore:
     ) -> None:
         if (client is None) == (url is None):
             raise TypeError("RedisStore takes a client or a url, exactly one of them")
+        if url is not None and not isinstance(url, str):
+            raise TypeError(f"url must be a str such as 'redis://localhost:6379/0', got {type(url).__name__}")
         if not isinstance(key, str) or not key:
-            raise TypeError(f"key must be a non-empty str, got {key!r}")
+            raise TypeError(f"key must be a non-empty str, got {shown(key)}")
         self.client = client if client is not None else _redis().Redis.from_url(url)
         self.key = key
         base = f"{prefix}:{{{key}}}"
@@ -153,7 +157,7 @@ class RedisStore:
         if idle_ttl is not None:
             ms = milliseconds(idle_ttl) if isinstance(idle_ttl, datetime.timedelta) else idle_ttl
             if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0:
-                raise ValueError(f"idle_ttl must be a duration > 0, got {idle_ttl!r}")
+                raise ValueError(f"idle_ttl must be a duration > 0, got {shown(idle_ttl)}")
             self.idle_ms = max(1, round(ms))
         self.lock_timeout = lock_timeout
         self.lock_wait = check_wait(lock_wait)

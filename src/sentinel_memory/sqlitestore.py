@@ -58,7 +58,7 @@ _TABLES = {"sentinel_memory_meta", "sentinel_memory_entries"}
 
 
 def _record_text(entry_record: dict[str, Any]) -> str:
-    return json.dumps(entry_record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return jsontext.json_text(entry_record, separators=(",", ":"))
 
 
 class SqliteStore:
@@ -238,7 +238,7 @@ class SqliteStore:
     def save(self, document: dict[str, Any]) -> None:
         """Replace the whole memory with ``document`` in one transaction (PER-2, MW-3)."""
         entries = [(e["key"], e["updatedAt"], i, _record_text(e)) for i, e in enumerate(document["entries"])]
-        working = json.dumps(document.get("working") or working_record(Working()), ensure_ascii=False, allow_nan=False)
+        working = jsontext.json_text(document.get("working") or working_record(Working()))
         with self._writing() as (connection, meta):
             check_generation(self.path, declared_generation(document), int(meta["generation"]))
             connection.execute("DELETE FROM sentinel_memory_entries")

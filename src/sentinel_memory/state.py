@@ -18,7 +18,10 @@ def _table(entries: Mapping[str, Entry] | Iterable[Entry] | None) -> Table:
     """``entries`` as a ``Table``; a table the core made is kept as it is (nobody can change it)."""
     if isinstance(entries, Table):
         return entries
-    return Table(entries or {})
+    values = list(entries.values() if isinstance(entries, Mapping) else entries or ())
+    if not all(isinstance(entry, Entry) for entry in values):
+        raise TypeError("entries must be a mapping of Entry values or an iterable of Entry")
+    return Table(values)
 
 
 def _index_of(state: Any) -> Index:

@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .document import check_generation, declared_generation, generation_of
 from .filestore import JsonFileStore
+from .jsontext import json_text
 from .locking import DEFAULT_LOCK_WAIT, acquire, check_wait
 
 __all__ = ["JsonFileStore", "MemoryStore", "Store", "check_store"]
@@ -97,7 +98,7 @@ class MemoryStore:
         """
         with self._held():
             check_generation(self, declared_generation(document), self._generation)
-            self._text = json.dumps(document, ensure_ascii=False, allow_nan=False)
+            self._text = json_text(document)
             self._generation = generation_of(document)
 
     def generation(self) -> int:

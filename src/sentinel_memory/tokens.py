@@ -14,6 +14,8 @@ import math
 from collections.abc import Callable, Sized
 from typing import Protocol, runtime_checkable
 
+from .shown import shown
+
 __all__ = [
     "Encoder",
     "Tokenizer",
@@ -180,5 +182,5 @@ def count_tokens(tokenizer: Tokenizer, text: str) -> int | float:
         or (isinstance(count, float) and not math.isfinite(count))
         or count < 0
     ):
-        raise TypeError(f"tokenizer must return a finite number >= 0, got {count!r}")
+        raise TypeError(f"tokenizer must return a finite number >= 0, got {shown(count)}")
     return count

@@ -1263,3 +1263,64 @@ def test_rec_1_the_holders_stay_exact_whether_searched_for_or_worked_out(searche
                 if state.index._holders is None and state.index._searches < searches:
                     # While searching, may_hold is exact, not only a bound.
                     assert state.index.may_hold(step[1]) == {w for w in step[1] if truth[w]}
+
+
+# -- WRP-4, REC-5 ----------------------------------------------------------------------------
+
+_monsters = st.one_of(
+    st.integers(1, 3000).map(lambda depth: nest_list(depth)),
+    st.integers(1, 3000).map(lambda digits: 10**digits),
+    st.text(min_size=1, max_size=3).map(lambda text: text * 50_000),
+    st.just(float("nan")),
+    st.builds(object),
+)
+
+
+def nest_list(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@settings(max_examples=60)
+@given(value=_monsters, where=st.sampled_from(["key", "data", "importance", "ttl", "budget", "query", "now", "limit"]))
+def test_wrp_4_any_monster_anywhere_gets_a_documented_error_and_changes_nothing(value, where):
+    """WRP-4, WRP-1: deep, huge or odd values in any argument of the core work or raise TypeError or ValueError, with a short message; the state stays."""
+    state, _ = core.remember(sm.MemoryState(), "note", "a note", now=0)
+    calls = {
+        "key": lambda: core.remember(state, value, 1, now=0),
+        "data": lambda: core.remember(state, "k", value, now=0),
+        "importance": lambda: core.remember(state, "k", 1, now=0, importance=value),
+        "ttl": lambda: core.remember(state, "k", 1, now=0, ttl=value),
+        "budget": lambda: core.context(state, now=0, token_budget=value),
+        "query": lambda: core.recall(state, value, now=0),
+        "now": lambda: core.compact(state, now=value),
+        "limit": lambda: core.make_config(limit=value),
+    }
+    before = core.to_document(state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            calls[where]()
+        except (TypeError, ValueError) as error:
+            assert len(str(error)) < 2_000
+    assert core.to_document(state) == before
+
+
+@settings(max_examples=40)
+@given(
+    stored=st.lists(st.sampled_from(["order", "é", "orders", "ééé", "cafe", "café"]), min_size=1, max_size=6),
+    word=st.sampled_from(["order", "é", "e", "cafe", "x"]),
+    times=st.sampled_from([1, 2, 1000, 100_000]),
+    glue=st.sampled_from(["", " "]),
+)
+def test_rec_5_a_long_query_finds_what_its_words_find(stored, word, times, glue):
+    """REC-5, REC-1: a query of a word repeated up to 100,000 times, glued or spaced, recalls exactly the entries holding its words."""
+    state = sm.MemoryState()
+    for i, text in enumerate(stored):
+        state, _ = core.remember(state, f"k{i}", text, now=0)
+    query = glue.join([word] * times)
+    wanted = words(query)
+    hits = core.recall(state, query, now=0, limit=100)
+    assert {hit.entry.key for hit in hits} == {f"k{i}" for i, text in enumerate(stored) if wanted & words(text)}
