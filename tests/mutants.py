@@ -1,11 +1,16 @@
-"""Mutation check: deliberate one-line bugs that the property-test spec must catch.
+"""Mutation check: deliberate one-line bugs that the tests must catch.
 
 Run it with ``make mutants`` (or ``python tests/mutants.py [NAME-PART ...]`` for
 the mutants whose names contain one of the parts). For each mutant
 it copies ``src/`` to a temporary folder, applies the one-line change, runs
-the spec (``tests/spec``: the state machines, then the property tests)
-against that copy with a fixed seed, and reports which rule, invariant or
-property caught the bug. It exits non-zero if any mutant survives.
+the mutant's test files against that copy with a fixed seed, and reports
+which rule, invariant, property or test caught the bug. It exits non-zero if
+any mutant survives.
+
+A mutant's test files are the spec (``tests/spec``: the state machines,
+then the property tests) unless it names others: the stores, the command
+line, the folder and the conformance runner are pinned by example tests
+outside the spec, and their mutants say which.
 
 ``tests/test_mutants.py`` checks on every test run that each mutant still
 applies to the current source, so this list cannot silently rot.
@@ -27,12 +32,18 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = Path("src/sentinel_memory")
 
 
+#: The test files a mutant runs unless it names its own: the spec's state machines and properties.
+SPEC = ("tests/spec/test_machine.py", "tests/spec/test_properties.py")
+
+
 @dataclass(frozen=True)
 class Mutant:
     name: str
     file: str
     old: str
     new: str
+    #: The test files that must catch it, run in this order (relative to the repository).
+    tests: tuple[str, ...] = SPEC
 
 
 MUTANTS = [
@@ -391,6 +402,203 @@ MUTANTS = [
         "        missing.append(folder)\n        folder = folder.parent",
         "        missing.append(folder)\n        break",
     ),
+    # Nothing lost, part 3: a lossy load, lock waits, Redis errors.
+    Mutant(
+        "a lossy load keeps each entry's position among all the file's entries as its seq",
+        "document.py",
+        "entries = [attrs.evolve(entry, seq=seq) for seq, entry in enumerate(by_key.values(), first_seq)]",
+        "entries = list(by_key.values())",
+    ),
+    Mutant(
+        "a flock wait that runs out goes on without the lock",
+        "locking.py",
+        "                raise LockTimeoutError(location, wait) from None",
+        "                return",
+        tests=("tests/test_persistence.py",),
+    ),
+    Mutant(
+        "a Redis server's refusal leaks as a redis-py error",
+        "redisstore.py",
+        "        except redis.exceptions.RedisError as error:",
+        "        except redis.exceptions.LockError as error:",
+        tests=("tests/test_redis.py",),
+    ),
+    # Issue 36: the stores, the command line, the folder, the conformance runner and the core's
+    # corners. Each names the test files that pin the behaviour it breaks.
+    Mutant(
+        "SQLite syncs at checkpoints only (synchronous=NORMAL)",
+        "sqlitestore.py",
+        'connection.execute("PRAGMA synchronous=FULL")',
+        'connection.execute("PRAGMA synchronous=NORMAL")',
+        tests=("tests/test_store_durability.py",),
+    ),
+    Mutant(
+        "the SQLite database stays in rollback-journal mode",
+        "sqlitestore.py",
+        'connection.execute("PRAGMA journal_mode=WAL")',
+        'connection.execute("PRAGMA journal_mode=DELETE")',
+        tests=("tests/test_store_durability.py",),
+    ),
+    Mutant(
+        "a SQLite save that fails half way commits what it wrote",
+        "sqlitestore.py",
+        '                connection.execute("ROLLBACK")\n                raise',
+        '                connection.execute("COMMIT")\n                raise',
+        tests=("tests/test_store_durability.py",),
+    ),
+    Mutant(
+        "a SQLite database of another format version is read",
+        "sqlitestore.py",
+        'if meta.get("format") != FORMAT or meta.get("version") != VERSION:',
+        'if meta.get("format") != FORMAT:',
+        tests=("tests/test_store_durability.py",),
+    ),
+    Mutant(
+        "the sweep takes a neighbour's temp file whose name starts like this file's",
+        "filestore.py",
+        'prefix = f".{target.name}."',
+        'prefix = f".{target.name}"',
+        tests=("tests/test_filestore_housekeeping.py",),
+    ),
+    Mutant(
+        "the sweep takes the temp file of a file whose name extends this one's (memory.json.bak)",
+        "filestore.py",
+        'return bool(middle) and "." not in middle',
+        "return bool(middle)",
+        tests=("tests/test_filestore_housekeeping.py",),
+    ),
+    Mutant(
+        "the preserved .orig copy is 0600 instead of keeping the file's permission bits",
+        "filestore.py",
+        "_write(fd, raw, mode)",
+        "_write(fd, raw, None)",
+        tests=("tests/test_filestore_housekeeping.py",),
+    ),
+    Mutant(
+        "the nesting scan skips escaped quotes but not escaped backslashes",
+        "jsontext.py",
+        r'_ESCAPE = re.compile(rb"\\.", re.DOTALL)',
+        r"""_ESCAPE = re.compile(rb'\\"')""",
+        tests=("tests/test_filestore_housekeeping.py",),
+    ),
+    Mutant(
+        "a whole Redis save leaves the keys without the idle ttl",
+        "redisstore.py",
+        'args += [_dumps(document.get("working", _EMPTY_WORKING)), self.idle_ms, *pairs]',
+        'args += [_dumps(document.get("working", _EMPTY_WORKING)), 0, *pairs]',
+        tests=("tests/test_redis_expiry.py",),
+    ),
+    Mutant(
+        "a timedelta idle_ttl is taken in seconds",
+        "redisstore.py",
+        "ms = milliseconds(idle_ttl) if isinstance(idle_ttl, datetime.timedelta) else idle_ttl",
+        "ms = idle_ttl.total_seconds() if isinstance(idle_ttl, datetime.timedelta) else idle_ttl",
+        tests=("tests/test_redis_expiry.py",),
+    ),
+    Mutant(
+        "a read command autosaves what its load compacted",
+        "cli.py",
+        "autosave=compacting and not options.dry_run,",
+        'autosave=not getattr(options, "dry_run", False),',
+        tests=("tests/test_cli_reads.py",),
+    ),
+    Mutant(
+        "compact saves even when nothing was dropped",
+        "cli.py",
+        "        dropped = memory.compact()  # autosaved when it dropped something",
+        "        dropped, _ = memory.compact(), memory.save()",
+        tests=("tests/test_cli_reads.py",),
+    ),
+    Mutant(
+        "reading a file of more than 1000 entries compacts it to 1000",
+        "cli.py",
+        "limit = max(1000, len(stored) if isinstance(stored, list) else 0)",
+        "limit = 1000",
+        tests=("tests/test_cli_reads.py",),
+    ),
+    Mutant(
+        "context ignores --must-keep",
+        "cli.py",
+        "tokenizer=tokenizer, must_keep=options.must_keep",
+        "tokenizer=tokenizer, must_keep=None",
+        tests=("tests/test_cli_reads.py",),
+    ),
+    Mutant(
+        "an array with extra items compares equal",
+        "conformance/compare.py",
+        'return None if len(expected) == len(got) else f"{path} (length {len(expected)} != {len(got)})"',
+        "return None",
+        tests=("tests/test_runner_verdicts.py",),
+    ),
+    Mutant(
+        "extra results from a backend are not an error",
+        "conformance/runner.py",
+        "if not isinstance(results, list) or len(results) != len(steps):",
+        "if not isinstance(results, list) or len(results) < len(steps):",
+        tests=("tests/test_runner_verdicts.py",),
+    ),
+    Mutant(
+        "an E_UNSUPPORTED config counts as a pass",
+        "conformance/runner.py",
+        'return Outcome(status="skipped", reason="the backend does not support this config", **base)',
+        'return Outcome(status="passed", reason="the backend does not support this config", **base)',
+        tests=("tests/test_runner_verdicts.py",),
+    ),
+    Mutant(
+        "any error code passes where a config error is expected",
+        "conformance/runner.py",
+        'if "error" in expected and answer.get("error") == expected["error"] and "results" not in answer:',
+        'if "error" in expected and "results" not in answer:',
+        tests=("tests/test_runner_verdicts.py",),
+    ),
+    Mutant(
+        "items() and values() hand out the stored data",
+        "core.py",
+        "return [(entry.key, entry.copy().data) for entry in state.index.live_by_age(now)]",
+        "return [(entry.key, entry.data) for entry in state.index.live_by_age(now)]",
+    ),
+    Mutant(
+        "a chat key of non-ASCII digits counts as a turn",
+        "state.py",
+        "return max(map(int, filter(str.isdigit, filter(str.isascii, tails))), default=0)",
+        "return max(map(int, filter(str.isdigit, tails)), default=0)",
+        tests=("tests/test_turn_keys.py",),
+    ),
+    Mutant(
+        "a load sets the turn counter to the loaded turns, forgetting those stored before",
+        "core.py",
+        "turns=max(state.turns, largest_turn(entry.key for entry in entries)),",
+        "turns=largest_turn(entry.key for entry in entries),",
+        tests=("tests/test_turn_keys.py",),
+    ),
+    Mutant(
+        "an eviction of several entries breaks retention ties toward the newer",
+        "index.py",
+        "negated = (-retention_, -updated_at, -seq, item[-1])",
+        "negated = (-retention_, updated_at, seq, item[-1])",
+        tests=("tests/test_bulk_eviction.py",),
+    ),
+    Mutant(
+        "the fast fill counts an empty selection as 0 tokens",
+        "prompt.py",
+        '    if not chosen:\n        return "", (), empty',
+        '    if not chosen:\n        return "", (), 0',
+        tests=("tests/test_context_empty_selection.py",),
+    ),
+    Mutant(
+        "an autosave sends only the change to a store that is not in sync",
+        "memory.py",
+        "if keys is not None and self._in_sync and callable(save_changes):",
+        "if keys is not None and callable(save_changes):",
+        tests=("tests/test_incremental_sync.py",),
+    ),
+    Mutant(
+        "a slug cut to its length can end in a dash",
+        "folder.py",
+        'slug = re.sub(r"[^a-z0-9]+", "-", ascii_only).strip("-")[:SLUG_LENGTH].strip("-")',
+        'slug = re.sub(r"[^a-z0-9]+", "-", ascii_only).strip("-")[:SLUG_LENGTH]',
+        tests=("tests/test_folder_slugs.py",),
+    ),
 ]
 
 
@@ -403,11 +611,21 @@ def apply(mutant: Mutant, root: Path) -> None:
 
 
 def catcher(output: str) -> str:
-    """The machine's rule or invariant whose frame raised, from pytest's short traceback."""
-    frames = re.findall(r"tests/spec/(test_\w+)\.py:\d+: in (\w+)", output)
+    """The test's, rule's or invariant's frame that raised, from pytest's short traceback, and the failed test.
+
+    The frame is the last one in a test file (``tests/`` or ``tests/spec/``),
+    so a helper such as ``mutate`` or ``on_disk`` names itself; the failed
+    test follows in brackets, without its ``tests/`` folder and parameters.
+    """
+    frames = re.findall(r"(?:^|/)tests/(?:spec/)?(\w+)\.py:\d+: in (\w+)", output, flags=re.MULTILINE)
     frames = [f"{module}.{func}" for module, func in frames if func not in {"runTest", "run_state_machine"}]
-    failed = re.findall(r"^FAILED (\S+)", output, flags=re.MULTILINE)
+    failed = [
+        re.sub(r"^tests/(?:spec/)?|\[.*$|\.py", "", name)
+        for name in re.findall(r"^FAILED (\S+)", output, flags=re.MULTILINE)
+    ]
     where = frames[-1] if frames else "?"
+    if len(failed) == 1 and failed[0].replace("::", ".") == where:
+        return failed[0]  # the test function itself raised
     return f"{where} ({', '.join(failed) or 'no FAILED line'})"
 
 
@@ -421,8 +639,7 @@ def run(mutant: Mutant) -> tuple[bool, str]:
                 sys.executable,
                 "-m",
                 "pytest",
-                "tests/spec/test_machine.py",
-                "tests/spec/test_properties.py",
+                *mutant.tests,
                 "-x",
                 "-q",
                 "--tb=short",

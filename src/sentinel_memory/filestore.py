@@ -178,7 +178,17 @@ def _temp_file(target: Path) -> tuple[int, str]:
 
 
 def _is_leftover(name: str, target: Path) -> bool:
-    return name.startswith(f".{target.name}.") and name.endswith(".tmp")
+    """``name`` is one of this file's own temp files: ``.NAME.<random>.tmp`` with no dot in the random part.
+
+    The random part is mkstemp's (letters, digits, ``_``) or a hard-link
+    backup's hex. A neighbour's temp file, say ``memory.json.bak``'s
+    ``.memory.json.bak.x1y2z3.tmp``, has a dot there, and is never touched.
+    """
+    prefix = f".{target.name}."
+    if not (name.startswith(prefix) and name.endswith(".tmp")):
+        return False
+    middle = name[len(prefix) : -len(".tmp")]
+    return bool(middle) and "." not in middle
 
 
 def _write(fd: int, data: bytes, mode: int | None) -> None:

@@ -582,10 +582,15 @@ class MemoryComparison(RankingComparison):
 
     @rule(key=keys)
     def mutate_what_get_returns(self, key):
-        """ENT-3: mutating data that get returned never changes the memory."""
+        """ENT-3, ENT-15: mutating data that get, mem[key], get_entry, items() or values() returned never changes the memory."""
         got = self.mem.get(key)
         assert got == self.model.get(key, self.now)
         mutate(got)
+        if key in self.mem:
+            mutate(self.mem[key])
+            mutate(self.mem.get_entry(key).data)
+        mutate([data for _, data in self.mem.items()])
+        mutate(list(self.mem.values()))
 
     @rule(result=st.sampled_from(BAD_TOKEN_RESULTS), budget=st.integers(0, 50))
     def bad_tokenizer(self, result, budget):
