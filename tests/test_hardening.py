@@ -9,6 +9,7 @@ import json
 import os
 import stat
 import sys
+import warnings
 
 import pytest
 
@@ -350,3 +351,42 @@ def test_ent_11_membership_of_anything_just_answers(mem, key):
     """ENT-11: `key in mem` is False for anything that cannot be a key, a lone surrogate included; it never raises."""
     mem.remember("k", "v")
     assert (key in mem) is False
+
+
+# -- the working memory under damage (PER-20) ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "working",
+    [
+        {"data": {"task": "refund"}, "updatedAt": "x"},  # a flipped digit turned the time into text
+        {"data": {"task": "refund"}, "updatedAt": None},
+        {"data": ["refund"], "updatedAt": T0},
+        {"dat": {"task": "refund"}, "updatedAt": T0},
+        "refund",
+    ],
+)
+def test_per_20_a_damaged_working_memory_is_counted_warned_and_preserved(tmp_path, make, working):
+    """PER-20, PER-14, PER-7: a working memory that cannot load loads as {}, and says so: working_dropped, a LoadWarning, the original kept."""
+    path = tmp_path / "memory.json"
+    original = write(path, json.dumps({"version": 1, "entries": [raw_entry()], "working": working}))
+    with pytest.warns(sm.LoadWarning, match="working memory"):
+        mem = make(store=sm.JsonFileStore(path), autosave=True)
+    assert mem.last_load == sm.LoadResult(loaded=1, dropped=0, working_dropped=True) and mem.last_load.lost == 1
+    assert mem.working.get() == {}
+    mem.working.set({"task": "new"})  # the step after: the save keeps the damaged original first
+    (copy,) = tmp_path.glob("memory.json.*.orig")
+    assert copy.read_bytes() == original
+    assert make(store=sm.JsonFileStore(path)).working.get() == {"task": "new"}
+
+
+@pytest.mark.parametrize("working", [None, {"data": {}, "updatedAt": None}, {"data": {}, "updatedAt": T0}])
+def test_per_20_an_empty_or_missing_working_memory_drops_nothing(tmp_path, make, working):
+    """PER-20, PER-7: no working memory, null, or the empty one loads without a warning or a preserved copy."""
+    document = {"version": 1, "entries": [raw_entry()]} | ({} if working is None else {"working": working})
+    path = tmp_path / "memory.json"
+    write(path, json.dumps(document))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sm.LoadWarning)
+        mem = make(store=sm.JsonFileStore(path), autosave=True)
+    assert mem.last_load == sm.LoadResult(loaded=1, dropped=0) and not mem.last_load.lost

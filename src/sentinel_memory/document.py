@@ -115,6 +115,7 @@ def parse(document: object, *, first_seq: int) -> tuple[list[Entry], Working, Lo
     if found is not None:
         raise DamagedStoreError(found)
     assert isinstance(document, dict)  # problem() said so
+    working, working_dropped = _working(document.get("working"))
     raw_entries = document["entries"]
 
     checked = _checked(raw_entries, first_seq)
@@ -122,7 +123,7 @@ def parse(document: object, *, first_seq: int) -> tuple[list[Entry], Working, Lo
     # an Entry's ``==`` is Python code, which ``in`` would call once per entry.
     if all(map(operator.is_not, checked, repeat(None))) and len(set(map(_key, checked))) == len(checked):
         entries: list[Entry] = checked  # type: ignore[assignment]  # no None in it
-        return entries, _working(document.get("working")), LoadResult(loaded=len(entries), dropped=0)
+        return entries, working, LoadResult(loaded=len(entries), dropped=0, working_dropped=working_dropped)
     by_key: dict[str, Entry] = {}
     dropped = 0
     for entry in checked:
@@ -137,7 +138,7 @@ def parse(document: object, *, first_seq: int) -> tuple[list[Entry], Working, Lo
     # entries, and the next remember's seq (first_seq + len(entries)) must
     # be above every one of them (PER-19).
     entries = [attrs.evolve(entry, seq=seq) for seq, entry in enumerate(by_key.values(), first_seq)]
-    return entries, _working(document.get("working")), LoadResult(loaded=len(entries), dropped=dropped)
+    return entries, working, LoadResult(loaded=len(entries), dropped=dropped, working_dropped=working_dropped)
 
 
 def _checked(raws: list[Any], first_seq: int) -> list[Entry | None]:
@@ -223,19 +224,27 @@ def _numbers(column: list[Any]) -> bool:
         return False
 
 
-def _working(raw: object) -> Working:
-    """The saved working memory, or an empty one when it is invalid (PER-7)."""
+def _working(raw: object) -> tuple[Working, bool]:
+    """The saved working memory, and whether a damaged one was dropped for the empty one (PER-7, PER-20).
+
+    Nothing saved (no ``working``, or null) and the empty working memory
+    (``{"data": {}, "updatedAt": null}``, never set or cleared) drop nothing.
+    """
+    if raw is None:
+        return Working(), False
     if not isinstance(raw, dict):
-        return Working()
+        return Working(), True
     data, updated_at = raw.get("data"), raw.get("updatedAt")
+    if data == {} and updated_at is None:
+        return Working(), False
     if not isinstance(data, dict):
-        return Working()
+        return Working(), True
     try:
         data = copy_json(data)
     except (TypeError, ValueError):
-        return Working()
+        return Working(), True
     # updatedAt null means never set or cleared, which only an empty dict
     # matches; anything else inconsistent loads as the empty working memory.
     if not is_number(updated_at):
-        return Working()
-    return Working(data, updated_at)
+        return Working(), True
+    return Working(data, updated_at), False

@@ -488,10 +488,11 @@ class Memory(Mapping[str, Any]):
                     if callable(getattr(self._store, "preserve", None))
                     else "cannot be kept (the store has no preserve())"
                 )
+                working = "; the damaged working memory loaded as {}" if result.working_dropped else ""
                 warnings.warn(
                     LoadWarning(
                         f"loading from {self._store!r} dropped {result.dropped} invalid entries and compacted "
-                        f"{result.compacted} to fit limit={self._state.config.limit}; the original {kept} "
+                        f"{result.compacted} to fit limit={self._state.config.limit}{working}; the original {kept} "
                         "before the next save overwrites it"
                     ),
                     stacklevel=3,

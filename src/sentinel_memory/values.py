@@ -276,18 +276,20 @@ class LoadResult:
 
     ``loaded`` entries were valid, ``dropped`` were invalid and left out, and
     ``compacted`` of the loaded ones were compacted away at once because the
-    store held more than ``limit``. Anything dropped or compacted is
-    ``lost`` from the store at its next save.
+    store held more than ``limit``. ``working_dropped`` is True when the
+    stored working memory was damaged and loaded as the empty one (PER-20).
+    Anything dropped or compacted is ``lost`` from the store at its next save.
     """
 
     loaded: int
     dropped: int
     compacted: int = 0
+    working_dropped: bool = False
 
     @property
     def lost(self) -> int:
-        """How many stored entries the next save will no longer hold: ``dropped + compacted``."""
-        return self.dropped + self.compacted
+        """How many stored items the next save will no longer hold: ``dropped + compacted``, plus 1 for a dropped working memory."""
+        return self.dropped + self.compacted + int(self.working_dropped)
 
 
 @attrs.frozen

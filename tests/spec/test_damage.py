@@ -66,9 +66,14 @@ def check_load(folder: Path, content: bytes) -> str:
     assert path.read_bytes() == content  # loading alone never writes
     # It loaded: every listed entry is accounted for, so an empty memory is
     # one whose file listed no valid entry, never a silent loss.
-    listed = json.loads(content.decode("utf-8"))["entries"]
+    saved = json.loads(content.decode("utf-8"))
+    listed = saved["entries"]
     result = mem.last_load
     assert result.loaded + result.dropped == len(listed)
+    # PER-20: a working memory that held something and did not load is counted as dropped, never lost silently.
+    held = saved.get("working")
+    if isinstance(held, dict) and held.get("data") not in (None, {}) and not mem.state.working.data:
+        assert result.working_dropped
     assert result.loaded - result.compacted == mem.stats()["stored"]
     warned = [w for w in caught if issubclass(w.category, sm.LoadWarning)]
     assert bool(warned) == bool(result.lost)
@@ -95,7 +100,7 @@ def test_per_13_truncation_at_every_offset(tmp_path):
 
 
 def test_per_13_every_single_bit_flip(tmp_path):
-    """PER-13, PER-14: each of thousands of single bit flips loads with its losses counted, said and preserved, or is damage."""
+    """PER-13, PER-14, PER-20: each of thousands of single bit flips loads with its losses (the working memory's too) counted, said and preserved, or is damage."""
     flips = [(byte, bit) for byte in range(len(VALID)) for bit in range(8)]
     assert len(flips) >= 2000
     outcomes = {}

@@ -410,7 +410,7 @@ def entry_is_valid(raw) -> bool:
 
 @given(document=documents)
 def test_per_6_loading_any_document(document):
-    """PER-5, PER-6, PER-7: a bad document raises ValueError; otherwise valid entries load, the rest are counted."""
+    """PER-5, PER-6, PER-7, PER-20: a bad document raises ValueError; otherwise valid entries load, the rest (a damaged working memory too) are counted."""
     state = sm.MemoryState()
     well_formed = (
         isinstance(document, dict)
@@ -425,14 +425,22 @@ def test_per_6_loading_any_document(document):
     loaded, result, _ = core.from_document(state, document, now=0)
     valid = [raw for raw in document["entries"] if entry_is_valid(raw)]
     distinct = {raw["key"]: raw for raw in valid}
-    assert result == sm.LoadResult(loaded=len(distinct), dropped=len(document["entries"]) - len(distinct))
-    assert {k: e.data for k, e in loaded.entries.items()} == {k: raw["data"] for k, raw in distinct.items()}
     working = document.get("working")
     good_working = (
         isinstance(working, dict)
         and isinstance(working.get("data"), dict)
         and type(working.get("updatedAt")) in (int, float)
     )
+    # PER-20: a working memory that was there, was not the empty one, and could not be loaded is dropped.
+    empty = working is None or (
+        isinstance(working, dict) and working.get("data") == {} and working.get("updatedAt") is None
+    )
+    assert result == sm.LoadResult(
+        loaded=len(distinct),
+        dropped=len(document["entries"]) - len(distinct),
+        working_dropped=not (good_working or empty),
+    )
+    assert {k: e.data for k, e in loaded.entries.items()} == {k: raw["data"] for k, raw in distinct.items()}
     assert dict(loaded.working.data) == (working["data"] if good_working else {})
     keep_writing(loaded, now=20)
 
