@@ -423,6 +423,13 @@ MUTANTS = [
         "        except redis.exceptions.LockError as error:",
         tests=("tests/test_redis.py",),
     ),
+    Mutant(
+        "a process forked while a thread holds a file's lock keeps its copy of the flock",
+        "locking.py",
+        "    os.register_at_fork(after_in_child=_after_fork_in_child)",
+        "    pass",
+        tests=("tests/test_many_writers.py",),
+    ),
     # Issue 36: the stores, the command line, the folder, the conformance runner and the core's
     # corners. Each names the test files that pin the behaviour it breaks.
     Mutant(

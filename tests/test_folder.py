@@ -82,3 +82,57 @@ def test_fld_2_the_folder_chooses_the_store(tmp_path):
         sm.MemoryFolder(tmp_path, store=sm.MemoryStore())
     with pytest.raises(TypeError):
         sm.MemoryFolder(tmp_path).open("a", store=sm.MemoryStore())
+
+
+def test_fld_3_two_opens_of_one_user_both_write_and_lose_nothing(tmp_path):
+    """FLD-3, MW-6: users.open("carol") twice, writing through both in turn: no ConflictError, and the file holds every write."""
+    users = sm.MemoryFolder(tmp_path)
+    first, second = users.open("carol"), users.open("carol")
+    for i in range(5):
+        first.remember(f"first:{i}", i)
+        second.remember(f"second:{i}", i)
+    first.add_turn("user", "hello")
+    second.add_turn("user", "hello again")
+    again = users.open("carol")
+    assert sorted(again) == sorted(
+        [*(f"first:{i}" for i in range(5)), *(f"second:{i}" for i in range(5)), "chat:1", "chat:2"]
+    )
+
+
+def test_fld_3_opens_per_request_in_threads_and_processes_lose_nothing(tmp_path):
+    """FLD-3, MW-5, MW-6: 8 threads and 3 processes, each opening carol's memory per request, 120 writes: all 120 are there."""
+    import threading
+
+    from support import in_processes
+
+    users = sm.MemoryFolder(tmp_path)
+    errors: list[BaseException] = []
+
+    def requests(worker: str, count: int) -> None:
+        for i in range(count):
+            try:
+                users.open("carol").remember(f"{worker}:{i}", i)  # a new memory per request
+            except BaseException as error:
+                errors.append(error)
+
+    threads = [threading.Thread(target=requests, args=(f"thread{t}", 10)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    codes = in_processes(3, lambda worker: requests(f"process{worker}", 13))
+    for thread in threads:
+        thread.join()
+    assert errors == [] and codes == [0, 0, 0]
+    assert len(users.open("carol", limit=10_000)) == 8 * 10 + 3 * 13
+
+
+def test_fld_3_a_folder_or_a_call_may_choose_otherwise(tmp_path):
+    """FLD-3, FLD-2: autosave and shared are defaults, which the folder's options and open's options override."""
+    assert sm.MemoryFolder(tmp_path).options == {"autosave": True, "shared": True}
+    unshared = sm.MemoryFolder(tmp_path, shared=False)
+    first, second = unshared.open("dave"), unshared.open("dave")
+    first.remember("a", 1)
+    with pytest.raises(sm.ConflictError):
+        second.remember("b", 2)
+    manual = sm.MemoryFolder(tmp_path).open("erin", autosave=False)
+    manual.remember("a", 1)
+    assert not sm.MemoryFolder(tmp_path).path_for("erin").exists()

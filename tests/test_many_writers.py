@@ -204,3 +204,35 @@ def test_mw_4_sqlite_and_json_stores_hold_the_same_memory(tmp_path):
         clock[0] += rng.choice([0, 1, 7, -3])
     documents = [json.loads(json.dumps(mem.store.load())) for mem in memories]
     assert documents[0] == documents[1]
+
+
+def test_mw_9_a_process_forked_while_a_thread_holds_the_lock_does_not_keep_it(tmp_path):
+    """MW-9, MW-8: a child forked while another thread holds the file's lock lets go of its copy: parent and child both lock again."""
+    path = tmp_path / "memory.json"
+    store = sm.JsonFileStore(path, lock_wait=5)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.lock():
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(30)
+    pid = os.fork()
+    if pid == 0:  # the child: the holding thread is not here
+        code = 1
+        try:
+            time.sleep(0.2)  # the parent's thread lets go meanwhile
+            sm.JsonFileStore(path, lock_wait=5).save({"version": 1, "entries": []})
+            with store.lock():  # the inherited store object, started afresh
+                code = 0
+        finally:
+            os._exit(code)
+    release.set()
+    holder.join()
+    with sm.JsonFileStore(path, lock_wait=5).lock():  # the parent locks while the child may still live
+        pass
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0

@@ -713,3 +713,47 @@ def test_per_18_a_load_leaves_a_disabled_collector_disabled(tmp_path, monkeypatc
         assert not _in_oldest_generation(again._state.entries["k7"])
     finally:
         gc.enable()
+
+
+def _open_descriptors_of(path) -> int:
+    """How many of this process's file descriptors point at ``path`` (Linux /proc)."""
+    fds = os.listdir("/proc/self/fd")
+    return sum(1 for fd in fds if os.path.realpath(f"/proc/self/fd/{fd}") == str(path.resolve()))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
+def test_wrp_5_with_releases_the_sqlite_connection_and_the_memory_goes_on(tmp_path, clock):
+    """WRP-5: leaving `with create_memory(store=SqliteStore(...))` closes the database; the memory and store work again after."""
+    path = tmp_path / "memory.db"
+    with sm.create_memory(store=sm.SqliteStore(path), autosave=True, clock=clock) as mem:
+        mem.remember("a", 1)
+        assert _open_descriptors_of(path) == 1
+    assert _open_descriptors_of(path) == 0
+    mem.remember("b", 2)  # the step after: the store opens again
+    with sm.SqliteStore(path) as store:
+        assert [e["key"] for e in store.load()["entries"]] == ["a", "b"]
+    mem.close()
+    assert _open_descriptors_of(path) == 0
+
+
+def test_wrp_5_with_closes_a_redis_client_the_store_made_and_no_other(redis_server, redis_client, clock):
+    """WRP-5: a RedisStore built from a url closes its client on the way out of `with`; a client passed in stays the caller's."""
+
+    def connections() -> int:
+        return len(redis_client.client_list())
+
+    before = connections()
+    with sm.create_memory(store=sm.RedisStore(url=redis_server.url, key="w"), autosave=True, clock=clock) as mem:
+        mem.remember("a", 1)
+        assert connections() == before + 1
+    assert connections() == before
+    with sm.RedisStore(redis_client, key="w") as store:
+        assert store.load()["entries"][0]["key"] == "a"
+    assert redis_client.ping() and connections() == before
+
+
+@pytest.mark.parametrize("store", [sm.MemoryStore, lambda: sm.JsonFileStore("unused.json")])
+def test_wrp_5_every_store_is_a_context_manager(store):
+    """WRP-5: MemoryStore and JsonFileStore hold nothing open, but take `with` like the others."""
+    with store() as opened:
+        assert opened.load() is None

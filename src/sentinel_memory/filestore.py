@@ -84,6 +84,15 @@ class JsonFileStore:
     def __repr__(self) -> str:
         return f"JsonFileStore({str(self.path)!r})"
 
+    def close(self) -> None:
+        """Nothing to release: the file is opened only for each load and save (WRP-5)."""
+
+    def __enter__(self) -> JsonFileStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def _target(self) -> Path:
         # Follow symbolic links, so that a save updates the link's target
         # rather than replacing the link with a regular file (PER-16).

@@ -25,6 +25,9 @@ from .memory import Memory, create_memory
 
 __all__ = ["MemoryFolder", "file_name_for"]
 
+#: FLD-3: what every memory a folder opens gets unless the folder or the call says otherwise.
+FOLDER_DEFAULTS: dict[str, Any] = {"autosave": True, "shared": True}
+
 #: FLD-1: how much of the id shows in the name, and how much of the hash.
 SLUG_LENGTH = 40
 HASH_LENGTH = 16
@@ -58,6 +61,12 @@ class MemoryFolder:
     that user's file, created on the first save. The options given here are
     the defaults for every memory it opens; ``open`` may override them.
 
+    Unless told otherwise, every memory a folder opens autosaves and is
+    shared (``autosave=True, shared=True``, FLD-3): a web app that opens a
+    user's memory per request, in several threads or processes at once,
+    loses no change and gets no ``ConflictError``, because each change locks
+    the user's file, reloads what others saved, and saves.
+
     ```pycon
     >>> users = MemoryFolder("./data/users", autosave=True, limit=500)
     >>> users.open("user-42").remember("user:name", "Jakub").key
@@ -69,7 +78,7 @@ class MemoryFolder:
         self.path = Path(path)
         if "store" in options:
             raise TypeError("a MemoryFolder chooses each memory's store; do not pass store=")
-        self.options = options
+        self.options = {**FOLDER_DEFAULTS, **options}
 
     def __repr__(self) -> str:
         return f"MemoryFolder({str(self.path)!r})"

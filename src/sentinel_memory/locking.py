@@ -10,6 +10,13 @@ other like two processes do. The lock file is never removed or replaced
 One ``SidecarLock`` is re-entrant for the thread that holds it, so a
 save inside a transaction does not wait for itself.
 
+A process forked while another thread holds a lock gets a copy of that
+thread's descriptor, and with it a share of the ``flock``, which it would
+keep until it exits, while the thread that held the lock is not in it to
+let go: the parent could never lock again, nor the child. So a forked child
+closes the copies held for threads it does not have, and starts those
+locks afresh (MW-9).
+
 No wait is unbounded (MW-8): a holder that never lets go (a transaction
 stuck in the app, a process stopped in a debugger) makes the others raise
 ``LockTimeoutError`` after ``wait`` seconds instead of hanging with it.
@@ -23,6 +30,7 @@ import contextlib
 import os
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,6 +92,28 @@ def lock_path(target: Path) -> Path:
     return target.with_name(f".{target.name}.lock")
 
 
+#: Every SidecarLock of this process, for the fork handler below.
+_LOCKS: weakref.WeakSet[SidecarLock] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """MW-9: in a forked child, let go of what other threads of the parent held."""
+    me = threading.get_ident()
+    for lock in list(_LOCKS):
+        if lock._owner == me:
+            continue  # forked from inside its own hold: the child is in that block too
+        if lock._fd is not None:
+            try:
+                os.close(lock._fd)  # this copy of the descriptor shares the parent's flock
+            except OSError:  # pragma: no cover - already closed
+                pass
+        lock._threads, lock._owner, lock._depth, lock._fd = threading.Lock(), None, 0, None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class SidecarLock:
     """An exclusive lock on a file's sidecar, re-entrant for the thread holding it."""
 
@@ -91,6 +121,8 @@ class SidecarLock:
         self._threads = threading.Lock()  # threads of this process queue here, before the flock
         self._owner: int | None = None
         self._depth = 0
+        self._fd: int | None = None  # the descriptor holding the flock, while a thread of this process holds it
+        _LOCKS.add(self)
 
     @property
     def held(self) -> bool:
@@ -114,19 +146,19 @@ class SidecarLock:
         sidecar = lock_path(target)
         acquire(self._threads, wait, sidecar)
         try:
-            fd = None
             if fcntl is not None:
-                fd = os.open(sidecar, os.O_RDWR | os.O_CREAT, 0o600)
+                self._fd = os.open(sidecar, os.O_RDWR | os.O_CREAT, 0o600)
             try:
-                if fd is not None:
-                    _flock(fd, deadline, sidecar, wait)
+                if self._fd is not None:
+                    _flock(self._fd, deadline, sidecar, wait)
                 self._owner, self._depth = threading.get_ident(), 1
                 try:
                     yield
                 finally:
                     self._owner, self._depth = None, 0
             finally:
-                if fd is not None:
+                if self._fd is not None:
+                    fd, self._fd = self._fd, None
                     os.close(fd)  # closing the only descriptor releases the flock
         finally:
             self._threads.release()

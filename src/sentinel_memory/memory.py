@@ -542,6 +542,25 @@ class Memory(Mapping[str, Any]):
     def __repr__(self) -> str:
         return f"<Memory size={self.size()} limit={self._state.config.limit} store={self._store!r}>"
 
+    # -- resources ---------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release what the store holds open (SqliteStore's connection, RedisStore's client), if it has ``close()`` (WRP-5).
+
+        Nothing is saved or lost: the state stays, and a later call that
+        needs the store opens it again. ``with create_memory(...) as mem:``
+        closes on the way out.
+        """
+        close = getattr(self._store, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 class CacheMemory:
     """The L0 cache, ``mem.cache``: scratch values with a ttl, never saved (L0-1 .. L0-4).

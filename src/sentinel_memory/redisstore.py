@@ -150,6 +150,7 @@ class RedisStore:
         if not isinstance(key, str) or not key:
             raise TypeError(f"key must be a non-empty str, got {shown(key)}")
         self.client = client if client is not None else _redis().Redis.from_url(url)
+        self._owns_client = client is None  # close() closes only a client this store made
         self.key = key
         base = f"{prefix}:{{{key}}}"
         self.meta_key, self.entries_key, self.lock_key = f"{base}:meta", f"{base}:entries", f"{base}:lock"
@@ -172,6 +173,20 @@ class RedisStore:
 
     def __repr__(self) -> str:
         return f"RedisStore(key={self.key!r})"
+
+    def close(self) -> None:
+        """Close the client this store made from ``url`` (WRP-5); a client passed in is the caller's to close.
+
+        A later call connects again.
+        """
+        if self._owns_client:
+            self.client.close()
+
+    def __enter__(self) -> RedisStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     # -- reading -----------------------------------------------------------------
 

@@ -107,11 +107,17 @@ class SqliteStore:
         return self._connection
 
     def close(self) -> None:
-        """Close the database connection; the next call opens it again."""
+        """Close the database connection; the next call opens it again (WRP-5)."""
         with self._guard:
             if self._connection is not None:
                 self._connection.close()
                 self._connection, self._ready = None, False
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def _tables(self, connection: sqlite3.Connection) -> set[str]:
         try:

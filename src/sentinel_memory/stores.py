@@ -86,6 +86,15 @@ class MemoryStore:
     def __repr__(self) -> str:
         return f"<MemoryStore at {id(self):#x}>"
 
+    def close(self) -> None:
+        """Nothing to release: the document stays for the next memory that loads it (WRP-5)."""
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def load(self) -> dict[str, Any] | None:
         """A deep copy of the last saved document, or None."""
         with self._held():

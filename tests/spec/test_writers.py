@@ -279,3 +279,73 @@ def test_rds_6_a_read_only_redis_refuses_every_change_and_changes_nothing(ops, r
     final = sm.create_memory(store=sm.RedisStore(url=server.url, key=key), clock=lambda: T0)
     fields = lambda m: [(e.key, e.data, e.importance, e.expires_at) for e in m.get_recent(10**6)]
     assert fields(final) == fields(alone) and final.working.get() == alone.working.get()
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(st.tuples(st.integers(0, 3), operations.map(lambda o: o[:1]).filter(bool)), max_size=10))
+def test_fld_3_a_users_memories_opened_per_request_in_any_interleaving_lose_nothing(ops):
+    """FLD-3, WRP-5, MW-6: handles of one user's memory, kept or opened afresh per request (and closed with `with`), in any order: no ConflictError, nothing lost."""
+    where = folder()
+    try:
+        users = sm.MemoryFolder(where, clock=lambda: T0)
+        handles = [users.open("carol"), users.open("carol")]
+        alone = sm.create_memory(autosave=True, clock=lambda: T0)
+        for who, (operation,) in ops:
+            if who < len(handles):
+                apply(handles[who], operation, [0])
+            else:
+                with users.open("carol") as request:  # a memory per request
+                    apply(request, operation, [0])
+            apply(alone, operation, [0])
+        final = users.open("carol")
+        fields = lambda m: [(e.key, e.data, e.importance, e.expires_at) for e in m.get_recent(10**6)]
+        assert fields(final) == fields(alone) and final.working.get() == alone.working.get()
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+@settings(max_examples=5, deadline=None)
+@given(saves=st.integers(1, 3), kind=st.sampled_from(["json", "sqlite"]))
+def test_mw_9_a_child_forked_while_a_thread_holds_the_lock_writes_and_so_does_the_parent(saves, kind):
+    """MW-9, MW-8: fork while another thread holds the store's lock; once it lets go, the child's and the parent's shared saves all land."""
+    import threading
+    import time
+
+    where = folder()
+    try:
+        make = {
+            "json": lambda: sm.JsonFileStore(where / "m.json", lock_wait=5),
+            "sqlite": lambda: sm.SqliteStore(where / "m.db", lock_wait=5),
+        }[kind]
+        store = make()
+        held, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with store.lock():
+                held.set()
+                release.wait(30)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert held.wait(30)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                time.sleep(0.1)
+                child = sm.create_memory(store=store, autosave=True, shared=True, clock=lambda: T0)
+                for i in range(saves):
+                    child.remember(f"child:{i}", i)
+                code = 0
+            finally:
+                os._exit(code)
+        release.set()
+        holder.join()
+        parent = sm.create_memory(store=make(), autosave=True, shared=True, clock=lambda: T0)
+        for i in range(saves):
+            parent.remember(f"parent:{i}", i)
+        _, status = os.waitpid(pid, 0)
+        assert os.WEXITSTATUS(status) == 0
+        assert len(sm.create_memory(store=make(), clock=lambda: T0)) == 2 * saves
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
