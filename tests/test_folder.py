@@ -122,7 +122,11 @@ def test_fld_3_opens_per_request_in_threads_and_processes_lose_nothing(tmp_path)
     for thread in threads:
         thread.join()
     assert errors == [] and codes == [0, 0, 0]
-    assert len(users.open("carol", limit=10_000)) == 8 * 10 + 3 * 13
+    stored = len(users.open("carol", limit=10_000))
+    assert stored == 8 * 10 + 3 * 13
+    print(
+        f"\nfolder opens per request: 8 threads x 10 + 3 processes x 13 writes, {stored} of 119 stored; 0 lost, 0 raised"
+    )
 
 
 def test_fld_3_a_folder_or_a_call_may_choose_otherwise(tmp_path):

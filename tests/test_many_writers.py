@@ -96,6 +96,7 @@ def test_mw_5_eight_threads_of_mixed_calls_lose_nothing(tmp_path, tiny_switch_in
     assert mem.working.get() == last_working
     stats = mem.stats()
     assert stats["size"] == stats["stored"] == len(kept)
+    print(f"\nthreads ({kind}): 8 x {calls} mixed calls, {len(kept)} kept, {len(forgotten)} forgotten; 0 lost")
     if kind == "none":
         return
     saved = store.load()
@@ -118,6 +119,7 @@ def test_mw_6_four_processes_autosave_into_one_store_and_lose_nothing(tmp_path, 
     final = sm.create_memory(store=store_type(path), limit=10_000)
     assert final.size() == 400 and final.generation == 400
     assert {e.key for e in final.get_recent(10**6)} == {f"p{w}:{i}" for w in range(4) for i in range(100)}
+    print(f"\nprocesses ({kind}): 4 x 100 shared autosaved remembers, {final.size()} of 400 stored; 0 lost")
 
 
 def test_mw_6_a_transaction_reads_modifies_and_writes_without_conflicts(tmp_path):

@@ -157,6 +157,10 @@ def test_rds_5_a_crash_mid_run_loses_no_acknowledged_write(tmp_path):
         stored = set(sm.create_memory(store=sm.RedisStore(url=server.url, key="crash"), limit=10_000))
         assert set(acknowledged) <= stored
         assert "StoreConnectionError" in errors
+        lost = len(set(acknowledged) - stored)
+        print(
+            f"\nRedis killed and restarted: {len(acknowledged)} writes acked, {lost} lost, {len(errors)} typed errors"
+        )
     finally:
         done.set()
         server.stop()
