@@ -150,6 +150,48 @@ must-keep entry that does not fit is left out like any other.""",
 print(kept.text)
 print("tokens:", kept.tokens, "of 30")""",
         ),
+        (
+            "md",
+            """\
+## The same evening as chat messages
+
+A chat model takes messages, not one block of text. `add_turn` keeps each
+turn's role and content, and `get_messages` builds the prompt a
+chat-completions call wants, within one budget: the facts that matter in a
+system message, then the most recent turns that fit, oldest first. Each
+message counts its content plus 3 tokens for the chat format, and `tokens`
+is counted with the tokenizer you pass, here o200k_base.""",
+        ),
+        (
+            "code",
+            """\
+from bpe_openai import get_encoding
+
+o200k = get_encoding("o200k_base")
+clock = Clock()
+mem = create_memory(clock=clock)
+mem.remember("user:name", "Jakub", importance=0.9)
+mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
+for role, text in [("user", "Hi, table for one please."), ("assistant", "Welcome! Here is the menu."),
+                   ("user", "What's good tonight?"), ("assistant", "The Thai curry is excellent."),
+                   ("user", "Does it have peanuts?")]:
+    mem.add_turn(role, text)
+    clock.advance(MINUTE)
+
+prompt = mem.get_messages(token_budget=60, query="Does it have peanuts?", tokenizer=o200k)
+for message in prompt.messages:
+    print(f"{message['role']:>9}: {message['content']!r}")
+print("tokens:", prompt.tokens, "of 60;", prompt.omitted, "entries left out")""",
+        ),
+        (
+            "md",
+            """\
+The allergy and the name go first, in the system message; the oldest turn,
+the greeting, did not fit and is left out. This is what a chat-completions call takes as
+it is (`client.chat.completions.create(model=..., messages=list(prompt.messages))`);
+the count is the tokenizer's, plus 3 per message:""",
+        ),
+        ("code", 'sum(len(o200k.encode(m["content"])) + 3 for m in prompt.messages) == prompt.tokens <= 60'),
     ],
     "refund": [
         (

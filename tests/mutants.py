@@ -430,6 +430,34 @@ MUTANTS = [
         "    pass",
         tests=("tests/test_many_writers.py",),
     ),
+    # Chat messages (MSG-1 .. MSG-4).
+    Mutant(
+        "get_messages gives older turns nothing the facts left over",
+        "core.py",
+        "    take_turns(token_budget)  # what the facts left over goes to older turns",
+        "    pass",
+        tests=("tests/spec/test_messages_properties.py",),
+    ),
+    Mutant(
+        "get_messages skips a turn that does not fit and takes older ones (gaps in the conversation)",
+        "core.py",
+        "            if spent + cost > room:\n                return",
+        "            if spent + cost > room:\n                continue",
+        tests=("tests/spec/test_messages_properties.py",),
+    ),
+    Mutant(
+        "a message costs its content alone, without the chat format's 3 tokens",
+        "core.py",
+        "MESSAGE_TOKENS = 3",
+        "MESSAGE_TOKENS = 0",
+        tests=("tests/spec/test_messages_properties.py",),
+    ),
+    Mutant(
+        "a dict with a role and a content and more keys renders as a message",
+        "jsondata.py",
+        "    if type(data) is dict and len(data) == 2:",
+        "    if type(data) is dict:",
+    ),
     # Issue 36: the stores, the command line, the folder, the conformance runner and the core's
     # corners. Each names the test files that pin the behaviour it breaks.
     Mutant(
@@ -594,9 +622,9 @@ MUTANTS = [
     ),
     Mutant(
         "an autosave sends only the change to a store that is not in sync",
-        "memory.py",
-        "if keys is not None and self._in_sync and callable(save_changes):",
-        "if keys is not None and callable(save_changes):",
+        "shell.py",
+        "    if keys is not None and in_sync and incremental:",
+        "    if keys is not None and incremental:",
         tests=("tests/test_incremental_sync.py",),
     ),
     Mutant(

@@ -221,7 +221,7 @@ def keep_writing(state: sm.MemoryState, now: int | float) -> sm.MemoryState:
         before = set(state.entries)
         state, _, turn = core.add_turn(state, "user", f"turn {i}", now=now + i, importance=1.0)
         assert turn not in before
-        assert state.entries.get(turn) is None or state.entries[turn].data == f"user: turn {i}"
+        assert state.entries.get(turn) is None or state.entries[turn].data == {"role": "user", "content": f"turn {i}"}
         check_well_formed(state)
     state, _ = core.forget(state, "after:load", now=now + 10)
     assert not core.has(state, "after:load", now=now + 10)

@@ -304,7 +304,10 @@ def test_ent_16_turns_need_no_keys_and_survive_a_restart(tmp_path, clock):
     path = tmp_path / "memory.json"
     mem = sm.create_memory(store=sm.JsonFileStore(path), autosave=True, clock=clock)
     assert mem.add_turn("user", "I'm allergic to peanuts").key == "chat:1"
-    assert mem.add_turn("assistant", "Noted, no peanuts.").data == "assistant: Noted, no peanuts."
+    assert mem.add_turn("assistant", "Noted, no peanuts.").data == {
+        "role": "assistant",
+        "content": "Noted, no peanuts.",
+    }
     restarted = sm.create_memory(store=sm.JsonFileStore(path), autosave=True, clock=clock)
     assert restarted.add_turn("user", "What do you recommend?").key == "chat:3"
 

@@ -137,7 +137,7 @@ class StoreContract:
         assert mem.add_turn("user", "hi").key == "chat:4"
         mem.remember("a", "again")
         loaded = make(store=store)
-        assert dict(loaded.items()) == {"chat:3": 2, "x": 1, "chat:4": "user: hi", "a": "again"}
+        assert dict(loaded.items()) == {"chat:3": 2, "x": 1, "chat:4": {"role": "user", "content": "hi"}, "a": "again"}
         assert loaded.add_turn("user", "and on").key == "chat:5"
 
     def test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing(self, tmp_path, make, clock):

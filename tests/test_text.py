@@ -112,3 +112,13 @@ def test_tok_1_estimate_rejects_non_str():
 def test_tok_1_refund_sentence_estimate():
     """TOK-1: the article's English refund sentence estimates as 14 tokens."""
     assert estimate_tokens("refund requested for order 42, waiting for the warehouse") == 14
+
+
+def test_txt_4_a_turn_reads_as_role_and_content_in_a_context(make):
+    """TXT-4, ENT-16: a turn's line is `chat:N: role: content`; a dict that only looks like a message stays JSON."""
+    mem = make()
+    mem.add_turn("user", "I'm allergic to peanuts")
+    mem.remember("almost", {"role": "user", "content": "hi", "name": "Jakub"})
+    text = mem.get_context(token_budget=1000).text
+    assert text == 'chat:1: user: I\'m allergic to peanuts\nalmost: {"content":"hi","name":"Jakub","role":"user"}'
+    assert [hit.entry.key for hit in mem.recall("peanuts")] == ["chat:1"]

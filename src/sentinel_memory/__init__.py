@@ -6,6 +6,8 @@ token budget. The pure functions are in [`sentinel_memory.core`][sentinel_memory
 applications use [`create_memory`][sentinel_memory.memory.create_memory].
 """
 
+from .aio import AsyncCacheMemory, AsyncMemory, AsyncStore, AsyncWorkingMemory, create_async_memory
+from .aioredis import AsyncRedisMemories, AsyncRedisStore
 from .core import make_config
 from .errors import (
     ConflictError,
@@ -37,6 +39,7 @@ from .values import (
     Entry,
     Hit,
     LoadResult,
+    Messages,
     default_format,
 )
 
@@ -46,6 +49,12 @@ __all__ = [
     "DEFAULTS",
     "MAX_DEPTH",
     "NUMBER_RULES",
+    "AsyncCacheMemory",
+    "AsyncMemory",
+    "AsyncRedisMemories",
+    "AsyncRedisStore",
+    "AsyncStore",
+    "AsyncWorkingMemory",
     "CacheMemory",
     "Changes",
     "Compaction",
@@ -64,6 +73,7 @@ __all__ = [
     "MemoryFolder",
     "MemoryState",
     "MemoryStore",
+    "Messages",
     "RedisMemories",
     "RedisStore",
     "ReentrantCallError",
@@ -75,6 +85,7 @@ __all__ = [
     "StoreWarning",
     "WorkingMemory",
     "additive",
+    "create_async_memory",
     "create_memory",
     "default_format",
     "estimate_tokens",

@@ -62,10 +62,11 @@ not illegal: it falls back to its documented default (the number rule,
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -80,7 +81,8 @@ from .retention import by_retention
 from .shown import shown
 from .state import MemoryState, largest_turn
 from .table import Table
-from .tokens import TokenizerLike, as_tokenizer
+from .tokens import TokenizerLike, as_tokenizer, count_tokens
+from .turns import is_turn, message_of, turn_number
 from .values import (
     CacheItem,
     Changes,
@@ -91,6 +93,7 @@ from .values import (
     Entry,
     Hit,
     LoadResult,
+    Messages,
     Working,
     by_age,
     by_importance,
@@ -118,6 +121,7 @@ __all__ = [
     "has",
     "live_items",
     "make_config",
+    "messages",
     "recall",
     "remember",
     "remembered",
@@ -268,12 +272,14 @@ def add_turn(
     importance: float | None = None,
     ttl: Duration | None = None,
 ) -> tuple[MemoryState, Compaction, str]:
-    """Remember one chat turn as ``"{role}: {text}"`` under the next ``chat:N`` key (ENT-16).
+    """Remember one chat turn as the message ``{"role": role, "content": text}`` under the next ``chat:N`` key (ENT-16).
 
     N is one more than the largest ``chat:N`` this memory has stored or
     loaded, so turns keep counting after a restart without a key being
-    invented or a counter kept by the app. Returns the new state, what the
-    remember dropped, and the key used.
+    invented or a counter kept by the app. A turn's importance defaults to
+    0.3, below a fact's 0.5. Its line in a context reads ``chat:N: role:
+    text`` (TXT-4). Returns the new state, what the remember dropped, and
+    the key used.
     """
     for name, value in (("role", role), ("text", text)):
         if not isinstance(value, str):
@@ -281,7 +287,8 @@ def add_turn(
     if not role:
         raise ValueError("role must not be empty")
     key = f"chat:{state.turns + 1}"
-    state, dropped = remember(state, key, f"{role}: {text}", now=now, importance=importance, ttl=ttl)
+    weight = number_option("turn_importance", importance)
+    state, dropped = remember(state, key, {"role": role, "content": text}, now=now, importance=weight, ttl=ttl)
     return state, dropped, key
 
 
@@ -512,16 +519,30 @@ def context(
     format: Callable[[Entry], str] | None = None,
     separator: str | None = None,
     must_keep: float | None = None,
+    only: Literal["facts", "turns"] | None = None,
 ) -> Context:
-    """Prompt text of the best live entries that fits ``token_budget`` (CTX-1 .. CTX-10).
+    """Prompt text of the best live entries that fits ``token_budget`` (CTX-1 .. CTX-11).
 
     Ranking: entries matching ``query`` by recall score, then the rest by
     retention; with ``must_keep``, the entries of at least that importance
     come before both. The greedy fill and rendering are in
-    ``sentinel_memory.prompt``.
+    ``sentinel_memory.prompt``. ``only="facts"`` or ``only="turns"`` takes
+    only the entries of that kind (CTX-11, MSG-1); the rest count neither as
+    chosen nor as omitted.
     """
     _check_now(now)
     _check_budget(token_budget)
+    if only is not None:
+        return context(
+            _of_kind(state, only),
+            now=now,
+            token_budget=token_budget,
+            query=query,
+            tokenizer=tokenizer,
+            format=format,
+            separator=separator,
+            must_keep=must_keep,
+        )
     query_words = _query_words(query, optional=True)
     counter = as_tokenizer(tokenizer)
     require_callable("format", format, optional=True)
@@ -590,6 +611,98 @@ def context(
         seq_is_age=index.in_order,
     )
     return Context(text=text, entries=_copies(state, chosen), tokens=tokens, omitted=count - len(chosen))
+
+
+#: CTX-11: the kinds of entry a context may be restricted to.
+KINDS = ("facts", "turns")
+
+
+def _of_kind(state: MemoryState, only: object) -> MemoryState:
+    """The state with only the entries of one kind (CTX-11, MSG-1): turns, or facts (everything else).
+
+    A state of its own, with its own index, made for the one call: a
+    restricted context costs a pass over the entries on top of the usual.
+    """
+    if not isinstance(only, str):
+        raise TypeError(f"only must be a str, one of {KINDS}, got {type(only).__name__}")
+    if only not in KINDS:
+        raise ValueError(f"only must be one of {KINDS}, got {shown(only)}")
+    turns = only == "turns"
+    kept = [e for e in state.entries.values() if is_turn(e.key, e.data) == turns]
+    return MemoryState(config=state.config, entries=kept, next_seq=state.next_seq, turns=state.turns)
+
+
+#: MSG-3: what every message adds to a prompt beyond its content, in tokens: the role and the
+#: delimiters of the chat format (``<|start|>role<|message|>content<|end|>`` is 3 for OpenAI's models).
+MESSAGE_TOKENS = 3
+
+
+def messages(
+    state: MemoryState,
+    *,
+    now: int | float,
+    token_budget: int | float,
+    query: str | None = None,
+    tokenizer: TokenizerLike | None = None,
+    must_keep: float | None = None,
+    facts_share: float | None = None,
+) -> Messages:
+    """A prompt as chat messages within ``token_budget``: facts in one system message, then recent turns (MSG-2 .. MSG-4).
+
+    Turns first: the newest live turns, back to the first that does not fit
+    into what the facts leave them (``token_budget`` less ``facts_share`` of
+    it, default half, when there are live facts). Then the facts: the
+    context of the facts alone (CTX-1 .. CTX-10, with ``query`` and
+    ``must_keep``) within everything the turns left, as one system message.
+    Then older turns again, on from where the walk stopped, in what the
+    facts left over. Each message costs its content's count plus
+    ``MESSAGE_TOKENS``.
+    """
+    _check_now(now)
+    _check_budget(token_budget)
+    counting = as_tokenizer(tokenizer) or state.config.tokenizer
+    share = number_option("facts_share", facts_share)
+    facts = _of_kind(state, "facts")
+    newest_first = sorted(
+        _of_kind(state, "turns").index.live_by_age(now), key=lambda e: turn_number(e.key), reverse=True
+    )
+    reserve = math.floor(token_budget * share) if _live_count(facts, now) else 0
+    taken: list[tuple[Entry, str, str]] = []
+    spent: int | float = 0
+
+    def take_turns(room: int | float) -> None:
+        """Walk on from the newest turn not yet taken, until one does not fit (no gaps: a conversation reads in order)."""
+        nonlocal spent
+        for entry in newest_first[len(taken) :]:
+            role, content = _message(entry)
+            cost = count_tokens(counting, content) + MESSAGE_TOKENS
+            if spent + cost > room:
+                return
+            taken.append((entry, role, content))
+            spent += cost
+
+    take_turns(token_budget - reserve)
+    system: list[dict[str, str]] = []
+    used: list[Entry] = []
+    left = token_budget - spent - MESSAGE_TOKENS
+    if left >= 0 and count_tokens(counting, "") <= left:
+        chosen = context(facts, now=now, token_budget=left, query=query, tokenizer=counting, must_keep=must_keep)
+        if chosen.entries:
+            system.append({"role": "system", "content": chosen.text})
+            used.extend(chosen.entries)
+            spent += chosen.tokens + MESSAGE_TOKENS
+    take_turns(token_budget)  # what the facts left over goes to older turns
+    taken.reverse()
+    out = system + [{"role": role, "content": content} for _, role, content in taken]
+    used.extend(_copies(state, [entry for entry, _, _ in taken]))
+    return Messages(messages=tuple(out), entries=tuple(used), tokens=spent, omitted=_live_count(state, now) - len(used))
+
+
+def _message(entry: Entry) -> tuple[str, str]:
+    """A turn's ``(role, content)``; every entry ``_of_kind(..., "turns")`` keeps has one (MSG-1)."""
+    message = message_of(entry.data)
+    assert message is not None
+    return message
 
 
 def _kept_first(

@@ -30,6 +30,7 @@ import attrs
 
 from .errors import ConflictError, DamagedStoreError
 from .jsondata import clone, copy_json, is_json_text
+from .logs import logger
 from .options import is_number
 from .shown import shown
 from .state import MemoryState
@@ -89,6 +90,9 @@ def check_generation(location: object, generation: int | None, stored: int) -> N
     change alike.
     """
     if generation is not None and stored != generation - 1:
+        logger.warning(
+            "%s: save refused, saved by someone else (generation %d, expected %d)", location, stored, generation - 1
+        )
         raise ConflictError(location, generation - 1, stored)
 
 

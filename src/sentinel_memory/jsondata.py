@@ -127,8 +127,22 @@ def clone(value: Any) -> Any:
 
 
 def text_of(data: Any) -> str:
-    """The text an entry's data renders as: a str as is, anything else as JCS (TXT-1)."""
-    return data if isinstance(data, str) else canonical_json(data)
+    """The text an entry's data renders as: a str as is, a message as ``role: content`` (TXT-4), anything else as JCS (TXT-1)."""
+    if isinstance(data, str):
+        return data
+    message = as_message(data)
+    if message is not None:
+        return f"{message[0]}: {message[1]}"
+    return canonical_json(data)
+
+
+def as_message(data: Any) -> tuple[str, str] | None:
+    """``(role, content)`` when ``data`` is a chat message, ``{"role": str, "content": str}`` and nothing else (TXT-4); else None."""
+    if type(data) is dict and len(data) == 2:
+        role, content = data.get("role"), data.get("content")
+        if type(role) is str and type(content) is str:
+            return role, content
+    return None
 
 
 def canonical_json(value: Any) -> str:

@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import LockTimeoutError
+from .logs import logger
 from .shown import shown
 
 try:  # POSIX; elsewhere saves are still atomic, but not locked
@@ -67,21 +68,30 @@ def check_wait(wait: object) -> float:
 
 def acquire(lock: threading.Lock | threading.RLock, wait: float, location: object) -> None:
     """Take a thread lock within ``wait`` seconds, else LockTimeoutError naming ``location`` (MW-8)."""
+    if lock.acquire(blocking=False):
+        return
+    started = time.monotonic()
     if not lock.acquire(timeout=wait):
+        logger.warning("%s: still locked by another writer after %g s; gave up", location, wait)
         raise LockTimeoutError(location, wait)
+    logger.debug("%s: waited %.3f s for the lock", location, time.monotonic() - started)
 
 
 def _flock(fd: int, deadline: float, location: Path, wait: float) -> None:
     """Take the exclusive ``flock`` on ``fd`` by ``deadline`` (``time.monotonic``), else LockTimeoutError."""
     assert fcntl is not None
     nap = 0.0005
+    started = time.monotonic()
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if nap > 0.0005:
+                logger.debug("%s: waited %.3f s for the lock", location, time.monotonic() - started)
             return
         except BlockingIOError:
             left = deadline - time.monotonic()
             if left <= 0:
+                logger.warning("%s: still locked by another writer after %g s; gave up", location, wait)
                 raise LockTimeoutError(location, wait) from None
             time.sleep(min(nap, left))
             nap = min(nap * 2, _LONGEST_NAP)

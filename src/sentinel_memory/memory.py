@@ -46,11 +46,11 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
-from typing import Any
+from typing import Any, Literal
 
-from . import core
+from . import core, logs, shell
 from .document import generation_of
-from .errors import ConflictError, DamagedStoreError, LoadWarning, ReentrantCallError
+from .errors import DamagedStoreError, ReentrantCallError
 from .jsondata import MAX_DEPTH, is_json_text
 from .jsontext import with_stack_room
 from .options import Duration, is_number, require_bool, require_callable
@@ -58,7 +58,7 @@ from .shown import shown
 from .state import MemoryState
 from .stores import MemoryStore, Store, check_store
 from .tokens import TokenizerLike
-from .values import Compaction, Context, Entry, Hit, LoadResult
+from .values import Changes, Compaction, Context, Entry, Hit, LoadResult, Messages
 
 __all__ = ["CacheMemory", "Memory", "WorkingMemory", "create_memory", "wall_clock"]
 
@@ -187,6 +187,7 @@ class Memory(Mapping[str, Any]):
         self._state = state
         if persist and not self._autosave:
             self._dirty, self._in_sync = True, False
+        logs.dropped(self._store, dropped)
 
     def _save(self, before: MemoryState, state: MemoryState, keys: Iterable[str] | None) -> None:
         """Save ``state`` as the next generation (MW-1, MW-3, MW-4, PER-14)."""
@@ -195,12 +196,16 @@ class Memory(Mapping[str, Any]):
             preserve = getattr(self._store, "preserve", None)
             if callable(preserve):
                 preserve()
+                shell.preserved(self._store)
             self._preserve_first = False
         save_changes = getattr(self._store, "save_changes", None)
-        if keys is not None and self._in_sync and callable(save_changes):
-            save_changes(core.changes(before, state, keys, generation=generation))
+        what = shell.what_to_save(
+            before, state, keys, generation=generation, in_sync=self._in_sync, incremental=callable(save_changes)
+        )
+        if isinstance(what, Changes):
+            save_changes(what)  # type: ignore[misc]  # callable, as what_to_save was told
         else:
-            self._store.save(core.to_document(state, generation=generation))
+            self._store.save(what)
         self._generation, self._dirty, self._in_sync = generation, False, True
 
     @contextlib.contextmanager
@@ -244,12 +249,8 @@ class Memory(Mapping[str, Any]):
         generation = getattr(self._store, "generation", None)
         if not callable(generation):
             return
-        found = generation()
-        if found == self._generation:
-            return
-        if self._dirty:
-            raise ConflictError(self._store, self._generation, found)
-        self.load()
+        if shell.must_reload(generation(), self._generation, dirty=self._dirty, store=self._store):
+            self.load()
 
     # -- entries -----------------------------------------------------------
 
@@ -287,10 +288,13 @@ class Memory(Mapping[str, Any]):
             return entry
 
     def add_turn(self, role: str, text: str, *, importance: float | None = None, ttl: Duration | None = None) -> Entry:
-        """Remember one chat turn as ``"{role}: {text}"`` under the next ``chat:N`` key; returns the entry (ENT-16).
+        """Remember one chat turn as the message ``{"role": role, "content": text}`` under the next ``chat:N`` key; returns the entry (ENT-16).
 
         No key to invent and no counter to keep: ``N`` continues from the
-        largest ``chat:N`` the memory holds, also after a restart.
+        largest ``chat:N`` the memory holds, also after a restart. A turn's
+        importance is 0.3 unless given, below a fact's 0.5. In a context its
+        line reads ``chat:N: role: text`` (TXT-4), and ``get_messages`` hands
+        it back as a message.
 
         ```pycon
         >>> mem.add_turn("user", "I'm allergic to peanuts").key
@@ -387,6 +391,7 @@ class Memory(Mapping[str, Any]):
         with self._change() as start:
             state, dropped = core.compact(start, now=self._now())
             self._commit(state, persist=bool(dropped), keys=tuple(_dropped_keys(dropped)))
+            logs.dropped(self._store, dropped)  # not passed to _commit: that would call on_evict (CMP-3)
             return dropped
 
     def get_context(
@@ -398,6 +403,7 @@ class Memory(Mapping[str, Any]):
         format: Callable[[Entry], str] | None = None,
         separator: str | None = None,
         must_keep: float | None = None,
+        only: Literal["facts", "turns"] | None = None,
     ) -> Context:
         """The prompt text of the most important live entries that fits ``token_budget``.
 
@@ -417,6 +423,9 @@ class Memory(Mapping[str, Any]):
         :param separator: joins the lines; default ``"\n"``.
         :param must_keep: an importance in [0, 1]; entries at or above it are placed
             first whatever the query (they still have to fit).
+        :param only: ``"facts"`` or ``"turns"`` for the entries of that kind alone
+            (a turn is a ``chat:N`` entry holding a message, as ``add_turn``
+            stores it); None for every entry.
         :returns: a [`Context`][sentinel_memory.values.Context]: ``text``, the
             ``entries`` in it, its ``tokens`` (the tokenizer's count of ``text``)
             and how many live entries were ``omitted``.
@@ -440,6 +449,56 @@ class Memory(Mapping[str, Any]):
             format=format,
             separator=separator,
             must_keep=must_keep,
+            only=only,
+        )
+
+    def get_messages(
+        self,
+        *,
+        token_budget: int | float,
+        query: str | None = None,
+        tokenizer: TokenizerLike | None = None,
+        must_keep: float | None = None,
+        facts_share: float | None = None,
+    ) -> Messages:
+        """A prompt as chat messages that fits ``token_budget``: the facts that matter, then the recent turns.
+
+        The facts go into one system message, chosen as ``get_context`` chooses
+        them (``query``, ``must_keep``); the newest turns that fit follow as
+        their own messages, oldest first. Turns are taken first, newest back,
+        from all but ``facts_share`` of the budget; the facts get everything
+        the turns leave. Each message counts its content's tokens plus 3 for
+        the chat format (MSG-3), and the whole never exceeds the budget.
+
+        :param token_budget: the most tokens the messages may count, a number >= 0.
+        :param query: rank the facts that share its words first (the user's last message, say).
+        :param tokenizer: counts tokens, as for ``get_context``.
+        :param must_keep: facts of at least this importance come first, as for ``get_context``.
+        :param facts_share: the share of the budget kept for facts while there
+            are any, in [0, 1]; default 0.5.
+        :returns: a [`Messages`][sentinel_memory.values.Messages]: the ``messages``
+            (dicts of ``role`` and ``content``, ready for a chat-completions call),
+            the ``entries`` used, their ``tokens`` and how many live entries were
+            ``omitted``.
+        :raises ValueError: for a budget that is not a finite number >= 0.
+        :raises TypeError: for a tokenizer that returns something other than a
+            number >= 0, or a query that is not a string.
+
+        ```pycon
+        >>> mem.add_turn("user", "Any nuts in the risotto?").key
+        'chat:1'
+        >>> [m["role"] for m in mem.get_messages(token_budget=200).messages]
+        ['system', 'user']
+        ```
+        """
+        return core.messages(
+            self._state,
+            now=self._now(),
+            token_budget=token_budget,
+            query=query,
+            tokenizer=tokenizer,
+            must_keep=must_keep,
+            facts_share=facts_share,
         )
 
     def stats(self) -> dict[str, int]:
@@ -483,20 +542,9 @@ class Memory(Mapping[str, Any]):
                 raise
             self.last_load = result
             if result.lost:
-                kept = (
-                    "is kept"
-                    if callable(getattr(self._store, "preserve", None))
-                    else "cannot be kept (the store has no preserve())"
-                )
-                working = "; the damaged working memory loaded as {}" if result.working_dropped else ""
-                warnings.warn(
-                    LoadWarning(
-                        f"loading from {self._store!r} dropped {result.dropped} invalid entries and compacted "
-                        f"{result.compacted} to fit limit={self._state.config.limit}{working}; the original {kept} "
-                        "before the next save overwrites it"
-                    ),
-                    stacklevel=3,
-                )
+                can_preserve = callable(getattr(self._store, "preserve", None))
+                warning = shell.load_warning(self._store, result, self._state.config.limit, can_preserve=can_preserve)
+                warnings.warn(warning, stacklevel=3)
             return result
 
     # -- Python conveniences -----------------------------------------------

@@ -80,6 +80,8 @@ Duration = int | float | timedelta
 NUMBER_RULES: types.MappingProxyType[str, NumberRule] = types.MappingProxyType(
     {
         "importance": NumberRule(default=0.5, minimum=0, maximum=1),
+        # ENT-16: a chat turn matters less than a fact by default (see the rule for why).
+        "turn_importance": NumberRule(default=0.3, minimum=0, maximum=1),
         "ttl": NumberRule(default=None, minimum=0, exclusive_minimum=True, duration=True),
         "limit": NumberRule(default=1000, minimum=1, integer=True),
         "recency_window": NumberRule(default=86_400_000, minimum=0, exclusive_minimum=True, duration=True),
@@ -88,6 +90,7 @@ NUMBER_RULES: types.MappingProxyType[str, NumberRule] = types.MappingProxyType(
         "recall_limit": NumberRule(default=10, minimum=0, integer=True),
         "recent_n": NumberRule(default=10, minimum=0, integer=True),
         "must_keep": NumberRule(default=None, minimum=0, maximum=1),
+        "facts_share": NumberRule(default=0.5, minimum=0, maximum=1),
     }
 )
 
@@ -111,7 +114,13 @@ def is_number(value: object) -> bool:
 
 
 #: How the warning names an option whose rule is named differently from its argument.
-_ARGUMENT = {"recall_limit": "recall limit", "recent_n": "get_recent n", "must_keep": "get_context must_keep"}
+_ARGUMENT = {
+    "turn_importance": "add_turn importance",
+    "recall_limit": "recall limit",
+    "recent_n": "get_recent n",
+    "must_keep": "get_context must_keep",
+    "facts_share": "get_messages facts_share",
+}
 
 _ONE_MS = timedelta(milliseconds=1)
 

@@ -46,6 +46,7 @@ from . import jsontext
 from .document import declared_generation, generation_of, problem, working_record
 from .errors import ConflictError, DamagedStoreError, LockTimeoutError, StoreConnectionError, StoreError
 from .locking import DEFAULT_LOCK_WAIT, check_wait
+from .logs import logger
 from .options import Duration, milliseconds
 from .shown import shown
 from .values import Changes
@@ -116,7 +117,30 @@ def _dumps(value: Any) -> str:
     return jsontext.json_text(value, separators=(",", ":"))
 
 
-class RedisStore:
+class ScriptArguments:
+    """What RedisStore and AsyncRedisStore send their save scripts, from ``self.idle_ms`` (RDS-2, RDS-4)."""
+
+    idle_ms: int
+
+    def save_args(self, document: dict[str, Any]) -> tuple[list[Any], int | None]:
+        """The ``_SAVE`` script's arguments for a whole save of ``document``, and the generation it declares (RDS-2)."""
+        declared = declared_generation(document)
+        pairs = [part for pair in entry_fields(document["entries"]) for part in pair]
+        args = ["" if declared is None else declared - 1, generation_of(document)]
+        args += [_dumps(document.get("working", _EMPTY_WORKING)), self.idle_ms, *pairs]
+        return args, declared
+
+    def changes_args(self, changes: Changes) -> list[Any]:
+        """The ``_SAVE_CHANGES`` script's arguments for an incremental save (RDS-2, MW-4)."""
+        working = "" if changes.working is None else _dumps(working_record(changes.working))
+        args: list[Any] = [changes.generation - 1, changes.generation, working, self.idle_ms, len(changes.deletes)]
+        args += list(changes.deletes)
+        for entry in changes.upserts:
+            args += [entry.key, _dumps(entry.to_dict())]
+        return args
+
+
+class RedisStore(ScriptArguments):
     """One memory in Redis, shared by every process and machine that opens the same ``key`` (RDS-1 .. RDS-5).
 
     :param client: a ``redis.Redis`` client (any that returns bytes or str), or
@@ -171,6 +195,8 @@ class RedisStore:
         self._unreleased: list[tuple[Any, str]] = []
         self._unreleased_guard = threading.Lock()
 
+    _unreachable = False  # the last call found the server down (LOG-3)
+
     def __repr__(self) -> str:
         return f"RedisStore(key={self.key!r})"
 
@@ -193,10 +219,7 @@ class RedisStore:
     @property
     def server(self) -> str:
         """The server this store talks to, as ``host:port/db`` (or the socket path): what its errors name."""
-        kwargs = getattr(getattr(self.client, "connection_pool", None), "connection_kwargs", {})
-        if "path" in kwargs:
-            return f"{kwargs['path']}/{kwargs.get('db', 0)}"
-        return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+        return server_of(self.client)
 
     @contextlib.contextmanager
     def _talking(self, operation: str) -> Iterator[None]:
@@ -210,20 +233,15 @@ class RedisStore:
         redis = _redis()
         try:
             yield
-        except redis.exceptions.LockError:
-            raise  # a lease that ran out: the caller's to judge (RDS-3)
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
-            raise StoreConnectionError(
-                f"{self!r}: Redis is not reachable at {self.server} ({operation}): {error}",
-                server=self.server,
-                operation=operation,
-            ) from error
         except redis.exceptions.RedisError as error:
-            raise StoreError(
-                f"{self!r}: Redis at {self.server} refused {operation}: {type(error).__name__}: {error}",
-                server=self.server,
-                operation=operation,
-            ) from error
+            mapped = store_error(self, self.server, operation, error)
+            if mapped is None:
+                raise
+            self._unreachable = isinstance(mapped, StoreConnectionError) or self._unreachable
+            raise mapped from error
+        if self._unreachable:  # LOG-3: the first operation through after an outage says so
+            self._unreachable = False
+            logger.info("%r: Redis at %s is reachable again (%s)", self, self.server, operation)
 
     def load(self) -> dict[str, Any] | None:
         """The saved document, read in one transaction, or None when this memory was never saved (PER-2)."""
@@ -232,69 +250,37 @@ class RedisStore:
             pipe.hgetall(self.meta_key)
             pipe.hgetall(self.entries_key)
             meta_raw, entries_raw = pipe.execute()
-        if not meta_raw and not entries_raw:
-            return None
-        meta = {_text(k): _text(v) for k, v in meta_raw.items()}
-        try:
-            if meta.get("version") != "1":
-                raise ValueError(f"holds version {meta.get('version')!r}, not 1")
-            ordered = sorted((json.loads(_text(value)) for value in entries_raw.values()), key=lambda pair: pair[0])
-            document: dict[str, Any] = {"version": 1}
-            if "generation" in meta:  # every save writes both; a document put there by other means may lack them
-                document["generation"] = int(meta["generation"])
-            document["entries"] = [record for _, record in ordered]
-            if "working" in meta:
-                document["working"] = json.loads(meta["working"])
-        except (ValueError, TypeError, KeyError) as error:
-            raise DamagedStoreError(f"is not a memory this store wrote: {error}", repr(self)) from None
-        found = problem(document)
-        if found is not None:
-            raise DamagedStoreError(found, repr(self))
-        return document
+        return document_of(meta_raw, entries_raw, self)
 
     def generation(self) -> int:
         """The generation the store holds now: 0 when nothing was saved (MW-1)."""
         with self._talking("generation"):
             version, generation = self.client.hmget(self.meta_key, ["version", "generation"])
-        if version is not None and _text(version) != "1":
-            raise DamagedStoreError(f"holds version {_text(version)!r}, not 1", repr(self))
-        return int(generation) if generation is not None else 0
+        return generation_from(version, generation, self)
 
     # -- writing -----------------------------------------------------------------
 
     def save(self, document: dict[str, Any]) -> None:
         """Replace the memory with ``document`` in one atomic script; ConflictError when another writer saved first (RDS-2, MW-3)."""
-        declared = declared_generation(document)
-        pairs = [part for pair in entry_fields(document["entries"]) for part in pair]
-        args = ["" if declared is None else declared - 1, generation_of(document)]
-        args += [_dumps(document.get("working", _EMPTY_WORKING)), self.idle_ms, *pairs]
+        args, declared = self.save_args(document)
         self._run(self._save_script, args, declared)
 
     def save_changes(self, changes: Changes) -> None:
         """Write only what a change touched, in one atomic script, with the same generation check (RDS-2, MW-4)."""
-        working = "" if changes.working is None else _dumps(working_record(changes.working))
-        args: list[Any] = [changes.generation - 1, changes.generation, working, self.idle_ms, len(changes.deletes)]
-        args += list(changes.deletes)
-        for entry in changes.upserts:
-            args += [entry.key, _dumps(entry.to_dict())]
-        self._run(self._changes_script, args, changes.generation)
+        self._run(self._changes_script, self.changes_args(changes), changes.generation)
 
     def _run(self, script: Any, args: list[Any], declared: int | None) -> None:
         with self._talking("save"):
             status, value = script(keys=[self.meta_key, self.entries_key], args=args)
-        if _text(status) == "conflict":
-            raise ConflictError(repr(self), (declared or 0) - 1, int(value))
-        if _text(status) == "damaged":
-            raise DamagedStoreError(f"holds version {_text(value)!r}, not 1; not overwritten", repr(self))
+        check_outcome(status, value, declared, self)
 
     def preserve(self) -> None:
         """Keep a copy of the stored document under ``<prefix>:{<key>}:orig:<UTC time>`` before it is overwritten (PER-14)."""
         document = self.load()
         if document is None:
             return
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         with self._talking("preserve"):
-            self.client.set(f"{self.meta_key[: -len(':meta')]}:orig:{stamp}", _dumps(document), px=self.idle_ms or None)
+            self.client.set(orig_key(self.meta_key), _dumps(document), px=self.idle_ms or None)
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
@@ -408,6 +394,77 @@ class RedisMemories:
         if "store" in options:
             raise TypeError("RedisMemories chooses each memory's store; do not pass store=")
         return create_memory(store=self.store(user_id), **{**self.options, **options})
+
+
+# -- what RedisStore and AsyncRedisStore share: arguments, answers and errors, with no I/O --
+
+
+def server_of(client: Any) -> str:
+    """The server a redis-py client (sync or asyncio) talks to, as ``host:port/db`` or the socket path (RDS-6)."""
+    kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
+    if "path" in kwargs:
+        return f"{kwargs['path']}/{kwargs.get('db', 0)}"
+    return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+
+
+def store_error(store: object, server: str, operation: str, error: BaseException) -> StoreError | None:
+    """The documented error for a redis-py one (RDS-5, RDS-6); None for a ``LockError``, the caller's to judge (RDS-3)."""
+    exceptions = _redis().exceptions
+    if isinstance(error, exceptions.LockError):
+        return None
+    if isinstance(error, (exceptions.ConnectionError, exceptions.TimeoutError)):
+        message = f"{store!r}: Redis is not reachable at {server} ({operation}): {error}"
+        logger.warning("%s", message)  # LOG-3
+        return StoreConnectionError(message, server=server, operation=operation)
+    return StoreError(
+        f"{store!r}: Redis at {server} refused {operation}: {type(error).__name__}: {error}",
+        server=server,
+        operation=operation,
+    )
+
+
+def orig_key(meta_key: str) -> str:
+    """The key of a copy ``preserve`` keeps now: ``<prefix>:{<key>}:orig:<UTC time>`` (PER-14)."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    return f"{meta_key[: -len(':meta')]}:orig:{stamp}"
+
+
+def document_of(meta_raw: dict[Any, Any], entries_raw: dict[Any, Any], store: object) -> dict[str, Any] | None:
+    """The document two loaded hashes hold, None when both are empty; DamagedStoreError for another layout (RDS-2)."""
+    if not meta_raw and not entries_raw:
+        return None
+    meta = {_text(k): _text(v) for k, v in meta_raw.items()}
+    try:
+        if meta.get("version") != "1":
+            raise ValueError(f"holds version {meta.get('version')!r}, not 1")
+        ordered = sorted((json.loads(_text(value)) for value in entries_raw.values()), key=lambda pair: pair[0])
+        document: dict[str, Any] = {"version": 1}
+        if "generation" in meta:  # every save writes both; a document put there by other means may lack them
+            document["generation"] = int(meta["generation"])
+        document["entries"] = [record for _, record in ordered]
+        if "working" in meta:
+            document["working"] = json.loads(meta["working"])
+    except (ValueError, TypeError, KeyError) as error:
+        raise DamagedStoreError(f"is not a memory this store wrote: {error}", repr(store)) from None
+    found = problem(document)
+    if found is not None:
+        raise DamagedStoreError(found, repr(store))
+    return document
+
+
+def generation_from(version: Any, generation: Any, store: object) -> int:
+    """The generation the meta hash's ``version`` and ``generation`` fields say (MW-1); DamagedStoreError for another version."""
+    if version is not None and _text(version) != "1":
+        raise DamagedStoreError(f"holds version {_text(version)!r}, not 1", repr(store))
+    return int(generation) if generation is not None else 0
+
+
+def check_outcome(status: Any, value: Any, declared: int | None, store: object) -> None:
+    """Raise what a save script's answer means: ConflictError (MW-3) or DamagedStoreError (RDS-2); nothing for ``ok``."""
+    if _text(status) == "conflict":
+        raise ConflictError(repr(store), (declared or 0) - 1, int(value))
+    if _text(status) == "damaged":
+        raise DamagedStoreError(f"holds version {_text(value)!r}, not 1; not overwritten", repr(store))
 
 
 def entry_fields(records: list[dict[str, Any]]) -> list[tuple[str, str]]:

@@ -36,6 +36,7 @@ __all__ = [
     "Entry",
     "Hit",
     "LoadResult",
+    "Messages",
     "Working",
     "by_age",
     "by_importance",
@@ -265,6 +266,24 @@ class Context:
     """
 
     text: str
+    entries: tuple[Entry, ...]
+    tokens: int | float
+    omitted: int
+
+
+@attrs.frozen
+class Messages:
+    """What ``messages`` returns: a prompt as chat messages within one budget (MSG-2 .. MSG-4).
+
+    ``messages`` are OpenAI-style ``{"role": ..., "content": ...}`` dicts,
+    ready for a chat-completions call: the facts that fit in one system
+    message (left out when none fits), then the recent turns that fit,
+    oldest first. ``tokens`` is ``sum(tokenizer(content) + MESSAGE_TOKENS)``
+    over them, ``entries`` the entries used (facts in render order, then
+    turns), ``omitted`` how many live entries were left out.
+    """
+
+    messages: tuple[dict[str, str], ...]
     entries: tuple[Entry, ...]
     tokens: int | float
     omitted: int

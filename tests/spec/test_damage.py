@@ -85,7 +85,10 @@ def check_load(folder: Path, content: bytes) -> str:
         (copy,) = folder.glob("memory.json.*.orig")
         assert copy.read_bytes() == content
         again = sm.create_memory(store=store, clock=lambda: T0, limit=10**6)
-        assert again.get("after:load") == "written after the load" and again.get(turn) == "user: and a turn"
+        assert again.get("after:load") == "written after the load" and again.get(turn) == {
+            "role": "user",
+            "content": "and a turn",
+        }
         assert sm.core.to_document(again.state) == sm.core.to_document(mem.state)
         return "lossy"
     keep_writing(mem.state, T0)

@@ -758,7 +758,7 @@ class MemoryComparison(RankingComparison):
         self.remember_one(KEY_POOL[0], "written after the load", 0.5, None)
         turn = self.mem.add_turn("user", "and a turn").key
         assert turn not in kept  # ENT-16: the next turn after every loaded one
-        self.model.remember(turn, "user: and a turn", None, None, self.now)
+        self.model.remember(turn, {"role": "user", "content": "and a turn"}, 0.3, None, self.now)  # ENT-16: 0.3
         self.mem.save()
         preserved = sorted(self.folder.glob("memory.json.*.orig"))
         if isinstance(self.store, sm.JsonFileStore):

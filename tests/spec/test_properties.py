@@ -19,7 +19,7 @@ from unittest import mock
 
 import attrs
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
@@ -592,6 +592,8 @@ STDLIB = set(sys.stdlib_module_names)
 
 #: Optional extras a module may import, but only inside a function, so importing the package never needs them.
 OPTIONAL = {"redis"}
+#: LC-5: adapter modules the package never imports, each with the extra it may import at its top.
+ADAPTERS = {"langchain.py": {"langchain_core"}}
 
 
 def _imports(tree: ast.AST) -> list[tuple[str, bool]]:
@@ -612,11 +614,13 @@ def _imports(tree: ast.AST) -> list[tuple[str, bool]]:
 
 @pytest.mark.parametrize("module", sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")))
 def test_dep_1_modules_import_only_stdlib_and_attrs(module):
-    """DEP-1: every module imports only the standard library, attrs or the package; an optional extra (redis) only inside a function."""
+    """DEP-1, LC-5: every module imports only the standard library, attrs or the package; an optional extra (redis) only inside a function, an adapter's own extra (langchain-core) in that adapter alone."""
     tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
     for name, in_function in _imports(tree):
         top = name.split(".")[0]
-        allowed = top in STDLIB or top == "attrs" or (in_function and top in OPTIONAL)
+        allowed = (
+            top in STDLIB or top == "attrs" or (in_function and top in OPTIONAL) or top in ADAPTERS.get(module, ())
+        )
         assert allowed, f"{module} imports {name}" + ("" if in_function else " at module level")
 
 
@@ -1094,7 +1098,7 @@ def test_ent_16_turns_continue_after_the_largest_chat_key_also_after_a_reload(ke
     mem.save()
     again = sm.create_memory(store=store, clock=lambda: 0, limit=100)
     assert again.add_turn("assistant", "after a restart").key == f"chat:{largest + turns + 1}"
-    assert again["chat:" + str(largest + turns + 1)] == "assistant: after a restart"
+    assert again["chat:" + str(largest + turns + 1)] == {"role": "assistant", "content": "after a restart"}
 
 
 class _WordEncoder:
@@ -1332,3 +1336,21 @@ def test_rec_5_a_long_query_finds_what_its_words_find(stored, word, times, glue)
     wanted = words(query)
     hits = core.recall(state, query, now=0, limit=100)
     assert {hit.entry.key for hit in hits} == {f"k{i}" for i, text in enumerate(stored) if wanted & words(text)}
+
+
+@given(
+    role=st.text(max_size=8),
+    content=st.text(max_size=20),
+    extra=st.one_of(st.none(), st.sampled_from(["name", "id"])),
+    role_is_text=st.booleans(),
+)
+def test_txt_4_exactly_a_role_and_a_content_render_as_a_line_of_chat(role, content, extra, role_is_text):
+    """TXT-4, TXT-1: {"role": str, "content": str} renders as "role: content"; any other key or a non-str value as canonical JSON."""
+    from sentinel_memory.jsondata import canonical_json, text_of
+
+    data: dict = {"role": role if role_is_text else len(role), "content": content}
+    if extra is not None:
+        data[extra] = 1
+    assume(is_json_text(role) and is_json_text(content))
+    expected = f"{role}: {content}" if role_is_text and extra is None else canonical_json(data)
+    assert text_of(data) == expected

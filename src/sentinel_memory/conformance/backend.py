@@ -308,6 +308,7 @@ class Session:
         format: Any = None,
         separator: Any = None,
         must_keep: Any = None,
+        only: Any = None,
     ) -> Any:
         context = self.memory.get_context(
             token_budget=token_budget,
@@ -316,8 +317,27 @@ class Session:
             format=_named(FORMATS, "format", format),
             separator=separator,
             must_keep=must_keep,
+            only=only,
         )
         return wire.context(context)
+
+    def op_get_messages(
+        self,
+        token_budget: Any = None,
+        query: Any = None,
+        tokenizer: Any = None,
+        must_keep: Any = None,
+        facts_share: Any = None,
+    ) -> Any:
+        return wire.messages(
+            self.memory.get_messages(
+                token_budget=token_budget,
+                query=query,
+                tokenizer=_named(TOKENIZERS, "tokenizer", tokenizer),
+                must_keep=must_keep,
+                facts_share=facts_share,
+            )
+        )
 
     # -- the L0 cache and the L1 working memory ----------------------------------
 

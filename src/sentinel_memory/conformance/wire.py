@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..document import record
-from ..values import Compaction, Context, Entry, Hit, LoadResult
+from ..values import Compaction, Context, Entry, Hit, LoadResult, Messages
 
 __all__ = [
     "OP_GROUPS",
@@ -32,6 +32,7 @@ __all__ = [
     "entries",
     "hits",
     "load_result",
+    "messages",
 ]
 
 #: The key of the one-key object that stands for a number JSON cannot write.
@@ -48,6 +49,7 @@ OP_GROUPS: Mapping[str, str] = {
     "clear": "entries",
     "size": "entries",
     "get_recent": "entries",
+    "get_messages": "messages",
     "stats": "entries",
     "compact": "compaction",
     "evictions": "compaction",
@@ -106,6 +108,16 @@ def compaction(value: Compaction) -> dict[str, Any]:
 def context(value: Context) -> dict[str, Any]:
     """``{"text", "entries", "tokens", "omitted"}``."""
     return {"text": value.text, "entries": entries(value.entries), "tokens": value.tokens, "omitted": value.omitted}
+
+
+def messages(value: Messages) -> dict[str, Any]:
+    """``{"messages", "entries", "tokens", "omitted"}``."""
+    return {
+        "messages": [dict(message) for message in value.messages],
+        "entries": entries(value.entries),
+        "tokens": value.tokens,
+        "omitted": value.omitted,
+    }
 
 
 def load_result(value: LoadResult) -> dict[str, Any]:

@@ -1,0 +1,859 @@
+"""The async surface: [`AsyncMemory`][sentinel_memory.aio.AsyncMemory], for bots on asyncio, FastAPI or aiohttp (AIO-1 .. AIO-4).
+
+Every method that changes the memory or can do I/O is a coroutine; the
+reads (``get``, ``recall``, ``get_context``, ``stats`` ...) are plain
+methods, because they never do I/O: they read the last kept state, as the
+sync memory's reads do (MW-5).
+
+The rules are the sync memory's: one clock read per operation, one core
+function per change, then ``on_evict``, then autosave, then the new state is
+kept, and nothing changes when a step raises (WRP-1); incremental saves
+(MW-4), the preserved original after a lossy load (PER-14), and with
+``shared=True`` every persisted change a transaction of its own (MW-6).
+Two engines keep them, chosen by the store (AIO-3):
+
+* a store whose ``load`` is a coroutine function (such as
+  [`AsyncRedisStore`][sentinel_memory.aioredis.AsyncRedisStore]) is driven
+  natively on the event loop, by an async shell over the core;
+* any other store (``MemoryStore``, ``JsonFileStore``, ``SqliteStore``,
+  ``RedisStore``) is driven by a sync [`Memory`][sentinel_memory.memory.Memory]
+  in one worker thread of this memory's own, so its file, SQLite or network
+  I/O never blocks the loop, and every rule is that very memory's.
+
+Changes from many tasks take turns, first come first served (AIO-2), and a
+cancelled task never leaves a change half done (AIO-4): a change cancelled
+while it waits for its turn never happens; once it has its turn it runs to
+its end, and then the task ends cancelled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import inspect
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+
+from . import core, logs
+from .document import generation_of
+from .errors import DamagedStoreError, ReentrantCallError
+from .jsondata import MAX_DEPTH, is_json_text
+from .jsontext import with_stack_room
+from .memory import NOTHING_DROPPED, Memory, _cycle_collector_paused, create_memory, wall_clock
+from .options import Duration, is_number
+from .shell import load_warning, must_reload, preserved, what_to_save
+from .shown import shown
+from .state import MemoryState
+from .stores import Store
+from .tokens import TokenizerLike
+from .values import Changes, Compaction, Context, Entry, Hit, LoadResult
+
+if TYPE_CHECKING:
+    import asyncio
+    import concurrent.futures
+
+# asyncio (and the thread pool) are imported where they are used: importing
+# the package must not cost their import time when nothing async runs.
+
+__all__ = ["AsyncCacheMemory", "AsyncMemory", "AsyncStore", "AsyncWorkingMemory", "create_async_memory"]
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class AsyncStore(Protocol):
+    """A store for the native engine: ``load`` and ``save`` are coroutines (AIO-3).
+
+    It may also offer ``save_changes(changes)``, ``generation()`` and
+    ``preserve()`` as coroutines, ``lock()`` as an async context manager, and
+    ``close()``, with the meanings the sync stores give them (MW-2 .. MW-4,
+    PER-14, WRP-5). [`AsyncRedisStore`][sentinel_memory.aioredis.AsyncRedisStore] is one.
+    """
+
+    async def load(self) -> dict[str, Any] | None:
+        """The saved document, or None when nothing was saved yet."""
+        ...
+
+    async def save(self, document: dict[str, Any]) -> None:
+        """Keep ``document`` so that the next ``load`` returns it; raise and keep the old one if that fails."""
+        ...
+
+
+def is_async_store(store: object) -> bool:
+    """Whether ``store`` is driven natively: its ``load`` is a coroutine function (AIO-3)."""
+    return inspect.iscoroutinefunction(getattr(store, "load", None))
+
+
+async def _call(method: Callable[..., Any], *args: Any) -> Any:
+    """Call a store's method, awaiting what it returns when that is awaitable."""
+    result = method(*args)
+    return await result if inspect.isawaitable(result) else result
+
+
+def _dropped_keys(compaction: Compaction) -> tuple[str, ...]:
+    return tuple(entry.key for entry in compaction.expired + compaction.evicted)
+
+
+# -- the changes, as steps over the core: (state, now, *args) -> _Outcome -----------------
+
+
+class _Outcome(NamedTuple):
+    """What one change gives the native shell to commit: the same calls ``Memory`` makes."""
+
+    state: MemoryState | None  # None: nothing to commit (a forget that removed nothing)
+    result: Any = None
+    dropped: Compaction = NOTHING_DROPPED
+    persist: bool = True
+    keys: tuple[str, ...] | None = None
+
+
+_Now = Callable[[], int | float]
+
+
+def _remember(start: MemoryState, now: _Now, key: str, data: Any, **options: Any) -> _Outcome:
+    state, dropped = core.remember(start, key, data, now=now(), **options)
+    entry = core.remembered(state, dropped, key)  # before any side effect: nothing may raise after them
+    return _Outcome(state, entry, dropped, keys=(key, *_dropped_keys(dropped)))
+
+
+def _add_turn(start: MemoryState, now: _Now, role: str, text: str, **options: Any) -> _Outcome:
+    state, dropped, key = core.add_turn(start, role, text, now=now(), **options)
+    return _Outcome(state, core.remembered(state, dropped, key), dropped, keys=(key, *_dropped_keys(dropped)))
+
+
+def _forget(start: MemoryState, now: _Now, key: str) -> _Outcome:
+    state, removed = core.forget(start, key, now=now())
+    return _Outcome(state if removed else None, removed, keys=(key,))
+
+
+def _clear(start: MemoryState, now: _Now) -> _Outcome:
+    return _Outcome(core.clear(start))
+
+
+def _compact(start: MemoryState, now: _Now) -> _Outcome:
+    state, dropped = core.compact(start, now=now())
+    # An explicit compaction returns what it dropped and does not call on_evict (CMP-3).
+    return _Outcome(state, dropped, persist=bool(dropped), keys=_dropped_keys(dropped))
+
+
+def _cache_put(start: MemoryState, now: _Now, key: str, value: Any, **options: Any) -> _Outcome:
+    return _Outcome(core.cache_put(start, key, value, now=now(), **options), persist=False)
+
+
+def _cache_delete(start: MemoryState, now: _Now, key: str) -> _Outcome:
+    state, removed = core.cache_delete(start, key, now=now())
+    return _Outcome(state, removed, persist=False)
+
+
+def _cache_clear(start: MemoryState, now: _Now) -> _Outcome:
+    return _Outcome(core.cache_clear(start), persist=False)
+
+
+def _working_set(start: MemoryState, now: _Now, patch: dict[str, Any]) -> _Outcome:
+    return _Outcome(core.working_set(start, patch, now=now()), keys=())
+
+
+def _working_clear(start: MemoryState, now: _Now) -> _Outcome:
+    return _Outcome(core.working_clear(start), keys=())
+
+
+#: Each change by the name of the sync memory's method, and whether it is persisted (a shared transaction).
+_STEPS: dict[str, tuple[Callable[..., _Outcome], bool]] = {
+    "remember": (_remember, True),
+    "add_turn": (_add_turn, True),
+    "forget": (_forget, True),
+    "clear": (_clear, True),
+    "compact": (_compact, True),
+    "cache.put": (_cache_put, False),
+    "cache.delete": (_cache_delete, False),
+    "cache.clear": (_cache_clear, False),
+    "working.set": (_working_set, True),
+    "working.clear": (_working_clear, True),
+}
+
+
+# -- the engines -----------------------------------------------------------------------------
+
+
+class _Threaded:
+    """A sync ``Memory`` driven in one worker thread of its own (AIO-3): its rules, its code.
+
+    One thread per memory, not the loop's shared pool: a transaction holds
+    the memory's and the store's thread-owned locks across several calls,
+    and the thread that took them must be the one that lets go.
+    """
+
+    effects_task: asyncio.Task[Any] | None = None  # the sync memory refuses re-entry itself (WRP-3)
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    @property
+    def state(self) -> MemoryState:
+        return self.memory.state
+
+    @property
+    def generation(self) -> int:
+        return self.memory.generation
+
+    @property
+    def last_load(self) -> LoadResult | None:
+        return self.memory.last_load
+
+    async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        import asyncio
+        import concurrent.futures
+
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="sentinel-memory")
+        context = contextvars.copy_context()
+        call = functools.partial(context.run, function, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, call)
+
+    async def change(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        target: Any = self.memory
+        for part in name.split("."):
+            target = getattr(target, part)
+        return await self.run(target, *args, **kwargs)
+
+    async def save(self) -> None:
+        await self.run(self.memory.save)
+
+    async def load(self) -> LoadResult:
+        return await self.run(self.memory.load)
+
+    async def enter_transaction(self) -> Any:
+        block = self.memory.transaction()
+        await self.run(block.__enter__)
+        return block
+
+    async def exit_transaction(self, block: Any, error: BaseException | None) -> None:
+        await self.run(block.__exit__, type(error) if error else None, error, error.__traceback__ if error else None)
+
+    async def close(self) -> None:
+        await self.run(self.memory.close)
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)  # a later call starts another thread (WRP-5)
+
+
+class _Native:
+    """The async shell over the core for a store of coroutines (AIO-3): ``Memory``'s plumbing, awaited.
+
+    Each change: the step of ``_STEPS`` (one clock read, one core call),
+    then ``on_evict``, then the store's save, then the new state (WRP-1).
+    """
+
+    def __init__(
+        self,
+        state: MemoryState,
+        *,
+        store: Any,
+        now: _Now,
+        autosave: bool,
+        on_evict: Callable[[Compaction], Any] | None,
+        shared: bool,
+    ) -> None:
+        self.state = state
+        self.store = store
+        self.now = now
+        self.autosave = autosave
+        self.on_evict = on_evict
+        self.shared = shared
+        self.generation = 0  # the store's generation this memory last loaded or saved (MW-1)
+        self.dirty = False  # a persisted change is not saved yet
+        self.in_sync = True  # the store holds exactly this memory's persisted state (MW-4)
+        self.preserve_first = False  # a load dropped entries the store still holds (PER-14)
+        self.last_load: LoadResult | None = None
+        self.effects_task: asyncio.Task[Any] | None = None  # the task running a change's side effects (WRP-3)
+        self._transactions = 0
+
+    async def change(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        step, persisted = _STEPS[name]
+        if persisted and self.shared and not self._transactions:
+            async with self._transaction():
+                return await self._apply(step, args, kwargs)
+        return await self._apply(step, args, kwargs)
+
+    async def _apply(self, step: Callable[..., _Outcome], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        outcome = step(self.state, self.now, *args, **kwargs)
+        if outcome.state is not None:
+            await self._commit(outcome.state, outcome.dropped, persist=outcome.persist, keys=outcome.keys)
+        return outcome.result
+
+    async def _commit(
+        self, state: MemoryState, dropped: Compaction, *, persist: bool, keys: tuple[str, ...] | None
+    ) -> None:
+        import asyncio
+
+        before = self.state
+        self.effects_task = asyncio.current_task()
+        try:
+            if dropped and self.on_evict is not None:
+                self.on_evict(dropped)
+            if persist and self.autosave:
+                await self._save(before, state, keys)
+        finally:
+            self.effects_task = None
+        self.state = state
+        if persist and not self.autosave:
+            self.dirty, self.in_sync = True, False
+        logs.dropped(self.store, dropped)
+
+    async def _save(self, before: MemoryState, state: MemoryState, keys: tuple[str, ...] | None) -> None:
+        generation = self.generation + 1
+        if self.preserve_first:
+            preserve = getattr(self.store, "preserve", None)
+            if callable(preserve):
+                await _call(preserve)
+                preserved(self.store)
+            self.preserve_first = False
+        save_changes = getattr(self.store, "save_changes", None)
+        what = what_to_save(
+            before, state, keys, generation=generation, in_sync=self.in_sync, incremental=callable(save_changes)
+        )
+        if isinstance(what, Changes):
+            await _call(save_changes, what)  # type: ignore[arg-type]  # callable, checked above
+        else:
+            await _call(self.store.save, what)
+        self.generation, self.dirty, self.in_sync = generation, False, True
+
+    async def save(self) -> None:
+        await self._save(self.state, self.state, None)
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[None]:
+        if self._transactions:
+            self._transactions += 1
+            try:
+                yield
+            finally:
+                self._transactions -= 1
+            return
+        lock = getattr(self.store, "lock", None)
+        async with lock() if callable(lock) else contextlib.nullcontext():
+            generation = getattr(self.store, "generation", None)
+            if callable(generation):
+                found = await _call(generation)
+                if must_reload(found, self.generation, dirty=self.dirty, store=self.store):
+                    await self.load()
+            self._transactions += 1
+            try:
+                yield
+            finally:
+                self._transactions -= 1
+
+    async def enter_transaction(self) -> Any:
+        block = contextlib.AsyncExitStack()
+        await block.enter_async_context(self._transaction())
+        return block
+
+    async def exit_transaction(self, block: Any, error: BaseException | None) -> None:
+        await block.__aexit__(type(error) if error else None, error, error.__traceback__ if error else None)
+
+    async def load(self) -> LoadResult:
+        start = self.state
+        try:
+            document = await _call(self.store.load)
+            with _cycle_collector_paused():  # not across an await: the pause is the whole process's (PER-18)
+                load = functools.partial(core.from_document, start, document, now=self.now())
+                state, result, dropped = with_stack_room(2 * MAX_DEPTH + 100, load)  # PER-17
+        except DamagedStoreError as error:
+            if error.location is not None:
+                raise
+            raise DamagedStoreError(error.problem, repr(self.store)) from None
+        before = (self.generation, self.dirty, self.in_sync, self.preserve_first)
+        self.generation = generation_of(document) if isinstance(document, dict) else 0
+        self.dirty, self.in_sync = False, not result.lost
+        self.preserve_first = self.preserve_first or bool(result.lost)
+        try:
+            await self._commit(state, dropped, persist=bool(dropped), keys=None)
+        except BaseException:
+            self.generation, self.dirty, self.in_sync, self.preserve_first = before
+            raise
+        self.last_load = result
+        if result.lost:
+            can_preserve = callable(getattr(self.store, "preserve", None))
+            limit = self.state.config.limit
+            warnings.warn(load_warning(self.store, result, limit, can_preserve=can_preserve), stacklevel=2)
+        return result
+
+    async def close(self) -> None:
+        close = getattr(self.store, "close", None)
+        if callable(close):
+            await _call(close)
+
+
+# -- the memory ------------------------------------------------------------------------------
+
+
+class AsyncMemory(Mapping[str, Any]):
+    """A memory for asyncio code: coroutines for changes and I/O, plain methods for reads (AIO-1).
+
+    Create one with [`create_async_memory`][sentinel_memory.aio.create_async_memory]. Share it
+    between tasks freely: changes take turns, first come first served, and
+    none is lost (AIO-2); reads never wait and see the last kept state. It
+    is also a read-only ``Mapping`` of the live keys to their data, like
+    [`Memory`][sentinel_memory.memory.Memory] (ENT-15).
+
+    ```pycon
+    >>> mem = await create_async_memory(store=JsonFileStore("memory.json"), autosave=True)
+    >>> await mem.remember("user:name", "Jakub", importance=0.9)
+    >>> mem.get("user:name")
+    'Jakub'
+    ```
+    """
+
+    def __init__(self, engine: _Threaded | _Native, *, clock: _Now) -> None:
+        self._engine = engine
+        self._clock = clock
+        self._turns: asyncio.Lock | None = None  # one change at a time, first come first served (AIO-2)
+        self._owner: asyncio.Task[Any] | None = None  # the task whose change or transaction has the turn
+        #: The L0 cache, ``mem.cache``: ``await put/delete/clear``, plain ``get``.
+        self.cache = AsyncCacheMemory(self)
+        #: The L1 working memory, ``mem.working``: ``await set/clear``, plain ``get``.
+        self.working = AsyncWorkingMemory(self)
+
+    # -- the plumbing ------------------------------------------------------------------------
+
+    @property
+    def state(self) -> MemoryState:
+        """The current immutable state, for inspection or the pure functions."""
+        return self._engine.state
+
+    @property
+    def store(self) -> Store | AsyncStore:
+        """The store this memory loads from and saves to."""
+        engine = self._engine
+        store: Store | AsyncStore = engine.memory.store if isinstance(engine, _Threaded) else engine.store
+        return store
+
+    @property
+    def generation(self) -> int:
+        """The store generation this memory last loaded or saved (MW-1)."""
+        return self._engine.generation
+
+    @property
+    def last_load(self) -> LoadResult | None:
+        """The [`LoadResult`][sentinel_memory.values.LoadResult] of the last load, None before the first (PER-14)."""
+        return self._engine.last_load
+
+    @property
+    def threaded(self) -> bool:
+        """Whether the store's I/O runs in this memory's worker thread (a sync store), or natively on the loop (AIO-3)."""
+        return isinstance(self._engine, _Threaded)
+
+    def _now(self) -> int | float:
+        """Read the clock once for one read (TIME-1, TIME-2)."""
+        now = self._clock()
+        if not is_number(now):
+            raise TypeError(f"clock must return a finite number of milliseconds, got {shown(now)}")
+        return now
+
+    def _refuse_reentry(self) -> None:
+        import asyncio
+
+        if self._engine.effects_task is not None and self._engine.effects_task is asyncio.current_task():
+            raise ReentrantCallError(
+                "a memory cannot be changed from inside its own on_evict or store save; "
+                "the change in progress would overwrite it"
+            )
+
+    @contextlib.asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        """This task's turn at the memory (AIO-2); already held inside the task's own transaction block."""
+        import asyncio
+
+        task = asyncio.current_task()
+        if self._owner is not None and self._owner is task:
+            yield
+            return
+        if self._turns is None:
+            self._turns = asyncio.Lock()
+        await self._turns.acquire()  # a cancel while waiting here: nothing happened (AIO-4)
+        self._owner = task
+        try:
+            yield
+        finally:
+            self._owner = None
+            self._turns.release()
+
+    @staticmethod
+    async def _whole(work: Callable[[], Awaitable[T]]) -> T:
+        """Run ``work`` to its end even when the caller is cancelled, then pass the cancel on (AIO-4)."""
+        import asyncio
+
+        inner = asyncio.ensure_future(work())
+        try:
+            return await asyncio.shield(inner)
+        except asyncio.CancelledError:
+            while not inner.done():
+                with contextlib.suppress(BaseException):
+                    await asyncio.shield(inner)
+            if not inner.cancelled():
+                inner.exception()  # retrieved: the caller was cancelled, its error is moot
+            raise
+
+    async def _change(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        self._refuse_reentry()
+        async with self._turn():
+            return await self._whole(lambda: self._engine.change(name, args, kwargs))
+
+    # -- entries -----------------------------------------------------------------------------
+
+    async def remember(
+        self, key: str, data: Any, *, importance: float | None = None, ttl: Duration | None = None
+    ) -> Entry:
+        """Store ``data`` under ``key``; returns a copy of the stored entry, as [`Memory.remember`][sentinel_memory.memory.Memory.remember].
+
+        :param key: a non-empty string.
+        :param data: any JSON value, copied on the way in.
+        :param importance: a number in [0, 1]; default 0.5 for a new key.
+        :param ttl: milliseconds or a ``timedelta``; None or 0: no expiry.
+        :returns: a copy of the stored [`Entry`][sentinel_memory.values.Entry].
+        :raises TypeError: for a key that is not a string or data that is not JSON.
+        :raises ValueError: for an empty key or data nested too deep.
+        :raises OSError: when the autosave fails ([`StoreError`][sentinel_memory.errors.StoreError],
+            [`LockTimeoutError`][sentinel_memory.errors.LockTimeoutError], a full disk); the memory is unchanged.
+        :raises ConflictError: another writer saved first (not with ``shared=True``).
+
+        ```pycon
+        >>> (await mem.remember("user:allergy", "peanuts", importance=1)).importance
+        1
+        ```
+        """
+        entry: Entry = await self._change("remember", key, data, importance=importance, ttl=ttl)
+        return entry
+
+    async def add_turn(
+        self, role: str, text: str, *, importance: float | None = None, ttl: Duration | None = None
+    ) -> Entry:
+        """Remember one chat turn under the next ``chat:N`` key; returns the entry (ENT-16).
+
+        :raises TypeError: when ``role`` or ``text`` is not a string.
+        :raises ValueError: when ``role`` is empty.
+        :raises OSError: when the autosave fails; the memory is unchanged.
+
+        ```pycon
+        >>> (await mem.add_turn("user", "I'm allergic to peanuts")).key
+        'chat:1'
+        ```
+        """
+        entry: Entry = await self._change("add_turn", role, text, importance=importance, ttl=ttl)
+        return entry
+
+    async def forget(self, key: str) -> bool:
+        """Remove the live entry under ``key``; True when one was removed (ENT-8).
+
+        :raises TypeError: when ``key`` is not a string.
+        :raises ValueError: when ``key`` is empty.
+        """
+        removed: bool = await self._change("forget", key)
+        return removed
+
+    async def clear(self) -> None:
+        """Remove every entry; the cache and the working memory have their own ``clear`` (ENT-9)."""
+        await self._change("clear")
+
+    async def compact(self) -> Compaction:
+        """Compact now and return what was dropped; ``on_evict`` is for automatic runs only (CMP-3)."""
+        dropped: Compaction = await self._change("compact")
+        if not self.threaded:  # the threaded sync memory logs it itself
+            logs.dropped(self.store, dropped)
+        return dropped
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A copy of the live data under ``key``, or ``default`` (ENT-7); no I/O, so not a coroutine.
+
+        :raises TypeError: when ``key`` is not a string.
+        :raises ValueError: when ``key`` is empty.
+        """
+        return core.get(self.state, key, now=self._now(), default=default)
+
+    def get_entry(self, key: str, default: Any = None) -> Any:
+        """A copy of the live [`Entry`][sentinel_memory.values.Entry] under ``key``, or ``default`` (ENT-15)."""
+        return core.get_entry(self.state, key, now=self._now(), default=default)
+
+    def has(self, key: str) -> bool:
+        """Whether a live entry is stored under ``key`` (ENT-7)."""
+        return core.has(self.state, key, now=self._now())
+
+    def size(self) -> int:
+        """The number of live entries, the same as ``len(mem)`` (ENT-11)."""
+        return core.size(self.state, now=self._now())
+
+    def get_recent(self, n: int | None = None) -> tuple[Entry, ...]:
+        """The ``n`` newest live entries, newest first, as copies (ENT-10); default 10."""
+        return core.get_recent(self.state, n, now=self._now())
+
+    def recall(self, query: str, *, limit: int | None = None) -> tuple[Hit, ...]:
+        """The live entries that share a word with ``query``, best first (REC-3).
+
+        :raises TypeError: when ``query`` is not a string.
+        """
+        return core.recall(self.state, query, now=self._now(), limit=limit)
+
+    def get_context(
+        self,
+        *,
+        token_budget: int | float,
+        query: str | None = None,
+        tokenizer: TokenizerLike | None = None,
+        format: Callable[[Entry], str] | None = None,
+        separator: str | None = None,
+        must_keep: float | None = None,
+    ) -> Context:
+        """The prompt text of the most important live entries that fits ``token_budget``, as [`Memory.get_context`][sentinel_memory.memory.Memory.get_context].
+
+        No I/O, so not a coroutine.
+
+        :returns: a [`Context`][sentinel_memory.values.Context].
+        :raises ValueError: for a budget that is not a finite number >= 0.
+        :raises TypeError: for a tokenizer, format or query of the wrong kind.
+
+        ```pycon
+        >>> mem.get_context(token_budget=800, query="dessert", must_keep=0.9).tokens <= 800
+        True
+        ```
+        """
+        return core.context(
+            self.state,
+            now=self._now(),
+            token_budget=token_budget,
+            query=query,
+            tokenizer=tokenizer,
+            format=format,
+            separator=separator,
+            must_keep=must_keep,
+        )
+
+    def stats(self) -> dict[str, int]:
+        """The counters ``size, stored, limit, cache, compactions, expired, evicted`` (CMP-6)."""
+        return core.stats(self.state, now=self._now())
+
+    # -- persistence and transactions --------------------------------------------------------
+
+    async def save(self) -> None:
+        """Save the whole memory as the next generation (PER-1, MW-3).
+
+        :raises ConflictError: another writer saved first.
+        :raises OSError: the store could not save; nothing changed.
+        """
+        self._refuse_reentry()
+        async with self._turn():
+            await self._whole(self._engine.save)
+
+    async def load(self) -> LoadResult:
+        """Replace entries and working memory with the store's content (PER-3, PER-14).
+
+        :raises DamagedStoreError: the store holds something that is not a memory; nothing changed.
+        :raises OSError: the store could not be read; nothing changed.
+        """
+        self._refuse_reentry()
+        async with self._turn():
+            return await self._whole(self._engine.load)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncMemory]:
+        """Hold the memory and its store for a read-modify-write (MW-6, AIO-2): ``async with mem.transaction():``.
+
+        Other tasks' changes wait until the block ends; the store's lock keeps
+        other processes out, and the memory reloads first when one of them
+        saved since. Only the task that opened the block changes the memory
+        inside it (another task's change would wait for the block)::
+
+            async with mem.transaction():
+                await mem.remember("visits", mem.get("visits", 0) + 1)
+
+        :raises ConflictError: the store moved on while this memory has unsaved changes (autosave off).
+        :raises LockTimeoutError: another writer held the store for its ``lock_wait``.
+        """
+        self._refuse_reentry()
+        async with self._turn():
+            block = await self._whole(self._engine.enter_transaction)
+            error: BaseException | None = None
+            try:
+                yield self
+            except BaseException as raised:
+                error = raised
+                raise
+            finally:
+                await self._whole(lambda: self._engine.exit_transaction(block, error))
+
+    async def close(self) -> None:
+        """Release what the store holds open (a connection, a client made from ``url``) and this memory's thread (WRP-5).
+
+        Nothing is saved or lost; a later call opens them again.
+        ``async with mem:`` closes on the way out.
+        """
+        async with self._turn():
+            await self._whole(self._engine.close)
+
+    async def __aenter__(self) -> AsyncMemory:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # -- Python conveniences -----------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and bool(key) and is_json_text(key) and self.has(key)
+
+    def __getitem__(self, key: str) -> Any:
+        """``mem[key]``: a copy of the live entry's data; ``KeyError`` when there is none (ENT-15)."""
+        entry = core.get_entry(self.state, key, now=self._now())
+        if entry is None:
+            raise KeyError(key)
+        return entry.data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def keys(self) -> KeysView[str]:
+        """The live keys, oldest first, read at one moment (ENT-15)."""
+        return self._snapshot().keys()
+
+    def values(self) -> ValuesView[Any]:
+        """Copies of the live entries' data, oldest first, read at one moment (ENT-15)."""
+        return self._snapshot().values()
+
+    def items(self) -> ItemsView[str, Any]:
+        """``(key, data)`` pairs of the live entries, oldest first, read at one moment (ENT-15)."""
+        return self._snapshot().items()
+
+    def _snapshot(self) -> dict[str, Any]:
+        return dict(core.live_items(self.state, now=self._now()))
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"<AsyncMemory size={self.size()} limit={self.state.config.limit} store={self.store!r}>"
+
+
+class AsyncCacheMemory:
+    """The L0 cache of an [`AsyncMemory`][sentinel_memory.aio.AsyncMemory], ``mem.cache`` (L0-1 .. L0-4).
+
+    Changes are coroutines, because they take the memory's turn (AIO-2);
+    ``get`` is a plain read. Nothing here is ever saved.
+    """
+
+    def __init__(self, memory: AsyncMemory) -> None:
+        self._memory = memory
+
+    async def put(self, key: str, value: Any, *, ttl: Duration | None = None) -> None:
+        """Keep a scratch value under ``key`` until its ttl (default the memory's ``cache_ttl``) runs out (L0-1).
+
+        :raises TypeError: for a key that is not a string or a value that is not JSON.
+        """
+        await self._memory._change("cache.put", key, value, ttl=ttl)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A copy of the live value under ``key``, or ``default`` (L0-1)."""
+        m = self._memory
+        return core.cache_get(m.state, key, now=m._now(), default=default)
+
+    async def delete(self, key: str) -> bool:
+        """Remove the item under ``key``; True when a live one was removed (L0-2)."""
+        removed: bool = await self._memory._change("cache.delete", key)
+        return removed
+
+    async def clear(self) -> None:
+        """Remove every cached item (L0-2)."""
+        await self._memory._change("cache.clear")
+
+
+class AsyncWorkingMemory:
+    """The L1 working memory of an [`AsyncMemory`][sentinel_memory.aio.AsyncMemory], ``mem.working`` (L1-1 .. L1-4).
+
+    ``set`` and ``clear`` are coroutines (they save, with autosave); ``get`` is a plain read.
+    """
+
+    def __init__(self, memory: AsyncMemory) -> None:
+        self._memory = memory
+
+    async def set(self, patch: dict[str, Any]) -> None:
+        """Merge ``patch`` into the working memory and restart its idle clock (L1-1).
+
+        :raises TypeError: when ``patch`` is not a dict of JSON values.
+        """
+        await self._memory._change("working.set", patch)
+
+    def get(self) -> dict[str, Any]:
+        """A copy of the working memory, or ``{}`` once it has been idle for ``working_ttl`` (L1-2)."""
+        m = self._memory
+        return core.working_get(m.state, now=m._now())
+
+    async def clear(self) -> None:
+        """Empty the working memory (saved, like a ``set``) (L1-3)."""
+        await self._memory._change("working.clear")
+
+
+async def create_async_memory(
+    *,
+    limit: int | None = None,
+    store: Store | AsyncStore | None = None,
+    autosave: bool = False,
+    clock: Callable[[], int | float] | None = None,
+    recency_window: Duration | None = None,
+    tokenizer: TokenizerLike | None = None,
+    on_evict: Callable[[Compaction], Any] | None = None,
+    working_ttl: Duration | None = None,
+    cache_ttl: Duration | None = None,
+    load: bool = True,
+    shared: bool = False,
+) -> AsyncMemory:
+    """A new [`AsyncMemory`][sentinel_memory.aio.AsyncMemory], loaded from its store unless ``load=False`` (AIO-1).
+
+    The options are [`create_memory`][sentinel_memory.memory.create_memory]'s, checked the same
+    way. A store whose ``load`` is a coroutine function
+    ([`AsyncRedisStore`][sentinel_memory.aioredis.AsyncRedisStore]) is driven on the event loop;
+    any other store in a worker thread of this memory's own (AIO-3), where
+    ``on_evict`` then runs too.
+
+    :raises TypeError: for an option of the wrong kind, as ``create_memory``.
+    :raises DamagedStoreError: the store holds something that is not a memory.
+    :raises OSError: the store could not be read.
+
+    ```pycon
+    >>> mem = await create_async_memory(store=SqliteStore("memory.db"), autosave=True, shared=True)
+    ```
+    """
+    # create_memory checks every option and builds the config; nothing is loaded yet.
+    memory = create_memory(
+        limit=limit,
+        store=store,  # type: ignore[arg-type]  # an AsyncStore has load and save too
+        autosave=autosave,
+        clock=clock,
+        recency_window=recency_window,
+        tokenizer=tokenizer,
+        on_evict=on_evict,
+        working_ttl=working_ttl,
+        cache_ttl=cache_ttl,
+        load=False,
+        shared=shared,
+    )
+    clock = clock or wall_clock
+    engine: _Threaded | _Native
+    if is_async_store(memory.store):
+        engine = _Native(
+            memory.state,
+            store=memory.store,
+            now=lambda: result._now(),
+            autosave=autosave,
+            on_evict=on_evict,
+            shared=shared,
+        )
+    else:
+        engine = _Threaded(memory)
+    result = AsyncMemory(engine, clock=clock)
+    if load:
+        await result.load()
+    return result

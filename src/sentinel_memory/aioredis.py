@@ -1,0 +1,305 @@
+"""A Redis store on ``redis.asyncio``, for an [`AsyncMemory`][sentinel_memory.aio.AsyncMemory] that never blocks its event loop (AIO-5).
+
+[`AsyncRedisStore`][sentinel_memory.aioredis.AsyncRedisStore] is
+[`RedisStore`][sentinel_memory.redisstore.RedisStore] with coroutines for
+methods: the same two hashes (RDS-1), the same Lua scripts and generation
+checks (RDS-2), the same lease lock with the same key and timings (RDS-3),
+the same idle expiry (RDS-4) and the same errors (RDS-5, RDS-6). The
+arguments, the answers and the error mapping are the very functions
+``RedisStore`` uses, so a sync and an async writer can share one memory,
+``shared=True`` on both sides.
+
+redis-py is an optional dependency (``pip install sentinel-memory[redis]``),
+imported only when a store is made (DEP-1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
+
+from .errors import LockTimeoutError, StoreConnectionError
+from .locking import DEFAULT_LOCK_WAIT, check_wait
+from .logs import logger
+from .options import Duration, milliseconds
+from .redisstore import (
+    _SAVE,
+    _SAVE_CHANGES,
+    ScriptArguments,
+    _dumps,
+    _redis,
+    check_outcome,
+    document_of,
+    generation_from,
+    orig_key,
+    server_of,
+    store_error,
+)
+from .shown import shown
+from .values import Changes
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from .aio import AsyncMemory
+
+__all__ = ["AsyncRedisMemories", "AsyncRedisStore"]
+
+
+def _asyncio_redis() -> Any:
+    _redis()  # the ImportError that names the extra
+    import redis.asyncio
+
+    return redis.asyncio
+
+
+class AsyncRedisStore(ScriptArguments):
+    """One memory in Redis, for an [`AsyncMemory`][sentinel_memory.aio.AsyncMemory]: ``RedisStore`` on ``redis.asyncio`` (AIO-5).
+
+    Every method that talks to Redis is a coroutine; the memory awaits them
+    on the event loop, with no worker thread.
+
+    :param client: a ``redis.asyncio.Redis`` client, or
+    :param url: a Redis URL such as ``redis://localhost:6379/0``, instead of a client.
+    :param key: the memory's name; the same ``key`` and ``prefix`` as a
+        [`RedisStore`][sentinel_memory.redisstore.RedisStore] name the same memory.
+    :param idle_ttl: optional: delete the whole memory after this long
+        without a save (milliseconds or a ``timedelta``, RDS-4).
+    :param prefix: the first part of every Redis key this store uses.
+    :param lock_timeout: seconds a ``lock()`` lease lasts if its holder dies.
+    :param lock_wait: the most seconds ``lock()`` waits while another writer
+        holds the lease, then [`LockTimeoutError`][sentinel_memory.errors.LockTimeoutError] (MW-8).
+    :raises TypeError: without exactly one of ``client`` and ``url``, or for a key that is not a non-empty str.
+    :raises ImportError: when redis-py is not installed.
+
+    ```pycon
+    >>> store = AsyncRedisStore(url="redis://localhost:6379/0", key="user-42")
+    >>> mem = await create_async_memory(store=store, autosave=True, shared=True)
+    ```
+    """
+
+    _unreachable = False  # the last call found the server down (LOG-3)
+
+    def __init__(
+        self,
+        client: Any = None,
+        *,
+        url: str | None = None,
+        key: str,
+        idle_ttl: Duration | None = None,
+        prefix: str = "sentinel-memory",
+        lock_timeout: float = 30.0,
+        lock_wait: float = DEFAULT_LOCK_WAIT,
+    ) -> None:
+        if (client is None) == (url is None):
+            raise TypeError("AsyncRedisStore takes a client or a url, exactly one of them")
+        if url is not None and not isinstance(url, str):
+            raise TypeError(f"url must be a str such as 'redis://localhost:6379/0', got {type(url).__name__}")
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"key must be a non-empty str, got {shown(key)}")
+        self.client = client if client is not None else _asyncio_redis().Redis.from_url(url)
+        self._owns_client = client is None
+        self.key = key
+        base = f"{prefix}:{{{key}}}"
+        self.meta_key, self.entries_key, self.lock_key = f"{base}:meta", f"{base}:entries", f"{base}:lock"
+        self.idle_ms = 0
+        if idle_ttl is not None:
+            ms = milliseconds(idle_ttl) if isinstance(idle_ttl, datetime.timedelta) else idle_ttl
+            if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0:
+                raise ValueError(f"idle_ttl must be a duration > 0, got {shown(idle_ttl)}")
+            self.idle_ms = max(1, round(ms))
+        self.lock_timeout = lock_timeout
+        self.lock_wait = check_wait(lock_wait)
+        self._save_script = self.client.register_script(_SAVE)
+        self._changes_script = self.client.register_script(_SAVE_CHANGES)
+        self._holders: dict[asyncio.Task[Any], int] = {}  # the task holding the lease, and how deep
+        self._unreleased: list[tuple[Any, str]] = []  # leases a lost connection or a cancel left set (RDS-5)
+
+    def __repr__(self) -> str:
+        return f"AsyncRedisStore(key={self.key!r})"
+
+    @property
+    def server(self) -> str:
+        """The server this store talks to, as ``host:port/db`` (or the socket path): what its errors name."""
+        return server_of(self.client)
+
+    async def close(self) -> None:
+        """Close the client this store made from ``url`` (WRP-5); a client passed in is the caller's to close."""
+        if self._owns_client:
+            await self.client.aclose()
+
+    async def __aenter__(self) -> AsyncRedisStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @contextlib.contextmanager
+    def _talking(self, operation: str) -> Iterator[None]:
+        """Every redis-py error as the documented one, exactly as ``RedisStore`` maps it (RDS-5, RDS-6)."""
+        try:
+            yield
+        except _redis().exceptions.RedisError as error:
+            mapped = store_error(self, self.server, operation, error)
+            if mapped is None:
+                raise
+            self._unreachable = isinstance(mapped, StoreConnectionError) or self._unreachable
+            raise mapped from error
+        if self._unreachable:  # LOG-3: the first operation through after an outage says so
+            self._unreachable = False
+            logger.info("%r: Redis at %s is reachable again (%s)", self, self.server, operation)
+
+    async def load(self) -> dict[str, Any] | None:
+        """The saved document, read in one ``MULTI``/``EXEC``, or None when this memory was never saved (RDS-2)."""
+        with self._talking("load"):
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.hgetall(self.meta_key)
+                pipe.hgetall(self.entries_key)
+                meta_raw, entries_raw = await pipe.execute()
+        return document_of(meta_raw, entries_raw, self)
+
+    async def generation(self) -> int:
+        """The generation the store holds now: 0 when nothing was saved (MW-1)."""
+        with self._talking("generation"):
+            version, generation = await self.client.hmget(self.meta_key, ["version", "generation"])
+        return generation_from(version, generation, self)
+
+    async def save(self, document: dict[str, Any]) -> None:
+        """Replace the memory with ``document`` in one atomic script; ConflictError when another writer saved first (RDS-2, MW-3)."""
+        args, declared = self.save_args(document)
+        await self._run(self._save_script, args, declared)
+
+    async def save_changes(self, changes: Changes) -> None:
+        """Write only what a change touched, in one atomic script, with the same generation check (RDS-2, MW-4)."""
+        await self._run(self._changes_script, self.changes_args(changes), changes.generation)
+
+    async def _run(self, script: Any, args: list[Any], declared: int | None) -> None:
+        with self._talking("save"):
+            status, value = await script(keys=[self.meta_key, self.entries_key], args=args)
+        check_outcome(status, value, declared, self)
+
+    async def preserve(self) -> None:
+        """Keep a copy of the stored document under ``<prefix>:{<key>}:orig:<UTC time>`` before it is overwritten (PER-14)."""
+        document = await self.load()
+        if document is None:
+            return
+        with self._talking("preserve"):
+            await self.client.set(orig_key(self.meta_key), _dumps(document), px=self.idle_ms or None)
+
+    @contextlib.asynccontextmanager
+    async def lock(self) -> AsyncIterator[None]:
+        """Hold this memory exclusively across tasks, processes and machines (MW-2, RDS-3); ``async with store.lock():``.
+
+        The lease of ``RedisStore.lock``: the same key, token kind and
+        timings, so sync and async writers exclude each other. Re-entrant
+        for the task that holds it. A lease left set because Redis was
+        unreachable, or because the task asking for it was cancelled before
+        Redis answered, is released by this store's next ``lock()`` (RDS-5).
+
+        :raises StoreConnectionError: Redis cannot be reached.
+        :raises LockTimeoutError: another writer held the lease for ``lock_wait`` seconds.
+        """
+        import asyncio
+
+        task = asyncio.current_task()
+        assert task is not None, "lock() is used from a task"
+        depth = self._holders.get(task, 0)
+        if depth:
+            self._holders[task] = depth + 1
+            try:
+                yield
+            finally:
+                self._holders[task] -= 1
+            return
+        with self._talking("lock"):
+            await self._release_unreleased()
+        lease = self.client.lock(self.lock_key, timeout=self.lock_timeout, sleep=0.02, thread_local=False)
+        token = uuid.uuid4().hex
+        try:
+            with self._talking("lock"):
+                acquired = await lease.acquire(blocking=True, blocking_timeout=self.lock_wait, token=token)
+        except (StoreConnectionError, asyncio.CancelledError):
+            self._unreleased.append((lease, token))  # Redis may have set it and not answered
+            raise
+        if not acquired:
+            raise LockTimeoutError(self.lock_key, self.lock_wait)
+        self._holders[task] = 1
+        try:
+            yield
+        finally:
+            del self._holders[task]
+            try:
+                with contextlib.suppress(_redis().exceptions.LockError), self._talking("lock"):
+                    await lease.do_release(token)
+            except (StoreConnectionError, asyncio.CancelledError):
+                self._unreleased.append((lease, token))
+                raise
+
+    async def _release_unreleased(self) -> None:
+        """Release, by their own tokens, the leases this store could not release (RDS-5)."""
+        pending, self._unreleased = self._unreleased, []
+        for at, (lease, token) in enumerate(pending):
+            try:
+                with contextlib.suppress(_redis().exceptions.LockError):
+                    await lease.do_release(token)
+            except BaseException:
+                self._unreleased[:0] = pending[at:]
+                raise
+
+
+class AsyncRedisMemories:
+    """One async memory per user in one Redis, keyed as [`RedisMemories`][sentinel_memory.redisstore.RedisMemories] keys them (AIO-5, RDS-1, FLD-1).
+
+    :param client: a ``redis.asyncio.Redis`` client, or
+    :param url: a Redis URL.
+    :param store_options: ``idle_ttl``, ``prefix``, ``lock_timeout`` or ``lock_wait`` for every store.
+    :param options: the [`create_async_memory`][sentinel_memory.aio.create_async_memory] options every
+        memory gets (``autosave``, ``shared``, ``limit``, ...).
+    :raises TypeError: without exactly one of ``client`` and ``url``, or with ``store=``.
+
+    ```pycon
+    >>> users = AsyncRedisMemories(url="redis://localhost:6379/0", autosave=True, shared=True)
+    >>> mem = await users.open("user-42")
+    ```
+    """
+
+    def __init__(
+        self, client: Any = None, *, url: str | None = None, store_options: dict[str, Any] | None = None, **options: Any
+    ) -> None:
+        if (client is None) == (url is None):
+            raise TypeError("AsyncRedisMemories takes a client or a url, exactly one of them")
+        if "store" in options:
+            raise TypeError("AsyncRedisMemories chooses each memory's store; do not pass store=")
+        self.client = client if client is not None else _asyncio_redis().Redis.from_url(url)
+        self._owns_client = client is None
+        self.store_options = dict(store_options or {})
+        self.options = options
+
+    def key_for(self, user_id: str) -> str:
+        """The memory key of ``user_id``: ``<slug>-<hash>`` as FLD-1 derives it, the same as ``RedisMemories.key_for``."""
+        from .folder import file_name_for
+
+        return file_name_for(user_id).removesuffix(".json")
+
+    def store(self, user_id: str) -> AsyncRedisStore:
+        """``user_id``'s store, on this object's client."""
+        return AsyncRedisStore(self.client, key=self.key_for(user_id), **self.store_options)
+
+    async def open(self, user_id: str, **options: Any) -> AsyncMemory:
+        """``user_id``'s memory, loaded from Redis, with these options over the shared ones.
+
+        :raises StoreConnectionError: Redis cannot be reached.
+        """
+        from .aio import create_async_memory
+
+        if "store" in options:
+            raise TypeError("AsyncRedisMemories chooses each memory's store; do not pass store=")
+        return await create_async_memory(store=self.store(user_id), **{**self.options, **options})
+
+    async def close(self) -> None:
+        """Close the client made from ``url``; a client passed in is the caller's (WRP-5)."""
+        if self._owns_client:
+            await self.client.aclose()

@@ -1,0 +1,43 @@
+"""What a chat turn is, and the message it is (ENT-16, TXT-4, MSG-1).
+
+A turn is an entry under a ``chat:N`` key (ASCII digits only) whose data
+is a message, ``{"role": str, "content": str}``, as ``add_turn`` stores
+it, or a string ``"role: content"``, as turns were stored before they kept
+their structure. Everything else is a fact, whatever its key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .jsondata import as_message
+
+__all__ = ["is_turn", "is_turn_key", "message_of", "turn_number"]
+
+
+def is_turn_key(key: str) -> bool:
+    """``chat:N`` with N of ASCII digits only (ENT-16)."""
+    tail = key[5:]
+    return key.startswith("chat:") and tail.isascii() and tail.isdigit()
+
+
+def turn_number(key: str) -> int:
+    """The N of a ``chat:N`` key."""
+    return int(key[5:])
+
+
+def message_of(data: Any) -> tuple[str, str] | None:
+    """``(role, content)`` of a turn's data: a message, or a legacy ``"role: content"`` string; else None (MSG-1)."""
+    message = as_message(data)
+    if message is not None:
+        return message
+    if isinstance(data, str):
+        role, found, content = data.partition(": ")
+        if found and role:
+            return role, content
+    return None
+
+
+def is_turn(key: str, data: Any) -> bool:
+    """An entry is a turn when its key is ``chat:N`` and its data is a message (MSG-1)."""
+    return is_turn_key(key) and message_of(data) is not None

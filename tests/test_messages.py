@@ -1,0 +1,111 @@
+"""Chat messages: get_messages and contexts of one kind, by example (MSG-1 .. MSG-4, CTX-11, ENT-16, TXT-4)."""
+
+from __future__ import annotations
+
+import pytest
+
+import sentinel_memory as sm
+from support import MINUTE
+
+
+@pytest.fixture
+def evening(make, clock):
+    """The restaurant as a chat: two facts, then five turns a minute apart."""
+    mem = make()
+    mem.remember("user:name", "Jakub", importance=0.9)
+    mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
+    for role, text in [
+        ("user", "Hi, table for one please."),
+        ("assistant", "Welcome! Here is the menu."),
+        ("user", "What's good tonight?"),
+        ("assistant", "The Thai curry is excellent."),
+        ("user", "Does it have peanuts?"),
+    ]:
+        mem.add_turn(role, text)
+        clock.advance(MINUTE)
+    return mem
+
+
+def test_msg_2_facts_in_a_system_message_then_the_recent_turns_oldest_first(evening):
+    """MSG-2, MSG-3: the facts form one system message, the newest turns follow in order, and the count is exact and within budget."""
+    prompt = evening.get_messages(token_budget=60, query="peanuts")
+    assert prompt.messages[0] == {"role": "system", "content": "user:name: Jakub\nuser:allergy: allergic to peanuts"}
+    assert [m["role"] for m in prompt.messages[1:]] == ["assistant", "user", "assistant", "user"]
+    assert prompt.messages[-1] == {"role": "user", "content": "Does it have peanuts?"}
+    assert prompt.tokens == sum(sm.estimate_tokens(m["content"]) + 3 for m in prompt.messages) <= 60
+    assert prompt.omitted == 1 and [e.key for e in prompt.entries][:2] == ["user:name", "user:allergy"]
+
+
+def test_msg_3_a_real_tokenizer_counts_every_message_plus_three(evening):
+    """MSG-3: with o200k_base the count is the tokenizer's count of each content plus 3 per message."""
+    from bpe_openai import get_encoding
+
+    o200k = get_encoding("o200k_base")
+    prompt = evening.get_messages(token_budget=40, tokenizer=o200k)
+    assert prompt.tokens == sum(len(o200k.encode(m["content"])) + 3 for m in prompt.messages) <= 40
+
+
+def test_msg_2_a_tiny_budget_keeps_the_last_turn_before_any_fact(evening):
+    """MSG-2: turns are taken first, so the user's last message survives the smallest budget that holds it."""
+    prompt = evening.get_messages(token_budget=9, facts_share=0.0)
+    assert prompt.messages == ({"role": "user", "content": "Does it have peanuts?"},)
+    assert evening.get_messages(token_budget=0).messages == ()
+
+
+def test_msg_4_messages_are_copies_and_change_nothing(evening):
+    """MSG-4: get_messages is a read; changing what it returned changes nothing stored."""
+    before = sm.core.to_document(evening.state)
+    prompt = evening.get_messages(token_budget=200)
+    prompt.messages[-1]["content"] = "changed"
+    assert sm.core.to_document(evening.state) == before
+    assert evening.get_messages(token_budget=200).messages[-1]["content"] == "Does it have peanuts?"
+
+
+def test_ctx_11_a_context_of_facts_or_of_turns(evening):
+    """CTX-11, TXT-4: get_context(only=) renders one kind; turns read "chat:N: role: content"; a wrong kind raises."""
+    facts = evening.get_context(token_budget=100, only="facts")
+    turns = evening.get_context(token_budget=100, only="turns")
+    assert facts.text == "user:name: Jakub\nuser:allergy: allergic to peanuts" and facts.omitted == 0
+    assert turns.text.splitlines()[0] == "chat:1: user: Hi, table for one please." and turns.omitted == 0
+    with pytest.raises(ValueError):
+        evening.get_context(token_budget=100, only="everything")  # type: ignore[arg-type]
+
+
+def test_msg_1_turns_stored_before_structure_still_read_as_messages(make):
+    """MSG-1: a chat:N entry holding "role: content" (how turns were once stored) is a turn; other chat:N data is a fact."""
+    mem = make()
+    mem.remember("chat:1", "user: an old turn")
+    mem.remember("chat:2", 42)
+    prompt = mem.get_messages(token_budget=100)
+    assert prompt.messages == ({"role": "system", "content": "chat:2: 42"}, {"role": "user", "content": "an old turn"})
+
+
+def test_ent_16_a_turn_matters_less_than_a_fact_by_default(make, clock):
+    """ENT-16, NUM-5: a turn's default importance is 0.3, so at equal age the fact stays when one must go; invalid is 0.3 too."""
+    mem = make(limit=1)
+    mem.remember("user:allergy", "allergic to peanuts")
+    turn = mem.add_turn("user", "hello")
+    assert turn.importance == 0.3 and list(mem) == ["user:allergy"]
+    with pytest.warns(sm.IgnoredValueWarning, match="add_turn importance"):
+        assert make().add_turn("user", "hi", importance=2).importance == 0.3
+
+
+def test_msg_2_mypy_accepts_the_documented_use_and_flags_misuse(tmp_path):
+    """MSG-2, CTX-11: mypy --strict accepts get_messages as the docs use it and flags a string budget and an unknown kind."""
+    from mypy import api
+
+    program = tmp_path / "bot.py"
+    program.write_text(
+        "import sentinel_memory as sm\n"
+        "mem = sm.create_memory()\n"
+        "mem.add_turn('user', 'hi')\n"
+        "prompt = mem.get_messages(token_budget=800, query='hi', facts_share=0.3)\n"
+        "messages: list[dict[str, str]] = list(prompt.messages)\n"
+        "text: str = mem.get_context(token_budget=100, only='turns').text\n"
+        "mem.get_messages(token_budget='800')\n"
+        "mem.get_context(token_budget=100, only='everything')\n",
+        encoding="utf-8",
+    )
+    out, _, status = api.run(["--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"), str(program)])
+    errors = [line for line in out.splitlines() if ": error:" in line]
+    assert status == 1 and [line.split(":")[1] for line in errors] == ["7", "8"], out
