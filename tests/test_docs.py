@@ -25,7 +25,7 @@ def test_every_python_block_runs(page, tmp_path, monkeypatch, request):
 
 
 def test_site_builds_strictly(tmp_path):
-    """mkdocs build --strict succeeds: no warning, no broken link, notebooks and API reference rendered."""
+    """mkdocs build --strict succeeds: no warning, no broken link, notebooks rendered, the reference free of raw markup and internals."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
@@ -55,12 +55,37 @@ def test_site_builds_strictly(tmp_path):
         "WorkingMemory.set",
         "MemoryFolder.open",
         "tokens.upper_bound_tokens",
-        "core.context",
+        "Memory.get_messages",
     ):
         assert f'.{name}"' in reference, name
-    assert ":class:" not in reference and ":func:" not in reference
     assert "ShapeDraft" not in reference and "utf16_len" not in reference and "index.Index" not in reference
     assert 'href="../rules/#ENT-12"' in reference
+    extending = (tmp_path / "site" / "extending" / "index.html").read_text(encoding="utf-8")
+    # Internals are on the Extending page, not in the user's reference.
+    for name in (
+        "core.context",
+        "core.remembered",
+        "core.changes",
+        "values.Changes",
+        "JsonFileStore.lock",
+        "JsonFileStore.preserve",
+    ):
+        assert f'.{name}"' in extending and f'.{name}"' not in reference, name
+    for page in (reference, extending):
+        check_rendered(page)
+
+
+def check_rendered(html: str) -> None:
+    """No raw reST field or role, no unresolved cross-reference, no docstring section printed as plain text."""
+    import re
+
+    text = re.sub(r"<(pre|code)\b.*?</\1>", "", html, flags=re.DOTALL)  # what the page says outside code
+    text = re.sub(r'<span class="doc-section-title">.*?</span>', "", text)  # a section's rendered title
+    for raw in (":param", ":returns:", ":return:", ":raises", ":rtype:", ":class:", ":func:", ":meth:"):
+        assert raw not in text, raw
+    assert not re.search(r"\]\[sentinel_memory\.", text), "an unresolved cross-reference"
+    for header in ("Args:", "Returns:", "Raises:", "Examples?:", "Attributes:", "Yields:"):
+        assert not re.search(rf">\s*{header}", text), f"{header} printed as text"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import sentinel_memory as sm
-from support import MINUTE
+from support import MINUTE, T0
 
 
 @pytest.fixture
@@ -109,3 +109,21 @@ def test_msg_2_mypy_accepts_the_documented_use_and_flags_misuse(tmp_path):
     out, _, status = api.run(["--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"), str(program)])
     errors = [line for line in out.splitlines() if ": error:" in line]
     assert status == 1 and [line.split(":")[1] for line in errors] == ["7", "8"], out
+
+
+def test_msg_2_an_async_memory_builds_the_same_messages(evening):
+    """MSG-2, AIO-1: AsyncMemory.get_messages and get_context(only=) give what the sync memory gives for the same entries."""
+    import asyncio
+
+    async def build() -> tuple[sm.Messages, sm.Context]:
+        mem = await sm.create_async_memory(store=sm.MemoryStore(), clock=lambda: T0 + 10 * MINUTE)
+        for entry in evening.get_recent(100)[::-1]:
+            if entry.key.startswith("chat:"):
+                await mem.add_turn(entry.data["role"], entry.data["content"])
+            else:
+                await mem.remember(entry.key, entry.data, importance=entry.importance)
+        return mem.get_messages(token_budget=60, query="peanuts"), mem.get_context(token_budget=100, only="turns")
+
+    messages, turns = asyncio.run(build())
+    assert messages.messages == evening.get_messages(token_budget=60, query="peanuts").messages
+    assert turns.text == evening.get_context(token_budget=100, only="turns").text

@@ -2,8 +2,8 @@
 
 It keeps what matters, forgets the least important things first, lets
 short-lived things expire, and builds prompt context that never overflows a
-token budget. The pure functions are in [`sentinel_memory.core`][sentinel_memory.core]; most
-applications use [`create_memory`][sentinel_memory.memory.create_memory].
+token budget. The pure functions are in ``sentinel_memory.core``; most
+applications use ``create_memory``.
 """
 
 from .aio import AsyncCacheMemory, AsyncMemory, AsyncStore, AsyncWorkingMemory, create_async_memory
@@ -32,6 +32,7 @@ from .state import MemoryState
 from .stores import MemoryStore, Store
 from .tokens import additive, estimate_tokens, upper_bound_tokens
 from .values import (
+    JSON,
     Changes,
     Compaction,
     Config,
@@ -47,6 +48,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULTS",
+    "JSON",
     "MAX_DEPTH",
     "NUMBER_RULES",
     "AsyncCacheMemory",

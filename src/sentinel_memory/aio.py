@@ -1,4 +1,4 @@
-"""The async surface: [`AsyncMemory`][sentinel_memory.aio.AsyncMemory], for bots on asyncio, FastAPI or aiohttp (AIO-1 .. AIO-4).
+"""The async surface: ``AsyncMemory``, for bots on asyncio, FastAPI or aiohttp (AIO-1 .. AIO-4).
 
 Every method that changes the memory or can do I/O is a coroutine; the
 reads (``get``, ``recall``, ``get_context``, ``stats`` ...) are plain
@@ -13,10 +13,10 @@ kept, and nothing changes when a step raises (WRP-1); incremental saves
 Two engines keep them, chosen by the store (AIO-3):
 
 * a store whose ``load`` is a coroutine function (such as
-  [`AsyncRedisStore`][sentinel_memory.aioredis.AsyncRedisStore]) is driven
+  ``AsyncRedisStore``) is driven
   natively on the event loop, by an async shell over the core;
 * any other store (``MemoryStore``, ``JsonFileStore``, ``SqliteStore``,
-  ``RedisStore``) is driven by a sync [`Memory`][sentinel_memory.memory.Memory]
+  ``RedisStore``) is driven by a sync ``Memory``
   in one worker thread of this memory's own, so its file, SQLite or network
   I/O never blocks the loop, and every rule is that very memory's.
 
@@ -34,7 +34,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from . import core, logs
 from .document import generation_of
@@ -48,7 +48,7 @@ from .shown import shown
 from .state import MemoryState
 from .stores import Store
 from .tokens import TokenizerLike
-from .values import Changes, Compaction, Context, Entry, Hit, LoadResult
+from .values import Changes, Compaction, Context, Entry, Hit, LoadResult, Messages
 
 if TYPE_CHECKING:
     import asyncio
@@ -69,15 +69,37 @@ class AsyncStore(Protocol):
     It may also offer ``save_changes(changes)``, ``generation()`` and
     ``preserve()`` as coroutines, ``lock()`` as an async context manager, and
     ``close()``, with the meanings the sync stores give them (MW-2 .. MW-4,
-    PER-14, WRP-5). [`AsyncRedisStore`][sentinel_memory.aioredis.AsyncRedisStore] is one.
+    PER-14, WRP-5). ``AsyncRedisStore`` is one. It is a ``typing.Protocol``:
+    any class with these two coroutines is one, no subclassing needed, and
+    ``isinstance`` checks for them.
+
+
+    Examples:
+        >>> import asyncio
+        >>> class DictStore:
+        ...     document = None
+        ...     async def load(self):
+        ...         return self.document
+        ...     async def save(self, document):
+        ...         self.document = document
+        >>> isinstance(DictStore(), AsyncStore), asyncio.run(create_async_memory(store=DictStore())).threaded
+        (True, False)
     """
 
     async def load(self) -> dict[str, Any] | None:
-        """The saved document, or None when nothing was saved yet."""
+        """The saved document, or None when nothing was saved yet.
+
+        Returns:
+            The document the last ``save`` kept, as a dict of JSON values, or None.
+        """
         ...
 
     async def save(self, document: dict[str, Any]) -> None:
-        """Keep ``document`` so that the next ``load`` returns it; raise and keep the old one if that fails."""
+        """Keep ``document`` so that the next ``load`` returns it; raise and keep the old one if that fails.
+
+        Args:
+            document: The whole memory, as ``core.to_document`` writes it.
+        """
         ...
 
 
@@ -393,18 +415,26 @@ class _Native:
 class AsyncMemory(Mapping[str, Any]):
     """A memory for asyncio code: coroutines for changes and I/O, plain methods for reads (AIO-1).
 
-    Create one with [`create_async_memory`][sentinel_memory.aio.create_async_memory]. Share it
-    between tasks freely: changes take turns, first come first served, and
-    none is lost (AIO-2); reads never wait and see the last kept state. It
-    is also a read-only ``Mapping`` of the live keys to their data, like
-    [`Memory`][sentinel_memory.memory.Memory] (ENT-15).
+    Create one with ``create_async_memory``. Share it between tasks freely:
+    changes take turns, first come first served, and none is lost (AIO-2);
+    reads never wait and see the last kept state. It is also a read-only
+    ``Mapping`` of the live keys to their data, like ``Memory`` (ENT-15).
+    ``async with`` closes it on the way out. ``mem.cache`` is its L0 cache
+    (an ``AsyncCacheMemory``) and ``mem.working`` its L1 working memory (an
+    ``AsyncWorkingMemory``).
 
-    ```pycon
-    >>> mem = await create_async_memory(store=JsonFileStore("memory.json"), autosave=True)
-    >>> await mem.remember("user:name", "Jakub", importance=0.9)
-    >>> mem.get("user:name")
-    'Jakub'
-    ```
+    Args:
+        engine: What keeps the rules and talks to the store; ``create_async_memory`` makes it.
+        clock: Returns the current time in milliseconds since the epoch.
+
+    Examples:
+        >>> import asyncio
+        >>> async def main():
+        ...     async with await create_async_memory(clock=lambda: 1_792_310_400_000) as mem:
+        ...         await mem.remember("user:name", "Jakub", importance=0.9)
+        ...         return mem.get("user:name"), len(mem), "user:name" in mem
+        >>> asyncio.run(main())
+        ('Jakub', 1, True)
     """
 
     def __init__(self, engine: _Threaded | _Native, *, clock: _Now) -> None:
@@ -438,12 +468,12 @@ class AsyncMemory(Mapping[str, Any]):
 
     @property
     def last_load(self) -> LoadResult | None:
-        """The [`LoadResult`][sentinel_memory.values.LoadResult] of the last load, None before the first (PER-14)."""
+        """The ``LoadResult`` of the last load, None before the first (PER-14)."""
         return self._engine.last_load
 
     @property
     def threaded(self) -> bool:
-        """Whether the store's I/O runs in this memory's worker thread (a sync store), or natively on the loop (AIO-3)."""
+        """Whether the store's I/O runs in this memory's worker thread (a sync store), not on the loop (AIO-3)."""
         return isinstance(self._engine, _Threaded)
 
     def _now(self) -> int | float:
@@ -507,23 +537,35 @@ class AsyncMemory(Mapping[str, Any]):
     async def remember(
         self, key: str, data: Any, *, importance: float | None = None, ttl: Duration | None = None
     ) -> Entry:
-        """Store ``data`` under ``key``; returns a copy of the stored entry, as [`Memory.remember`][sentinel_memory.memory.Memory.remember].
+        """Store ``data`` under ``key``; returns a copy of the stored entry, as ``Memory.remember`` (ENT-1 .. ENT-6).
 
-        :param key: a non-empty string.
-        :param data: any JSON value, copied on the way in.
-        :param importance: a number in [0, 1]; default 0.5 for a new key.
-        :param ttl: milliseconds or a ``timedelta``; None or 0: no expiry.
-        :returns: a copy of the stored [`Entry`][sentinel_memory.values.Entry].
-        :raises TypeError: for a key that is not a string or data that is not JSON.
-        :raises ValueError: for an empty key or data nested too deep.
-        :raises OSError: when the autosave fails ([`StoreError`][sentinel_memory.errors.StoreError],
-            [`LockTimeoutError`][sentinel_memory.errors.LockTimeoutError], a full disk); the memory is unchanged.
-        :raises ConflictError: another writer saved first (not with ``shared=True``).
+        Args:
+            key: A non-empty string.
+            data: Any JSON value, copied on the way in.
+            importance: A number in [0, 1]. Defaults to 0.5 for a new key, the old importance for an
+                existing one.
+            ttl: How long the entry lives: milliseconds, or a ``datetime.timedelta``. None or 0 means
+                it never expires. Defaults to None.
 
-        ```pycon
-        >>> (await mem.remember("user:allergy", "peanuts", importance=1)).importance
-        1
-        ```
+        Returns:
+            A copy of the stored ``Entry``, also when this very call evicted it.
+
+        Raises:
+            TypeError: The key is not a string or the data is not JSON.
+            ValueError: The key is empty or the data is nested deeper than ``MAX_DEPTH``.
+            OSError: The autosave failed (``StoreError``, ``LockTimeoutError``, a full disk); the memory
+                is unchanged.
+            ConflictError: Another writer saved first (not with ``shared=True``).
+            ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
+
+        Examples:
+            >>> import asyncio
+            >>> async def main():
+            ...     async with await create_async_memory(clock=lambda: 1_792_310_400_000) as mem:
+            ...         return await mem.remember("user:allergy", "peanuts", importance=1)
+            >>> entry = asyncio.run(main())
+            >>> entry.key, entry.importance
+            ('user:allergy', 1)
         """
         entry: Entry = await self._change("remember", key, data, importance=importance, ttl=ttl)
         return entry
@@ -531,35 +573,84 @@ class AsyncMemory(Mapping[str, Any]):
     async def add_turn(
         self, role: str, text: str, *, importance: float | None = None, ttl: Duration | None = None
     ) -> Entry:
-        """Remember one chat turn under the next ``chat:N`` key; returns the entry (ENT-16).
+        """Remember one chat turn, ``{"role": role, "content": text}``, under the next ``chat:N`` key (ENT-16).
 
-        :raises TypeError: when ``role`` or ``text`` is not a string.
-        :raises ValueError: when ``role`` is empty.
-        :raises OSError: when the autosave fails; the memory is unchanged.
+        Args:
+            role: Who spoke, a non-empty string such as ``"user"`` or ``"assistant"``.
+            text: What was said.
+            importance: A number in [0, 1]. Defaults to 0.3, below a fact's 0.5.
+            ttl: How long the turn lives: milliseconds, or a ``datetime.timedelta``. Defaults to None
+                (no expiry).
 
-        ```pycon
-        >>> (await mem.add_turn("user", "I'm allergic to peanuts")).key
-        'chat:1'
-        ```
+        Returns:
+            A copy of the stored ``Entry``.
+
+        Raises:
+            TypeError: ``role`` or ``text`` is not a string.
+            ValueError: ``role`` is empty.
+            OSError: The autosave failed; the memory is unchanged.
+            ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
+
+        Examples:
+            >>> import asyncio
+            >>> async def main():
+            ...     async with await create_async_memory(clock=lambda: 1_792_310_400_000) as mem:
+            ...         entry = await mem.add_turn("user", "I'm allergic to peanuts")
+            ...         return entry.key, entry.data
+            >>> asyncio.run(main())
+            ('chat:1', {'role': 'user', 'content': "I'm allergic to peanuts"})
         """
         entry: Entry = await self._change("add_turn", role, text, importance=importance, ttl=ttl)
         return entry
 
     async def forget(self, key: str) -> bool:
-        """Remove the live entry under ``key``; True when one was removed (ENT-8).
+        """Remove the live entry under ``key`` (ENT-8).
 
-        :raises TypeError: when ``key`` is not a string.
-        :raises ValueError: when ``key`` is empty.
+        Args:
+            key: A non-empty string.
+
+        Returns:
+            True when a live entry was removed, False when there was none (an expired one counts as none).
+
+        Raises:
+            TypeError: The key is not a string.
+            ValueError: The key is empty.
+            OSError: The autosave failed; the memory is unchanged.
+            ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
+
+        Examples:
+            >>> import asyncio
+            >>> async def main():
+            ...     async with await create_async_memory(clock=lambda: 1_792_310_400_000) as mem:
+            ...         await mem.remember("user:name", "Jakub")
+            ...         return await mem.forget("user:name"), await mem.forget("user:name")
+            >>> asyncio.run(main())
+            (True, False)
         """
         removed: bool = await self._change("forget", key)
         return removed
 
     async def clear(self) -> None:
-        """Remove every entry; the cache and the working memory have their own ``clear`` (ENT-9)."""
+        """Remove every entry; the cache and the working memory have their own ``clear`` (ENT-9).
+
+        Raises:
+            OSError: The autosave failed; the memory is unchanged.
+            ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
+        """
         await self._change("clear")
 
     async def compact(self) -> Compaction:
-        """Compact now and return what was dropped; ``on_evict`` is for automatic runs only (CMP-3)."""
+        """Compact now and return what was dropped; ``on_evict`` is for automatic runs only (CMP-3).
+
+        Expired entries go first, then the lowest retention until ``limit`` fits.
+
+        Returns:
+            A ``Compaction``: the ``expired`` and the ``evicted`` entries, as copies.
+
+        Raises:
+            OSError: The autosave of a compaction that dropped something failed; the memory is unchanged.
+            ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
+        """
         dropped: Compaction = await self._change("compact")
         if not self.threaded:  # the threaded sync memory logs it itself
             logs.dropped(self.store, dropped)
@@ -568,31 +659,81 @@ class AsyncMemory(Mapping[str, Any]):
     def get(self, key: str, default: Any = None) -> Any:
         """A copy of the live data under ``key``, or ``default`` (ENT-7); no I/O, so not a coroutine.
 
-        :raises TypeError: when ``key`` is not a string.
-        :raises ValueError: when ``key`` is empty.
+        Args:
+            key: A non-empty string.
+            default: What to return when there is no live entry. Defaults to None.
+
+        Returns:
+            A copy of the data, or ``default``.
+
+        Raises:
+            TypeError: The key is not a string.
+            ValueError: The key is empty.
         """
         return core.get(self.state, key, now=self._now(), default=default)
 
     def get_entry(self, key: str, default: Any = None) -> Any:
-        """A copy of the live [`Entry`][sentinel_memory.values.Entry] under ``key``, or ``default`` (ENT-15)."""
+        """A copy of the live ``Entry`` under ``key``, or ``default`` (ENT-15); no I/O, so not a coroutine.
+
+        Args:
+            key: A non-empty string.
+            default: What to return when there is no live entry. Defaults to None.
+
+        Returns:
+            A copy of the ``Entry`` (key, data, importance, timestamps), or ``default``.
+
+        Raises:
+            TypeError: The key is not a string.
+            ValueError: The key is empty.
+        """
         return core.get_entry(self.state, key, now=self._now(), default=default)
 
     def has(self, key: str) -> bool:
-        """Whether a live entry is stored under ``key`` (ENT-7)."""
+        """Whether a live entry is stored under ``key`` (ENT-7); no I/O, so not a coroutine.
+
+        Args:
+            key: A non-empty string.
+
+        Returns:
+            True when a live entry is stored under ``key``.
+
+        Raises:
+            TypeError: The key is not a string.
+            ValueError: The key is empty.
+        """
         return core.has(self.state, key, now=self._now())
 
     def size(self) -> int:
-        """The number of live entries, the same as ``len(mem)`` (ENT-11)."""
+        """The number of live entries, the same as ``len(mem)`` (ENT-11).
+
+        Returns:
+            How many entries every read sees now; expired ones still stored do not count.
+        """
         return core.size(self.state, now=self._now())
 
     def get_recent(self, n: int | None = None) -> tuple[Entry, ...]:
-        """The ``n`` newest live entries, newest first, as copies (ENT-10); default 10."""
+        """The ``n`` newest live entries, newest first, as copies (ENT-10).
+
+        Args:
+            n: How many entries, an integer >= 0. Defaults to None (10).
+
+        Returns:
+            A tuple of ``Entry`` copies, newest first.
+        """
         return core.get_recent(self.state, n, now=self._now())
 
     def recall(self, query: str, *, limit: int | None = None) -> tuple[Hit, ...]:
-        """The live entries that share a word with ``query``, best first (REC-3).
+        """The live entries that share a word with ``query``, best first (REC-1 .. REC-4).
 
-        :raises TypeError: when ``query`` is not a string.
+        Args:
+            query: The words to look for.
+            limit: The most hits, an integer >= 0. Defaults to None (10).
+
+        Returns:
+            A tuple of ``Hit`` (a copy of the ``entry`` and its ``score``), best first.
+
+        Raises:
+            TypeError: ``query`` is not a string.
         """
         return core.recall(self.state, query, now=self._now(), limit=limit)
 
@@ -605,19 +746,39 @@ class AsyncMemory(Mapping[str, Any]):
         format: Callable[[Entry], str] | None = None,
         separator: str | None = None,
         must_keep: float | None = None,
+        only: Literal["facts", "turns"] | None = None,
     ) -> Context:
-        """The prompt text of the most important live entries that fits ``token_budget``, as [`Memory.get_context`][sentinel_memory.memory.Memory.get_context].
+        """The prompt text of the top live entries within ``token_budget``, as ``Memory.get_context`` (CTX-1 .. CTX-11).
 
         No I/O, so not a coroutine.
 
-        :returns: a [`Context`][sentinel_memory.values.Context].
-        :raises ValueError: for a budget that is not a finite number >= 0.
-        :raises TypeError: for a tokenizer, format or query of the wrong kind.
+        Args:
+            token_budget: The most tokens the text may count, a finite number >= 0.
+            query: Rank the entries that share its words first. Defaults to None (no query).
+            tokenizer: Counts tokens: a function ``(text) -> number`` or any object with
+                ``encode(text)``. Defaults to the memory's tokenizer.
+            format: Renders one entry (a copy) as its line, a function ``(entry) -> str``.
+                Defaults to ``default_format`` (``key: data``).
+            separator: Put between lines. Defaults to a newline.
+            must_keep: Entries of at least this importance, in [0, 1], come first. Defaults to None.
+            only: ``"facts"`` or ``"turns"``: only entries of that kind. Defaults to None (every entry).
 
-        ```pycon
-        >>> mem.get_context(token_budget=800, query="dessert", must_keep=0.9).tokens <= 800
-        True
-        ```
+        Returns:
+            A ``Context``: ``text``, the ``entries`` in it, its ``tokens`` and how many live
+            entries were ``omitted``.
+
+        Raises:
+            ValueError: The budget is not a finite number >= 0, or ``only`` is not one of its two values.
+            TypeError: A tokenizer, format, separator or query of the wrong kind.
+
+        Examples:
+            >>> import asyncio
+            >>> async def main():
+            ...     async with await create_async_memory(clock=lambda: 1_792_310_400_000) as mem:
+            ...         await mem.remember("user:name", "Jakub", importance=0.9)
+            ...         return mem.get_context(token_budget=800, query="dessert", must_keep=0.9).text
+            >>> asyncio.run(main())
+            'user:name: Jakub'
         """
         return core.context(
             self.state,
@@ -628,10 +789,53 @@ class AsyncMemory(Mapping[str, Any]):
             format=format,
             separator=separator,
             must_keep=must_keep,
+            only=only,
+        )
+
+    def get_messages(
+        self,
+        *,
+        token_budget: int | float,
+        query: str | None = None,
+        tokenizer: TokenizerLike | None = None,
+        must_keep: float | None = None,
+        facts_share: float | None = None,
+    ) -> Messages:
+        """A prompt as chat messages that fits ``token_budget``, as ``Memory.get_messages`` builds it (MSG-1 .. MSG-4).
+
+        No I/O, so not a coroutine.
+
+        Args:
+            token_budget: The most tokens the messages may count, a finite number >= 0.
+            query: Rank the facts that share its words first. Defaults to None.
+            tokenizer: Counts tokens, as for ``get_context``. Defaults to the memory's tokenizer.
+            must_keep: Facts of at least this importance come first. Defaults to None.
+            facts_share: The share of the budget kept for facts while there are any. Defaults to 0.5.
+
+        Returns:
+            A ``Messages``: the ``messages``, the ``entries`` used, their ``tokens`` and how many
+            live entries were ``omitted``.
+
+        Raises:
+            ValueError: The budget is not a finite number >= 0.
+            TypeError: The tokenizer returned something other than a number >= 0, or the query is not a str.
+        """
+        return core.messages(
+            self.state,
+            now=self._now(),
+            token_budget=token_budget,
+            query=query,
+            tokenizer=tokenizer,
+            must_keep=must_keep,
+            facts_share=facts_share,
         )
 
     def stats(self) -> dict[str, int]:
-        """The counters ``size, stored, limit, cache, compactions, expired, evicted`` (CMP-6)."""
+        """The counters ``size, stored, limit, cache, compactions, expired, evicted``, in that order (CMP-6).
+
+        Returns:
+            A new dict of str to int, as ``Memory.stats`` returns it.
+        """
         return core.stats(self.state, now=self._now())
 
     # -- persistence and transactions --------------------------------------------------------
@@ -639,8 +843,10 @@ class AsyncMemory(Mapping[str, Any]):
     async def save(self) -> None:
         """Save the whole memory as the next generation (PER-1, MW-3).
 
-        :raises ConflictError: another writer saved first.
-        :raises OSError: the store could not save; nothing changed.
+        Raises:
+            ConflictError: Another writer saved first.
+            OSError: The store could not save; nothing changed.
+            ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
         """
         self._refuse_reentry()
         async with self._turn():
@@ -649,8 +855,16 @@ class AsyncMemory(Mapping[str, Any]):
     async def load(self) -> LoadResult:
         """Replace entries and working memory with the store's content (PER-3, PER-14).
 
-        :raises DamagedStoreError: the store holds something that is not a memory; nothing changed.
-        :raises OSError: the store could not be read; nothing changed.
+        A load that drops invalid entries warns with ``LoadWarning`` and keeps the
+        original for the store to preserve before the next save overwrites it.
+
+        Returns:
+            A ``LoadResult``: how many entries were loaded, dropped and compacted.
+
+        Raises:
+            DamagedStoreError: The store holds something that is not a memory; nothing changed.
+            OSError: The store could not be read; nothing changed.
+            ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
         """
         self._refuse_reentry()
         async with self._turn():
@@ -663,13 +877,27 @@ class AsyncMemory(Mapping[str, Any]):
         Other tasks' changes wait until the block ends; the store's lock keeps
         other processes out, and the memory reloads first when one of them
         saved since. Only the task that opened the block changes the memory
-        inside it (another task's change would wait for the block)::
+        inside it (another task's change would wait for the block).
 
-            async with mem.transaction():
-                await mem.remember("visits", mem.get("visits", 0) + 1)
+        Yields:
+            This memory.
 
-        :raises ConflictError: the store moved on while this memory has unsaved changes (autosave off).
-        :raises LockTimeoutError: another writer held the store for its ``lock_wait``.
+        Raises:
+            ConflictError: The store moved on while this memory has unsaved changes (autosave off).
+            LockTimeoutError: Another writer held the store for its ``lock_wait``.
+            ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
+
+        Examples:
+            >>> import asyncio
+            >>> async def visit(mem):
+            ...     async with mem.transaction():
+            ...         await mem.remember("visits", mem.get("visits", 0) + 1)
+            >>> async def main():
+            ...     async with await create_async_memory(clock=lambda: 1_792_310_400_000) as mem:
+            ...         await asyncio.gather(visit(mem), visit(mem), visit(mem))
+            ...         return mem.get("visits")
+            >>> asyncio.run(main())
+            3
         """
         self._refuse_reentry()
         async with self._turn():
@@ -684,7 +912,7 @@ class AsyncMemory(Mapping[str, Any]):
                 await self._whole(lambda: self._engine.exit_transaction(block, error))
 
     async def close(self) -> None:
-        """Release what the store holds open (a connection, a client made from ``url``) and this memory's thread (WRP-5).
+        """Release what the store holds open (a connection, a client made from ``url``) and the worker thread (WRP-5).
 
         Nothing is saved or lost; a later call opens them again.
         ``async with mem:`` closes on the way out.
@@ -717,15 +945,27 @@ class AsyncMemory(Mapping[str, Any]):
         return iter(self.keys())
 
     def keys(self) -> KeysView[str]:
-        """The live keys, oldest first, read at one moment (ENT-15)."""
+        """The live keys, oldest first, read at one moment (ENT-15).
+
+        Returns:
+            A ``KeysView`` of a snapshot: later changes do not show in it.
+        """
         return self._snapshot().keys()
 
     def values(self) -> ValuesView[Any]:
-        """Copies of the live entries' data, oldest first, read at one moment (ENT-15)."""
+        """Copies of the live entries' data, oldest first, read at one moment (ENT-15).
+
+        Returns:
+            A ``ValuesView`` of a snapshot: later changes do not show in it.
+        """
         return self._snapshot().values()
 
     def items(self) -> ItemsView[str, Any]:
-        """``(key, data)`` pairs of the live entries, oldest first, read at one moment (ENT-15)."""
+        """``(key, data)`` pairs of the live entries, oldest first, read at one moment (ENT-15).
+
+        Returns:
+            An ``ItemsView`` of a snapshot: later changes do not show in it.
+        """
         return self._snapshot().items()
 
     def _snapshot(self) -> dict[str, Any]:
@@ -739,29 +979,73 @@ class AsyncMemory(Mapping[str, Any]):
 
 
 class AsyncCacheMemory:
-    """The L0 cache of an [`AsyncMemory`][sentinel_memory.aio.AsyncMemory], ``mem.cache`` (L0-1 .. L0-4).
+    """The L0 cache of an ``AsyncMemory``, ``mem.cache`` (L0-1 .. L0-4).
 
     Changes are coroutines, because they take the memory's turn (AIO-2);
     ``get`` is a plain read. Nothing here is ever saved.
+
+    Args:
+        memory: The memory this cache belongs to; every ``AsyncMemory`` makes its own.
+
+    Examples:
+        >>> import asyncio
+        >>> async def main():
+        ...     async with await create_async_memory(clock=lambda: 1_792_310_400_000) as mem:
+        ...         await mem.cache.put("draft", "Hel", ttl=5_000)
+        ...         return mem.cache.get("draft"), await mem.cache.delete("draft"), mem.cache.get("draft")
+        >>> asyncio.run(main())
+        ('Hel', True, None)
     """
 
     def __init__(self, memory: AsyncMemory) -> None:
         self._memory = memory
 
     async def put(self, key: str, value: Any, *, ttl: Duration | None = None) -> None:
-        """Keep a scratch value under ``key`` until its ttl (default the memory's ``cache_ttl``) runs out (L0-1).
+        """Keep a scratch value under ``key`` until its ttl runs out (L0-1, L0-3).
 
-        :raises TypeError: for a key that is not a string or a value that is not JSON.
+        Args:
+            key: A non-empty string.
+            value: Any JSON value, copied on the way in.
+            ttl: How long the item lives: milliseconds, or a ``datetime.timedelta``.
+                Defaults to None (the memory's ``cache_ttl``, five minutes unless set).
+
+        Raises:
+            TypeError: The key is not a string or the value is not JSON.
+            ValueError: The key is empty or the value is nested deeper than ``MAX_DEPTH``.
+            ReentrantCallError: Called from inside the memory's own ``on_evict`` or store.
         """
         await self._memory._change("cache.put", key, value, ttl=ttl)
 
     def get(self, key: str, default: Any = None) -> Any:
-        """A copy of the live value under ``key``, or ``default`` (L0-1)."""
+        """A copy of the live value under ``key``, or ``default`` (L0-1).
+
+        Args:
+            key: A non-empty string.
+            default: What to return when there is no live item. Defaults to None.
+
+        Returns:
+            A copy of the value, or ``default``.
+
+        Raises:
+            TypeError: The key is not a string.
+            ValueError: The key is empty.
+        """
         m = self._memory
         return core.cache_get(m.state, key, now=m._now(), default=default)
 
     async def delete(self, key: str) -> bool:
-        """Remove the item under ``key``; True when a live one was removed (L0-2)."""
+        """Remove the item under ``key`` (L0-2).
+
+        Args:
+            key: A non-empty string.
+
+        Returns:
+            True when a live item was removed.
+
+        Raises:
+            TypeError: The key is not a string.
+            ValueError: The key is empty.
+        """
         removed: bool = await self._memory._change("cache.delete", key)
         return removed
 
@@ -771,23 +1055,48 @@ class AsyncCacheMemory:
 
 
 class AsyncWorkingMemory:
-    """The L1 working memory of an [`AsyncMemory`][sentinel_memory.aio.AsyncMemory], ``mem.working`` (L1-1 .. L1-4).
+    """The L1 working memory of an ``AsyncMemory``, ``mem.working`` (L1-1 .. L1-4).
 
     ``set`` and ``clear`` are coroutines (they save, with autosave); ``get`` is a plain read.
+
+    Args:
+        memory: The memory this working memory belongs to; every ``AsyncMemory`` makes its own.
+
+    Examples:
+        >>> import asyncio
+        >>> async def main():
+        ...     async with await create_async_memory(clock=lambda: 1_792_310_400_000) as mem:
+        ...         await mem.working.set({"step": 1, "topic": "risotto"})
+        ...         await mem.working.set({"step": 2})
+        ...         return mem.working.get()
+        >>> asyncio.run(main())
+        {'step': 2, 'topic': 'risotto'}
     """
 
     def __init__(self, memory: AsyncMemory) -> None:
         self._memory = memory
 
     async def set(self, patch: dict[str, Any]) -> None:
-        """Merge ``patch`` into the working memory and restart its idle clock (L1-1).
+        """Merge ``patch`` into the working memory and restart its idle clock (L1-1, L1-2).
 
-        :raises TypeError: when ``patch`` is not a dict of JSON values.
+        Once idle for ``working_ttl``, the working memory starts from ``{}`` again.
+
+        Args:
+            patch: A dict of JSON values; its keys replace the same keys (a shallow merge).
+
+        Raises:
+            TypeError: ``patch`` is not a dict of JSON values.
+            OSError: The autosave failed; the memory is unchanged.
+            ReentrantCallError: Called from inside the memory's own ``on_evict`` or store.
         """
         await self._memory._change("working.set", patch)
 
     def get(self) -> dict[str, Any]:
-        """A copy of the working memory, or ``{}`` once it has been idle for ``working_ttl`` (L1-2)."""
+        """A copy of the working memory, or ``{}`` once it has been idle for ``working_ttl`` (L1-2).
+
+        Returns:
+            A new dict.
+        """
         m = self._memory
         return core.working_get(m.state, now=m._now())
 
@@ -810,21 +1119,53 @@ async def create_async_memory(
     load: bool = True,
     shared: bool = False,
 ) -> AsyncMemory:
-    """A new [`AsyncMemory`][sentinel_memory.aio.AsyncMemory], loaded from its store unless ``load=False`` (AIO-1).
+    """A new ``AsyncMemory``, loaded from its store unless ``load=False`` (AIO-1, AIO-3).
 
-    The options are [`create_memory`][sentinel_memory.memory.create_memory]'s, checked the same
-    way. A store whose ``load`` is a coroutine function
-    ([`AsyncRedisStore`][sentinel_memory.aioredis.AsyncRedisStore]) is driven on the event loop;
-    any other store in a worker thread of this memory's own (AIO-3), where
-    ``on_evict`` then runs too.
+    The options are ``create_memory``'s, checked the same way. A store whose
+    ``load`` is a coroutine function (``AsyncRedisStore``) is driven on the
+    event loop; any other store in a worker thread of this memory's own
+    (AIO-3), where ``on_evict`` then runs too.
 
-    :raises TypeError: for an option of the wrong kind, as ``create_memory``.
-    :raises DamagedStoreError: the store holds something that is not a memory.
-    :raises OSError: the store could not be read.
+    Args:
+        limit: The most entries kept; over it, compaction evicts the lowest retention.
+            Defaults to None (1000).
+        store: Where the memory is loaded from and saved to: an ``AsyncStore`` or any sync store.
+            Defaults to None (a new ``MemoryStore``, kept in this process only).
+        autosave: Save after every change that is persisted. Defaults to False.
+        clock: Returns the current time in milliseconds since the epoch. Defaults to None
+            (the wall clock).
+        recency_window: How long freshness takes to fade, in milliseconds or a ``timedelta``.
+            Defaults to None (one day).
+        tokenizer: Counts tokens: a function ``(text) -> number`` or any object with
+            ``encode(text)``. Defaults to None (``estimate_tokens``).
+        on_evict: Called with the ``Compaction`` of every automatic compaction that dropped
+            something. Defaults to None.
+        working_ttl: How long the working memory lives without a set, in milliseconds or a
+            ``timedelta``. Defaults to None (one hour).
+        cache_ttl: How long a cache item lives when ``put`` gives no ttl, in milliseconds or a
+            ``timedelta``. Defaults to None (five minutes).
+        load: Load from the store before returning. Defaults to True.
+        shared: Make every persisted change a transaction of its own, so several processes can
+            share one store (MW-6). Defaults to False.
 
-    ```pycon
-    >>> mem = await create_async_memory(store=SqliteStore("memory.db"), autosave=True, shared=True)
-    ```
+    Returns:
+        The new ``AsyncMemory``.
+
+    Raises:
+        TypeError: An option of the wrong kind, as ``create_memory``.
+        DamagedStoreError: The store holds something that is not a memory.
+        OSError: The store could not be read.
+
+    Examples:
+        >>> import asyncio
+        >>> async def main():
+        ...     store = JsonFileStore(tmp / "memory.json")
+        ...     async with await create_async_memory(store=store, autosave=True, shared=True) as mem:
+        ...         await mem.remember("user:name", "Jakub")
+        ...     async with await create_async_memory(store=store) as again:
+        ...         return again.get("user:name")
+        >>> asyncio.run(main())
+        'Jakub'
     """
     # create_memory checks every option and builds the config; nothing is loaded yet.
     memory = create_memory(

@@ -1,7 +1,7 @@
-"""A Redis store on ``redis.asyncio``, for an [`AsyncMemory`][sentinel_memory.aio.AsyncMemory] that never blocks its event loop (AIO-5).
+"""A Redis store on ``redis.asyncio``, for an ``AsyncMemory`` that never blocks its event loop (AIO-5).
 
-[`AsyncRedisStore`][sentinel_memory.aioredis.AsyncRedisStore] is
-[`RedisStore`][sentinel_memory.redisstore.RedisStore] with coroutines for
+``AsyncRedisStore`` is
+``RedisStore`` with coroutines for
 methods: the same two hashes (RDS-1), the same Lua scripts and generation
 checks (RDS-2), the same lease lock with the same key and timings (RDS-3),
 the same idle expiry (RDS-4) and the same errors (RDS-5, RDS-6). The
@@ -57,28 +57,41 @@ def _asyncio_redis() -> Any:
 
 
 class AsyncRedisStore(ScriptArguments):
-    """One memory in Redis, for an [`AsyncMemory`][sentinel_memory.aio.AsyncMemory]: ``RedisStore`` on ``redis.asyncio`` (AIO-5).
+    """One memory in Redis, for an ``AsyncMemory``: ``RedisStore`` on ``redis.asyncio`` (AIO-5).
 
     Every method that talks to Redis is a coroutine; the memory awaits them
-    on the event loop, with no worker thread.
+    on the event loop, with no worker thread. Making a store does not connect:
+    the first ``load`` does. ``async with store:`` closes a client made from
+    ``url`` on the way out.
 
-    :param client: a ``redis.asyncio.Redis`` client, or
-    :param url: a Redis URL such as ``redis://localhost:6379/0``, instead of a client.
-    :param key: the memory's name; the same ``key`` and ``prefix`` as a
-        [`RedisStore`][sentinel_memory.redisstore.RedisStore] name the same memory.
-    :param idle_ttl: optional: delete the whole memory after this long
-        without a save (milliseconds or a ``timedelta``, RDS-4).
-    :param prefix: the first part of every Redis key this store uses.
-    :param lock_timeout: seconds a ``lock()`` lease lasts if its holder dies.
-    :param lock_wait: the most seconds ``lock()`` waits while another writer
-        holds the lease, then [`LockTimeoutError`][sentinel_memory.errors.LockTimeoutError] (MW-8).
-    :raises TypeError: without exactly one of ``client`` and ``url``, or for a key that is not a non-empty str.
-    :raises ImportError: when redis-py is not installed.
+    Args:
+        client: A ``redis.asyncio.Redis`` client; give this or ``url``. Defaults to None.
+        url: A Redis URL such as ``redis://localhost:6379/0``, instead of a client; this store
+            then makes the client and closes it. Defaults to None.
+        key: The memory's name; the same ``key`` and ``prefix`` as a ``RedisStore`` name the same
+            memory.
+        idle_ttl: Delete the whole memory after this long without a save, in milliseconds or a
+            ``timedelta`` (RDS-4). Defaults to None (never).
+        prefix: The first part of every Redis key this store uses. Defaults to ``"sentinel-memory"``.
+        lock_timeout: Seconds a ``lock()`` lease lasts if its holder dies. Defaults to 30.0.
+        lock_wait: The most seconds ``lock()`` waits while another writer holds the lease, then
+            ``LockTimeoutError`` (MW-8). Defaults to 30.0.
 
-    ```pycon
-    >>> store = AsyncRedisStore(url="redis://localhost:6379/0", key="user-42")
-    >>> mem = await create_async_memory(store=store, autosave=True, shared=True)
-    ```
+    Raises:
+        TypeError: Not exactly one of ``client`` and ``url``, a ``url`` that is not a str, a key
+            that is not a non-empty str, or a ``lock_wait`` that is not a number.
+        ValueError: An ``idle_ttl`` that is not a duration > 0, or a ``lock_wait`` that is not a
+            finite number >= 0.
+        ImportError: redis-py is not installed (``pip install sentinel-memory[redis]``).
+
+    Examples:
+        No memory is opened here, since that needs a Redis server; making a store does not connect:
+
+        >>> store = AsyncRedisStore(url="redis://localhost:6379/0", key="user-42")
+        >>> store.server, store.meta_key
+        ('localhost:6379/0', 'sentinel-memory:{user-42}:meta')
+
+        With a server: ``mem = await create_async_memory(store=store, autosave=True, shared=True)``.
     """
 
     _unreachable = False  # the last call found the server down (LOG-3)
@@ -153,7 +166,16 @@ class AsyncRedisStore(ScriptArguments):
             logger.info("%r: Redis at %s is reachable again (%s)", self, self.server, operation)
 
     async def load(self) -> dict[str, Any] | None:
-        """The saved document, read in one ``MULTI``/``EXEC``, or None when this memory was never saved (RDS-2)."""
+        """The saved document, read in one ``MULTI``/``EXEC``, or None when this memory was never saved (RDS-2).
+
+        Returns:
+            The document as a dict of JSON values, or None.
+
+        Raises:
+            StoreConnectionError: Redis cannot be reached.
+            StoreError: Redis refused the command.
+            DamagedStoreError: The stored hashes are not a memory.
+        """
         with self._talking("load"):
             async with self.client.pipeline(transaction=True) as pipe:
                 pipe.hgetall(self.meta_key)
@@ -162,18 +184,47 @@ class AsyncRedisStore(ScriptArguments):
         return document_of(meta_raw, entries_raw, self)
 
     async def generation(self) -> int:
-        """The generation the store holds now: 0 when nothing was saved (MW-1)."""
+        """The generation the store holds now: 0 when nothing was saved (MW-1).
+
+        Returns:
+            The stored generation, an int >= 0.
+
+        Raises:
+            StoreConnectionError: Redis cannot be reached.
+            DamagedStoreError: The stored generation is not a memory's.
+        """
         with self._talking("generation"):
             version, generation = await self.client.hmget(self.meta_key, ["version", "generation"])
         return generation_from(version, generation, self)
 
     async def save(self, document: dict[str, Any]) -> None:
-        """Replace the memory with ``document`` in one atomic script; ConflictError when another writer saved first (RDS-2, MW-3)."""
+        """Replace the memory with ``document`` in one atomic script (RDS-2, MW-3).
+
+        Args:
+            document: The whole memory, as ``core.to_document`` writes it; a ``generation`` in it is
+                checked against the stored one.
+
+        Raises:
+            ConflictError: Another writer saved first.
+            DamagedStoreError: Redis holds another layout under this key; it is not overwritten.
+            StoreConnectionError: Redis cannot be reached; nothing was written.
+            StoreError: Redis refused the script; nothing was written.
+        """
         args, declared = self.save_args(document)
         await self._run(self._save_script, args, declared)
 
     async def save_changes(self, changes: Changes) -> None:
-        """Write only what a change touched, in one atomic script, with the same generation check (RDS-2, MW-4)."""
+        """Write only what a change touched, in one atomic script, with the same generation check (RDS-2, MW-4).
+
+        Args:
+            changes: The ``Changes`` of one change, as ``core.changes`` describes it.
+
+        Raises:
+            ConflictError: Another writer saved first.
+            DamagedStoreError: Redis holds another layout under this key; it is not overwritten.
+            StoreConnectionError: Redis cannot be reached; nothing was written.
+            StoreError: Redis refused the script; nothing was written.
+        """
         await self._run(self._changes_script, self.changes_args(changes), changes.generation)
 
     async def _run(self, script: Any, args: list[Any], declared: int | None) -> None:
@@ -182,7 +233,14 @@ class AsyncRedisStore(ScriptArguments):
         check_outcome(status, value, declared, self)
 
     async def preserve(self) -> None:
-        """Keep a copy of the stored document under ``<prefix>:{<key>}:orig:<UTC time>`` before it is overwritten (PER-14)."""
+        """Copy the stored document to ``<prefix>:{<key>}:orig:<UTC time>`` before it is overwritten (PER-14).
+
+        The copy expires with ``idle_ttl``, when one is set. Nothing is copied when
+        nothing was saved.
+
+        Raises:
+            StoreConnectionError: Redis cannot be reached.
+        """
         document = await self.load()
         if document is None:
             return
@@ -191,7 +249,7 @@ class AsyncRedisStore(ScriptArguments):
 
     @contextlib.asynccontextmanager
     async def lock(self) -> AsyncIterator[None]:
-        """Hold this memory exclusively across tasks, processes and machines (MW-2, RDS-3); ``async with store.lock():``.
+        """Hold this memory alone across tasks, processes and machines (MW-2, RDS-3): ``async with store.lock():``.
 
         The lease of ``RedisStore.lock``: the same key, token kind and
         timings, so sync and async writers exclude each other. Re-entrant
@@ -199,8 +257,12 @@ class AsyncRedisStore(ScriptArguments):
         unreachable, or because the task asking for it was cancelled before
         Redis answered, is released by this store's next ``lock()`` (RDS-5).
 
-        :raises StoreConnectionError: Redis cannot be reached.
-        :raises LockTimeoutError: another writer held the lease for ``lock_wait`` seconds.
+        Yields:
+            None, while the lease is held.
+
+        Raises:
+            StoreConnectionError: Redis cannot be reached.
+            LockTimeoutError: Another writer held the lease for ``lock_wait`` seconds.
         """
         import asyncio
 
@@ -251,19 +313,31 @@ class AsyncRedisStore(ScriptArguments):
 
 
 class AsyncRedisMemories:
-    """One async memory per user in one Redis, keyed as [`RedisMemories`][sentinel_memory.redisstore.RedisMemories] keys them (AIO-5, RDS-1, FLD-1).
+    """One async memory per user in one Redis, keyed as ``RedisMemories`` keys them (AIO-5, RDS-1, FLD-1).
 
-    :param client: a ``redis.asyncio.Redis`` client, or
-    :param url: a Redis URL.
-    :param store_options: ``idle_ttl``, ``prefix``, ``lock_timeout`` or ``lock_wait`` for every store.
-    :param options: the [`create_async_memory`][sentinel_memory.aio.create_async_memory] options every
-        memory gets (``autosave``, ``shared``, ``limit``, ...).
-    :raises TypeError: without exactly one of ``client`` and ``url``, or with ``store=``.
+    Every memory shares this object's client; ``open`` makes the store and the
+    memory. Making it does not connect.
 
-    ```pycon
-    >>> users = AsyncRedisMemories(url="redis://localhost:6379/0", autosave=True, shared=True)
-    >>> mem = await users.open("user-42")
-    ```
+    Args:
+        client: A ``redis.asyncio.Redis`` client; give this or ``url``. Defaults to None.
+        url: A Redis URL such as ``redis://localhost:6379/0``, instead of a client. Defaults to None.
+        store_options: ``idle_ttl``, ``prefix``, ``lock_timeout`` or ``lock_wait`` for every store,
+            as ``AsyncRedisStore`` takes them. Defaults to None (none).
+        **options: The ``create_async_memory`` options every memory gets (``autosave``,
+            ``shared``, ``limit``, ...); ``open`` can override them.
+
+    Raises:
+        TypeError: Not exactly one of ``client`` and ``url``, or with ``store=``.
+        ImportError: redis-py is not installed (``pip install sentinel-memory[redis]``).
+
+    Examples:
+        No memory is opened here, since that needs a Redis server; making the object does not connect:
+
+        >>> users = AsyncRedisMemories(url="redis://localhost:6379/0", autosave=True, shared=True)
+        >>> users.key_for("user-42")
+        'user-42-6d894aa3ee802549'
+
+        With a server: ``mem = await users.open("user-42")``.
     """
 
     def __init__(
@@ -279,19 +353,54 @@ class AsyncRedisMemories:
         self.options = options
 
     def key_for(self, user_id: str) -> str:
-        """The memory key of ``user_id``: ``<slug>-<hash>`` as FLD-1 derives it, the same as ``RedisMemories.key_for``."""
+        """The memory key of ``user_id``: ``<slug>-<hash>`` as FLD-1 derives it, the same as ``RedisMemories.key_for``.
+
+        Args:
+            user_id: Any str: a user id, a session id, an e-mail address.
+
+        Returns:
+            The key its store uses: readable and safe, and different for different ids.
+
+        Raises:
+            TypeError: ``user_id`` is not a str.
+
+        Examples:
+            >>> AsyncRedisMemories(url="redis://localhost:6379/0").key_for("Jakub Novák")
+            'jakub-novak-63ebac7956839547'
+        """
         from .folder import file_name_for
 
         return file_name_for(user_id).removesuffix(".json")
 
     def store(self, user_id: str) -> AsyncRedisStore:
-        """``user_id``'s store, on this object's client."""
+        """``user_id``'s store, on this object's client, with its ``store_options``.
+
+        Args:
+            user_id: Any str, as for ``key_for``.
+
+        Returns:
+            A new ``AsyncRedisStore``; it does not connect until used.
+
+        Raises:
+            TypeError: ``user_id`` is not a str.
+        """
         return AsyncRedisStore(self.client, key=self.key_for(user_id), **self.store_options)
 
     async def open(self, user_id: str, **options: Any) -> AsyncMemory:
         """``user_id``'s memory, loaded from Redis, with these options over the shared ones.
 
-        :raises StoreConnectionError: Redis cannot be reached.
+        Args:
+            user_id: Any str, as for ``key_for``.
+            **options: ``create_async_memory`` options for this memory only, over the ones given
+                to the constructor.
+
+        Returns:
+            The loaded ``AsyncMemory``.
+
+        Raises:
+            TypeError: ``store=`` is given, or an option of the wrong kind.
+            StoreConnectionError: Redis cannot be reached.
+            DamagedStoreError: Redis holds something that is not a memory under its key.
         """
         from .aio import create_async_memory
 

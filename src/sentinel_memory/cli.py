@@ -1,6 +1,6 @@
 """The ``sentinel-memory`` command: look into and tidy a saved memory file (CLI-1 .. CLI-3).
 
-Every command works on a file written by [`JsonFileStore`][sentinel_memory.filestore.JsonFileStore],
+Every command works on a file written by ``JsonFileStore``,
 read as strictly as the library reads it:
 
 * ``show FILE``: the entries as a table (key, importance, retention now, age,

@@ -3,7 +3,7 @@
 Theory of operation
 ===================
 
-A memory is one immutable value, a [`MemoryState`][sentinel_memory.state.MemoryState]. It holds three
+A memory is one immutable value, a ``MemoryState``. It holds three
 memories of different lifetimes, taken from the layered memory of the agent
 this library descends from:
 
@@ -16,7 +16,7 @@ this library descends from:
 Every function here takes the state and the current time ``now``
 (milliseconds since the epoch) and returns a *new* state, or a value read
 from it. Nothing in this module reads a clock, touches a file or calls back;
-the stateful [`Memory`][sentinel_memory.memory.Memory] does those things around
+the stateful ``Memory`` does those things around
 these calls. Because of that, any sequence of operations can be replayed
 exactly: same states, same times, same results, on every machine and in
 every port.
@@ -35,7 +35,7 @@ the stored count over ``limit``, ``compact`` runs: expired entries go, then
 the entries of lowest ``retention = importance + 0.1 * freshness`` until the
 live count fits (CMP-1). Freshness adds at most 0.1, so it only settles close
 calls. Nothing disappears unreported: every transition that drops entries
-returns them, next to the new state, as a [`Compaction`][sentinel_memory.values.Compaction].
+returns them, next to the new state, as a ``Compaction``.
 
 **Order is explicit.** Every remember stamps a sequence number, so "newer"
 (the larger ``(updated_at, seq)``, ENT-6) is defined even within one
@@ -162,7 +162,37 @@ def make_config(
     cache_ttl: Duration | None = None,
     tokenizer: TokenizerLike | None = None,
 ) -> Config:
-    """A [`Config`][sentinel_memory.values.Config] from raw options: numbers through the number rule, a tokenizer object as its count (NUM-1, NUM-3, OPT-1, CTX-9)."""
+    """A ``Config`` from raw options: numbers by the number rule, a tokenizer as its count (NUM-1, NUM-3, OPT-1, CTX-9).
+
+    A numeric option that is None, not a finite number or out of its range
+    falls back to its documented default (``DEFAULTS``), with an
+    ``IgnoredValueWarning`` when a value was given. Pass the result as
+    ``MemoryState(config=...)`` to start a state for the pure functions.
+
+    Args:
+        limit: The most entries kept before compaction evicts, an integer >= 1. Defaults to None (1000).
+        recency_window: How long freshness takes to fade, in milliseconds or a ``timedelta``.
+            Defaults to None (one day).
+        working_ttl: How long the working memory lives without a set, in milliseconds or a ``timedelta``.
+            Defaults to None (one hour).
+        cache_ttl: How long a cache item lives when ``cache_put`` gives no ttl, in milliseconds or a
+            ``timedelta``. Defaults to None (five minutes).
+        tokenizer: Counts tokens: a function ``(text) -> number`` or any object with ``encode(text)``.
+            Defaults to None (``estimate_tokens``).
+
+    Returns:
+        A frozen ``Config``.
+
+    Raises:
+        TypeError: The tokenizer is neither callable nor has ``encode``.
+
+    Examples:
+        >>> config = core.make_config(limit=2)
+        >>> config.limit, config.cache_ttl
+        (2, 300000)
+        >>> core.size(MemoryState(config=config), now=1000)
+        0
+    """
     counter = as_tokenizer(tokenizer)
     return Config(
         limit=number_option("limit", limit),
@@ -214,8 +244,29 @@ def remember(
     An overwrite keeps ``created_at`` and the old importance unless a valid
     new one is given. Overwriting an *expired* key is an insert: the old entry
     is reported as expired, so it does not vanish unreported. The returned
-    [`Compaction`][sentinel_memory.values.Compaction] holds everything this call dropped, possibly
-    including the new entry itself (CMP-4).
+    ``Compaction`` holds everything this call dropped, possibly including the
+    new entry itself (CMP-4); ``remembered`` finds the stored entry.
+
+    Args:
+        state: The memory state to change; it is not modified.
+        key: A non-empty str.
+        data: Any JSON value; it is copied.
+        now: The current time, milliseconds since the epoch (a finite number).
+        importance: A number in [0, 1]. Defaults to None (0.5 for a new key, the old importance
+            for an overwrite).
+        ttl: How long the entry lives, in milliseconds or a ``timedelta``. Defaults to None (no expiry).
+
+    Returns:
+        ``(state, compaction)``: the new state and what this call dropped.
+
+    Raises:
+        TypeError: ``now`` is not a finite number, the key is not a str, or ``data`` is not JSON.
+        ValueError: The key is empty, or ``data`` is nested too deep.
+
+    Examples:
+        >>> state, dropped = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
+        >>> core.get(state, "user:name", now=1000), bool(dropped)
+        ('Jakub', False)
     """
     _check_now(now)
     key = _check_key(key)
@@ -278,8 +329,27 @@ def add_turn(
     loaded, so turns keep counting after a restart without a key being
     invented or a counter kept by the app. A turn's importance defaults to
     0.3, below a fact's 0.5. Its line in a context reads ``chat:N: role:
-    text`` (TXT-4). Returns the new state, what the remember dropped, and
-    the key used.
+    text`` (TXT-4).
+
+    Args:
+        state: The memory state to change; it is not modified.
+        role: Who spoke, a non-empty str such as ``"user"`` or ``"assistant"``.
+        text: What was said, a str.
+        now: The current time, milliseconds since the epoch (a finite number).
+        importance: A number in [0, 1]. Defaults to None (0.3).
+        ttl: How long the turn lives, in milliseconds or a ``timedelta``. Defaults to None (no expiry).
+
+    Returns:
+        ``(state, compaction, key)``: the new state, what the remember dropped, and the key used.
+
+    Raises:
+        TypeError: ``role`` or ``text`` is not a str, or ``now`` is not a finite number.
+        ValueError: ``role`` is empty.
+
+    Examples:
+        >>> state, dropped, key = core.add_turn(MemoryState(), "user", "Hi!", now=1000)
+        >>> key, core.get(state, key, now=1000)
+        ('chat:1', {'role': 'user', 'content': 'Hi!'})
     """
     for name, value in (("role", role), ("text", text)):
         if not isinstance(value, str):
@@ -298,6 +368,19 @@ def remembered(state: MemoryState, compaction: Compaction, key: str) -> Entry:
     A ttl so small that ``now + ttl == now`` in doubles makes an entry that
     is expired at once; a compaction in the same call then reports it as
     expired. The newest entry of ``key`` in the compaction is this call's.
+
+    Args:
+        state: The state the ``remember`` returned.
+        compaction: The ``Compaction`` the ``remember`` returned.
+        key: The key that was remembered.
+
+    Returns:
+        A copy of the ``Entry`` stored by that call.
+
+    Examples:
+        >>> state, dropped = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
+        >>> core.remembered(state, dropped, "user:name").importance
+        0.5
     """
     entry = state.entries.get(key)
     if entry is None:
@@ -314,6 +397,22 @@ def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compa
 
     Ties in retention evict the older entry. Every run is counted, also one
     that drops nothing.
+
+    Args:
+        state: The memory state to compact; it is not modified.
+        now: The current time, milliseconds since the epoch (a finite number).
+
+    Returns:
+        ``(state, compaction)``: the new state and the entries dropped, expired and evicted.
+
+    Raises:
+        TypeError: ``now`` is not a finite number.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "otp", "123456", now=1000, ttl=60_000)
+        >>> state, dropped = core.compact(state, now=61_000)
+        >>> [entry.key for entry in dropped.expired], core.stats(state, now=61_000)["compactions"]
+        (['otp'], 1)
     """
     _check_now(now)
     entries, index, dropped, counters = _compact_table(state.entries, state.index, state.counters, state.config, now)
@@ -357,6 +456,24 @@ def forget(state: MemoryState, key: str, *, now: int | float) -> tuple[MemorySta
     An expired entry is already gone as far as any reader can tell, so
     forgetting it returns False and changes nothing; compaction will report
     it.
+
+    Args:
+        state: The memory state to change; it is not modified.
+        key: The key to remove, a non-empty str.
+        now: The current time, milliseconds since the epoch (a finite number).
+
+    Returns:
+        ``(state, removed)``: the new state and whether a live entry was removed.
+
+    Raises:
+        TypeError: The key is not a str, or ``now`` is not a finite number.
+        ValueError: The key is empty.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
+        >>> state, removed = core.forget(state, "user:name", now=1000)
+        >>> removed, core.size(state, now=1000)
+        (True, 0)
     """
     _check_now(now)
     key = _check_key(key)
@@ -367,7 +484,19 @@ def forget(state: MemoryState, key: str, *, now: int | float) -> tuple[MemorySta
 
 
 def clear(state: MemoryState) -> MemoryState:
-    """Remove every entry, expired ones too; cache and working memory stay (ENT-9)."""
+    """Remove every entry, expired ones too; cache and working memory stay (ENT-9).
+
+    Args:
+        state: The memory state to clear; it is not modified.
+
+    Returns:
+        The new state, with no entries.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
+        >>> core.size(core.clear(state), now=1000)
+        0
+    """
     return _with_entries(state, Table(), Index.of(()))
 
 
@@ -376,46 +505,174 @@ def clear(state: MemoryState) -> MemoryState:
 
 
 def get(state: MemoryState, key: str, *, now: int | float, default: Any = None) -> Any:
-    """A copy of the live entry's data, else ``default`` (ENT-7, EXP-3)."""
+    """A copy of the live entry's data, else ``default`` (ENT-7, EXP-3).
+
+    Args:
+        state: The memory state to read.
+        key: The key to look up, a non-empty str.
+        now: The current time, milliseconds since the epoch (a finite number).
+        default: What to return when there is no live entry. Defaults to None.
+
+    Returns:
+        A copy of the data, or ``default``.
+
+    Raises:
+        TypeError: The key is not a str, or ``now`` is not a finite number.
+        ValueError: The key is empty.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "otp", "123456", now=1000, ttl=60_000)
+        >>> core.get(state, "otp", now=60_999), core.get(state, "otp", now=61_000, default="gone")
+        ('123456', 'gone')
+    """
     _check_now(now)
     entry = _live_entry(state, _check_key(key), now)
     return default if entry is None else copy_json(entry.data)
 
 
 def get_entry(state: MemoryState, key: str, *, now: int | float, default: Any = None) -> Any:
-    """A copy of the live [`Entry`][sentinel_memory.values.Entry] under ``key``, else ``default`` (ENT-15)."""
+    """A copy of the live ``Entry`` under ``key``, else ``default`` (ENT-15).
+
+    Args:
+        state: The memory state to read.
+        key: The key to look up, a non-empty str.
+        now: The current time, milliseconds since the epoch (a finite number).
+        default: What to return when there is no live entry. Defaults to None.
+
+    Returns:
+        A copy of the ``Entry``, or ``default``.
+
+    Raises:
+        TypeError: The key is not a str, or ``now`` is not a finite number.
+        ValueError: The key is empty.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000, importance=0.9)
+        >>> entry = core.get_entry(state, "user:name", now=2000)
+        >>> entry.data, entry.importance, entry.created_at
+        ('Jakub', 0.9, 1000)
+    """
     _check_now(now)
     entry = _live_entry(state, _check_key(key), now)
     return default if entry is None else entry.copy()
 
 
 def live_items(state: MemoryState, *, now: int | float) -> list[tuple[str, Any]]:
-    """``(key, copy of data)`` for every live entry, oldest first, all at one ``now`` (ENT-15)."""
+    """``(key, copy of data)`` for every live entry, oldest first, all at one ``now`` (ENT-15).
+
+    Args:
+        state: The memory state to read.
+        now: The current time, milliseconds since the epoch (a finite number).
+
+    Returns:
+        A new list of ``(key, data)`` pairs.
+
+    Raises:
+        TypeError: ``now`` is not a finite number.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "a", 1, now=1000)
+        >>> state, _ = core.remember(state, "b", 2, now=2000)
+        >>> core.live_items(state, now=2000)
+        [('a', 1), ('b', 2)]
+    """
     _check_now(now)
     return [(entry.key, entry.copy().data) for entry in state.index.live_by_age(now)]
 
 
 def has(state: MemoryState, key: str, *, now: int | float) -> bool:
-    """True when ``key`` has a live entry (ENT-7, EXP-3)."""
+    """True when ``key`` has a live entry (ENT-7, EXP-3).
+
+    Args:
+        state: The memory state to read.
+        key: The key to look up, a non-empty str.
+        now: The current time, milliseconds since the epoch (a finite number).
+
+    Returns:
+        Whether a live entry is stored under ``key``.
+
+    Raises:
+        TypeError: The key is not a str, or ``now`` is not a finite number.
+        ValueError: The key is empty.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "otp", "123456", now=1000, ttl=60_000)
+        >>> core.has(state, "otp", now=60_999), core.has(state, "otp", now=61_000)
+        (True, False)
+    """
     _check_now(now)
     return _live_entry(state, _check_key(key), now) is not None
 
 
 def size(state: MemoryState, *, now: int | float) -> int:
-    """The number of live entries (ENT-11, EXP-3)."""
+    """The number of live entries (ENT-11, EXP-3).
+
+    Args:
+        state: The memory state to read.
+        now: The current time, milliseconds since the epoch (a finite number).
+
+    Returns:
+        How many entries every read sees at ``now``; expired ones still stored do not count.
+
+    Raises:
+        TypeError: ``now`` is not a finite number.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "otp", "123456", now=1000, ttl=60_000)
+        >>> core.size(state, now=1000), core.size(state, now=61_000)
+        (1, 0)
+    """
     _check_now(now)
     return _live_count(state, now)
 
 
 def get_recent(state: MemoryState, n: int | None = None, *, now: int | float) -> tuple[Entry, ...]:
-    """The ``n`` newest live entries, newest first, as copies (ENT-10)."""
+    """The ``n`` newest live entries, newest first, as copies (ENT-10).
+
+    Args:
+        state: The memory state to read.
+        n: How many entries, an integer >= 0. Defaults to None (10).
+        now: The current time, milliseconds since the epoch (a finite number).
+
+    Returns:
+        A tuple of ``Entry`` copies, newest first.
+
+    Raises:
+        TypeError: ``now`` is not a finite number.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "a", 1, now=1000)
+        >>> state, _ = core.remember(state, "b", 2, now=2000)
+        >>> [entry.key for entry in core.get_recent(state, 1, now=2000)]
+        ['b']
+    """
     _check_now(now)
     count = number_option("recent_n", n)
     return _copies(state, itertools.islice(state.index.newest_first(now), min(count, len(state.entries))))
 
 
 def stats(state: MemoryState, *, now: int | float) -> dict[str, int]:
-    """``size, stored, limit, cache, compactions, expired, evicted``, in that order (CMP-6)."""
+    """``size, stored, limit, cache, compactions, expired, evicted``, in that order (CMP-6).
+
+    ``size`` counts the live entries, ``stored`` every stored entry (expired
+    ones not yet compacted too), ``cache`` the live cache items; the last three
+    are counters since the memory was made.
+
+    Args:
+        state: The memory state to read.
+        now: The current time, milliseconds since the epoch (a finite number).
+
+    Returns:
+        A new dict of str to int.
+
+    Raises:
+        TypeError: ``now`` is not a finite number.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
+        >>> core.stats(state, now=1000)
+        {'size': 1, 'stored': 1, 'limit': 1000, 'cache': 0, 'compactions': 0, 'expired': 0, 'evicted': 0}
+    """
     _check_now(now)
     return {
         "size": size(state, now=now),
@@ -492,7 +749,31 @@ def _reachable(index: Index, query_words: frozenset[str]) -> frozenset[str]:
 
 
 def recall(state: MemoryState, query: str, *, now: int | float, limit: int | None = None) -> tuple[Hit, ...]:
-    """Lexical search: the best ``limit`` live entries sharing a word with ``query`` (REC-1..REC-4)."""
+    """Lexical search: the best ``limit`` live entries sharing a word with ``query`` (REC-1..REC-4).
+
+    Words are lower-cased runs of letters and digits, accents removed, found
+    in an entry's key or data; the score is the share of the query's words an
+    entry holds, weighted by its importance, plus a little for freshness
+    (``sentinel_memory.lexical``). Ties go to the newer entry.
+
+    Args:
+        state: The memory state to read.
+        query: The words to look for, a str.
+        now: The current time, milliseconds since the epoch (a finite number).
+        limit: The most hits, an integer >= 0. Defaults to None (10).
+
+    Returns:
+        A tuple of ``Hit`` (a copy of the ``entry`` and its ``score``), best first; empty for a query
+        without words.
+
+    Raises:
+        TypeError: ``query`` is not a str, or ``now`` is not a finite number.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "user:allergy", "peanuts", now=1000)
+        >>> [hit.entry.key for hit in core.recall(state, "Peanuts?", now=1000)]
+        ['user:allergy']
+    """
     _check_now(now)
     query_words = _query_words(query)
     count = number_option("recall_limit", limit)
@@ -529,6 +810,34 @@ def context(
     ``sentinel_memory.prompt``. ``only="facts"`` or ``only="turns"`` takes
     only the entries of that kind (CTX-11, MSG-1); the rest count neither as
     chosen nor as omitted.
+
+    Args:
+        state: The memory state to read.
+        now: The current time, milliseconds since the epoch (a finite number).
+        token_budget: The most tokens the text may count, a finite number >= 0.
+        query: Rank the entries that share its words first. Defaults to None (no query).
+        tokenizer: Counts tokens: a function ``(text) -> number`` or any object with
+            ``encode(text)``. Defaults to None (the state's tokenizer).
+        format: Renders one entry (a copy) as its line, a function ``(entry) -> str``.
+            Defaults to None (``default_format``, ``key: data``).
+        separator: Put between lines. Defaults to None (a newline).
+        must_keep: Entries of at least this importance, in [0, 1], come first. Defaults to None.
+        only: ``"facts"`` or ``"turns"``: only entries of that kind. Defaults to None (every entry).
+
+    Returns:
+        A ``Context``: ``text``, the ``entries`` in it, its ``tokens`` and how many live
+        entries were ``omitted``.
+
+    Raises:
+        ValueError: The budget is not a finite number >= 0, or ``only`` is not one of its two values.
+        TypeError: ``now`` is not a finite number; the query, separator or ``only`` is not a str;
+            the tokenizer or format is not callable or returned the wrong kind of value.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
+        >>> state, _, _ = core.add_turn(state, "user", "Hi!", now=1000)
+        >>> core.context(state, now=1000, token_budget=50, only="facts").text
+        'user:name: Jakub'
     """
     _check_now(now)
     _check_budget(token_budget)
@@ -647,7 +956,7 @@ def messages(
     must_keep: float | None = None,
     facts_share: float | None = None,
 ) -> Messages:
-    """A prompt as chat messages within ``token_budget``: facts in one system message, then recent turns (MSG-2 .. MSG-4).
+    """A prompt as chat messages within ``token_budget``: facts in one system message, then turns (MSG-2 .. MSG-4).
 
     Turns first: the newest live turns, back to the first that does not fit
     into what the facts leave them (``token_budget`` less ``facts_share`` of
@@ -657,6 +966,32 @@ def messages(
     Then older turns again, on from where the walk stopped, in what the
     facts left over. Each message costs its content's count plus
     ``MESSAGE_TOKENS``.
+
+    Args:
+        state: The memory state to read.
+        now: The current time, milliseconds since the epoch (a finite number).
+        token_budget: The most tokens the messages may count, a finite number >= 0.
+        query: Rank the facts that share its words first. Defaults to None (no query).
+        tokenizer: Counts tokens: a function ``(text) -> number`` or any object with
+            ``encode(text)``. Defaults to None (the state's tokenizer).
+        must_keep: Facts of at least this importance, in [0, 1], come first. Defaults to None.
+        facts_share: The share of the budget, in [0, 1], kept for facts while there are any.
+            Defaults to None (0.5).
+
+    Returns:
+        A ``Messages``: the ``messages`` (dicts of ``role`` and ``content``), the ``entries`` used,
+        their ``tokens`` and how many live entries were ``omitted``.
+
+    Raises:
+        ValueError: The budget is not a finite number >= 0.
+        TypeError: ``now`` is not a finite number, the query is not a str, or the tokenizer
+            is not callable or returned something other than a number >= 0.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
+        >>> state, _, _ = core.add_turn(state, "user", "Hi!", now=1000)
+        >>> core.messages(state, now=1000, token_budget=50).messages
+        ({'role': 'system', 'content': 'user:name: Jakub'}, {'role': 'user', 'content': 'Hi!'})
     """
     _check_now(now)
     _check_budget(token_budget)
@@ -751,6 +1086,26 @@ def cache_put(
 
     Items already expired are dropped on the way, so the cache does not grow
     with dead scratch values (L0-4).
+
+    Args:
+        state: The memory state to change; it is not modified.
+        key: The item's key, a non-empty str.
+        value: Any JSON value; it is copied.
+        now: The current time, milliseconds since the epoch (a finite number).
+        ttl: How long the item lives, in milliseconds or a ``timedelta``.
+            Defaults to None (the config's ``cache_ttl``).
+
+    Returns:
+        The new state.
+
+    Raises:
+        TypeError: The key is not a str, ``value`` is not JSON, or ``now`` is not a finite number.
+        ValueError: The key is empty, or ``value`` is nested too deep.
+
+    Examples:
+        >>> state = core.cache_put(MemoryState(), "draft", "Hel", now=1000, ttl=5_000)
+        >>> core.cache_get(state, "draft", now=5_999), core.cache_get(state, "draft", now=6_000)
+        ('Hel', None)
     """
     _check_now(now)
     key = _check_key(key)
@@ -768,14 +1123,52 @@ def _live_item(state: MemoryState, key: str, now: int | float) -> CacheItem | No
 
 
 def cache_get(state: MemoryState, key: str, *, now: int | float, default: Any = None) -> Any:
-    """A copy of a live scratch value, else ``default`` (L0-1, L0-3)."""
+    """A copy of a live scratch value, else ``default`` (L0-1, L0-3).
+
+    Args:
+        state: The memory state to read.
+        key: The item's key, a non-empty str.
+        now: The current time, milliseconds since the epoch (a finite number).
+        default: What to return when there is no live item. Defaults to None.
+
+    Returns:
+        A copy of the value, or ``default``.
+
+    Raises:
+        TypeError: The key is not a str, or ``now`` is not a finite number.
+        ValueError: The key is empty.
+
+    Examples:
+        >>> state = core.cache_put(MemoryState(), "draft", "Hel", now=1000)
+        >>> core.cache_get(state, "draft", now=1000), core.cache_get(state, "other", now=1000, default="-")
+        ('Hel', '-')
+    """
     _check_now(now)
     item = _live_item(state, _check_key(key), now)
     return default if item is None else copy_json(item.value)
 
 
 def cache_delete(state: MemoryState, key: str, *, now: int | float) -> tuple[MemoryState, bool]:
-    """Remove a scratch value; ``True`` when a live one was removed (L0-2)."""
+    """Remove a scratch value; ``True`` when a live one was removed (L0-2).
+
+    Args:
+        state: The memory state to change; it is not modified.
+        key: The item's key, a non-empty str.
+        now: The current time, milliseconds since the epoch (a finite number).
+
+    Returns:
+        ``(state, removed)``: the new state and whether a live item was removed.
+
+    Raises:
+        TypeError: The key is not a str, or ``now`` is not a finite number.
+        ValueError: The key is empty.
+
+    Examples:
+        >>> state = core.cache_put(MemoryState(), "draft", "Hel", now=1000)
+        >>> state, removed = core.cache_delete(state, "draft", now=1000)
+        >>> removed, core.cache_size(state, now=1000)
+        (True, 0)
+    """
     _check_now(now)
     key = _check_key(key)
     if key not in state.cache:
@@ -787,12 +1180,40 @@ def cache_delete(state: MemoryState, key: str, *, now: int | float) -> tuple[Mem
 
 
 def cache_clear(state: MemoryState) -> MemoryState:
-    """Empty the L0 cache (L0-2)."""
+    """Empty the L0 cache (L0-2).
+
+    Args:
+        state: The memory state to change; it is not modified.
+
+    Returns:
+        The new state, with an empty cache.
+
+    Examples:
+        >>> state = core.cache_put(MemoryState(), "draft", "Hel", now=1000)
+        >>> core.cache_size(core.cache_clear(state), now=1000)
+        0
+    """
     return attrs.evolve(state, cache=frozen_mapping())
 
 
 def cache_size(state: MemoryState, *, now: int | float) -> int:
-    """The number of live scratch values, ``stats()['cache']`` (L0-2)."""
+    """The number of live scratch values, ``stats()['cache']`` (L0-2).
+
+    Args:
+        state: The memory state to read.
+        now: The current time, milliseconds since the epoch (a finite number).
+
+    Returns:
+        How many cache items are live at ``now``.
+
+    Raises:
+        TypeError: ``now`` is not a finite number.
+
+    Examples:
+        >>> state = core.cache_put(MemoryState(), "draft", "Hel", now=1000, ttl=5_000)
+        >>> core.cache_size(state, now=1000), core.cache_size(state, now=6_000)
+        (1, 0)
+    """
     _check_now(now)
     return sum(1 for item in state.cache.values() if not is_past(item.expires_at, now))
 
@@ -810,7 +1231,24 @@ def _working_idle(state: MemoryState, now: int | float) -> bool:
 
 
 def working_set(state: MemoryState, patch: Mapping[str, Any], *, now: int | float) -> MemoryState:
-    """Shallow-merge ``patch`` into the working memory, or into ``{}`` once idle (L1-1, L1-2)."""
+    """Shallow-merge ``patch`` into the working memory, or into ``{}`` once idle (L1-1, L1-2).
+
+    Args:
+        state: The memory state to change; it is not modified.
+        patch: A dict of JSON values; it is copied, and its keys replace the same keys.
+        now: The current time, milliseconds since the epoch (a finite number).
+
+    Returns:
+        The new state, with the working memory's idle clock restarted at ``now``.
+
+    Raises:
+        TypeError: ``patch`` is not a dict of JSON values, or ``now`` is not a finite number.
+
+    Examples:
+        >>> state = core.working_set(MemoryState(), {"step": 1, "topic": "risotto"}, now=1000)
+        >>> core.working_get(core.working_set(state, {"step": 2}, now=2000), now=2000)
+        {'step': 2, 'topic': 'risotto'}
+    """
     _check_now(now)
     if not isinstance(patch, dict):
         raise TypeError(f"working memory patch must be a dict, got {type(patch).__name__}")
@@ -820,13 +1258,44 @@ def working_set(state: MemoryState, patch: Mapping[str, Any], *, now: int | floa
 
 
 def working_get(state: MemoryState, *, now: int | float) -> dict[str, Any]:
-    """A copy of the working memory, or ``{}`` once idle (L1-2)."""
+    """A copy of the working memory, or ``{}`` once idle (L1-2).
+
+    The working memory is idle once ``working_ttl`` (an hour by default) has
+    passed since its last set.
+
+    Args:
+        state: The memory state to read.
+        now: The current time, milliseconds since the epoch (a finite number).
+
+    Returns:
+        A new dict.
+
+    Raises:
+        TypeError: ``now`` is not a finite number.
+
+    Examples:
+        >>> state = core.working_set(MemoryState(), {"step": 1}, now=1000)
+        >>> core.working_get(state, now=1000), core.working_get(state, now=1000 + 3_600_000)
+        ({'step': 1}, {})
+    """
     _check_now(now)
     return {} if _working_idle(state, now) else copy_json(dict(state.working.data))
 
 
 def working_clear(state: MemoryState) -> MemoryState:
-    """Empty the working memory and forget when it was set (L1-3)."""
+    """Empty the working memory and forget when it was set (L1-3).
+
+    Args:
+        state: The memory state to change; it is not modified.
+
+    Returns:
+        The new state, with an empty working memory.
+
+    Examples:
+        >>> state = core.working_set(MemoryState(), {"step": 1}, now=1000)
+        >>> core.working_get(core.working_clear(state), now=1000)
+        {}
+    """
     return attrs.evolve(state, working=Working())
 
 
@@ -835,7 +1304,24 @@ def working_clear(state: MemoryState) -> MemoryState:
 
 
 def to_document(state: MemoryState, *, generation: int | None = None) -> dict[str, Any]:
-    """The JSON document ``save()`` writes (PER-1, PER-12, MW-1); see ``sentinel_memory.document``."""
+    """The JSON document ``save()`` writes (PER-1, PER-12, MW-1); see ``sentinel_memory.document``.
+
+    It holds the entries (expired ones not yet compacted too) and the working
+    memory; the cache, the counters and the config are not saved.
+
+    Args:
+        state: The memory state to write out.
+        generation: The generation to stamp on the document (MW-1). Defaults to None (none stamped).
+
+    Returns:
+        A new dict of JSON values.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
+        >>> document = core.to_document(state)
+        >>> document["version"], [entry["key"] for entry in document["entries"]]
+        (1, ['user:name'])
+    """
     return _document.dump(state, generation=generation)
 
 
@@ -846,6 +1332,23 @@ def changes(before: MemoryState, after: MemoryState, keys: Iterable[str], *, gen
     forgotten, and every key its compaction dropped); only they are looked
     at, so describing a change costs nothing per stored entry. An entry is
     rewritten when it is not the very same value as before.
+
+    Args:
+        before: The state the store holds.
+        after: The state to save.
+        keys: The keys the change may have touched.
+        generation: The generation the change is saved as (MW-1). Defaults to 0.
+
+    Returns:
+        A ``Changes``: the entries to write (``upserts``), the keys to delete (``deletes``),
+        the new working memory (None when unchanged) and the ``generation``.
+
+    Examples:
+        >>> before, _ = core.remember(MemoryState(), "a", 1, now=1000)
+        >>> after, _ = core.remember(before, "b", 2, now=2000)
+        >>> delta = core.changes(before, after, ["b"], generation=2)
+        >>> [entry.key for entry in delta.upserts], delta.deletes, delta.generation
+        (['b'], (), 2)
     """
     upserts, deletes = [], []
     for key in dict.fromkeys(keys):
@@ -865,9 +1368,29 @@ def from_document(
 ) -> tuple[MemoryState, LoadResult, Compaction]:
     """Replace entries and working memory with a loaded document (PER-3 .. PER-8).
 
-    The cache, the counters and the config stay. A store that holds more
-    than ``limit`` is compacted like any automatic compaction, and what that
-    dropped comes back as the [`Compaction`][sentinel_memory.values.Compaction].
+    The cache, the counters and the config stay. Invalid entries are dropped
+    and counted, not raised. A store that holds more than ``limit`` is
+    compacted like any automatic compaction, and what that dropped comes back
+    as the ``Compaction``.
+
+    Args:
+        state: The memory state to load into; it is not modified.
+        document: The loaded document, as ``to_document`` writes it; None for an empty store.
+        now: The current time, milliseconds since the epoch (a finite number).
+
+    Returns:
+        ``(state, result, compaction)``: the new state, the ``LoadResult`` (counts of loaded,
+        dropped and compacted entries) and what the compaction dropped.
+
+    Raises:
+        TypeError: ``now`` is not a finite number.
+        DamagedStoreError: The document is not a memory (not a dict, an unknown version, ...).
+
+    Examples:
+        >>> saved, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
+        >>> state, result, dropped = core.from_document(MemoryState(), core.to_document(saved), now=2000)
+        >>> core.get(state, "user:name", now=2000), result.loaded, result.dropped
+        ('Jakub', 1, 0)
     """
     _check_now(now)
     entries, working, result = _document.parse(document, first_seq=state.next_seq)

@@ -13,7 +13,7 @@ until the next compaction reports them.
 
 Loading is strict about the *document* and forgiving about *entries*: a
 document that is not an object, has no list of entries or an unknown version
-raises [`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError] (a ``ValueError``),
+raises ``DamagedStoreError`` (a ``ValueError``),
 since silently starting from zero would be amnesia that looks like success.
 A single invalid entry (importance 2, an empty key, ``expiresAt: "soon"``,
 data nested too deep) is dropped and counted, not repaired.

@@ -26,6 +26,19 @@ class DamagedStoreError(ValueError):
     It is a ``ValueError``. ``location`` names the file (or is None for a
     store that has no path), ``problem`` says what is wrong, and the message
     says both. Nothing is changed: not the file, not the memory.
+
+    Args:
+        problem: What is wrong, for example ``"is not valid JSON: ..."``.
+        location: The file (or any object whose ``str`` names the store), or None for a store
+            without a path. Defaults to None.
+
+    Examples:
+        >>> _ = (tmp / "memory.json").write_text("not json")
+        >>> try:
+        ...     create_memory(store=JsonFileStore(tmp / "memory.json"))
+        ... except DamagedStoreError as error:
+        ...     print(error.problem)
+        is not valid JSON: Expecting value at line 1 column 1
     """
 
     def __init__(self, problem: str, location: object = None) -> None:
@@ -39,8 +52,24 @@ class ConflictError(RuntimeError):
 
     Nothing was written and the memory keeps its state. ``expected`` is the
     generation this memory last saw, ``found`` the one the store holds.
-    Reload (or use [`transaction`][sentinel_memory.memory.Memory.transaction], or
+    Reload (or use ``Memory.transaction``, or
     ``create_memory(shared=True)``) and make the change again.
+
+    Args:
+        location: The store (its ``str`` names it in the message).
+        expected: The generation the saving memory last saw.
+        found: The generation the store holds.
+
+    Examples:
+        >>> store = MemoryStore()
+        >>> first, second = create_memory(store=store, autosave=True), create_memory(store=store, autosave=True)
+        >>> first.remember("a", 1).key
+        'a'
+        >>> try:
+        ...     second.remember("b", 2)
+        ... except ConflictError as error:
+        ...     print(error.expected, error.found)
+        0 1
     """
 
     def __init__(self, location: object, expected: int, found: int) -> None:
@@ -61,6 +90,19 @@ class LockTimeoutError(TimeoutError):
     ``TimeoutError``, so an ``OSError``. ``location`` names the lock (the
     sidecar file of a file store, the Redis key of a Redis one), ``waited``
     is the wait in seconds.
+
+    Args:
+        location: The lock (its ``str`` names it in the message).
+        waited: How many seconds the call waited.
+
+    Examples:
+        >>> store = JsonFileStore(tmp / "memory.json", lock_wait=0.05)
+        >>> with store.lock():
+        ...     try:
+        ...         JsonFileStore(tmp / "memory.json", lock_wait=0.05).save({"version": 1, "entries": []})
+        ...     except LockTimeoutError as error:
+        ...         print(error.waited, isinstance(error, OSError))
+        0.05 True
     """
 
     def __init__(self, location: object, waited: float) -> None:
@@ -75,19 +117,70 @@ class ReentrantCallError(RuntimeError):
     The outer call is still in the middle of its side effects; a change made
     then would be overwritten when the outer call commits, so it is refused
     instead. Reads are allowed (they see the state before the outer call).
+
+
+    Examples:
+        >>> def archive(compaction):
+        ...     small.remember("archived", len(compaction.evicted))
+        >>> small = create_memory(limit=1, on_evict=archive)
+        >>> small.remember("a", 1).key
+        'a'
+        >>> try:
+        ...     small.remember("b", 2)
+        ... except ReentrantCallError:
+        ...     print(sorted(small))
+        ['a']
     """
 
 
 class SentinelMemoryWarning(UserWarning):
-    """The base of every warning this library emits."""
+    """The base of every warning this library emits.
+
+    Filter on it to silence or escalate them all, for example
+    ``warnings.simplefilter("error", SentinelMemoryWarning)`` in tests.
+
+
+    Examples:
+        >>> issubclass(LoadWarning, SentinelMemoryWarning), issubclass(SentinelMemoryWarning, UserWarning)
+        (True, True)
+    """
 
 
 class LoadWarning(SentinelMemoryWarning):
-    """A load dropped entries: invalid ones, or ones compacted away to fit ``limit`` (PER-14)."""
+    """A load dropped entries: invalid ones, or ones compacted away to fit ``limit`` (PER-14).
+
+    ``Memory.last_load`` holds the numbers, and the store's ``preserve()``
+    keeps a copy before the next save overwrites what was dropped.
+
+
+    Examples:
+        >>> import warnings
+        >>> store = MemoryStore()
+        >>> _ = [create_memory(store=store, autosave=True).remember(key, 1) for key in "ab"]
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     create_memory(store=store, limit=1).last_load.compacted
+        1
+        >>> caught[0].category.__name__
+        'LoadWarning'
+    """
 
 
 class StoreWarning(SentinelMemoryWarning):
-    """A store could not do all it would like, for example keep a file's other hard links current (PER-16)."""
+    """A store could not do all it would like, for example keep a file's other hard links current (PER-16).
+
+
+    Examples:
+        >>> import os, warnings
+        >>> store = JsonFileStore(tmp / "memory.json")
+        >>> store.save({"version": 1, "entries": []})
+        >>> os.link(tmp / "memory.json", tmp / "copy.json")
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     store.save({"version": 1, "entries": []})
+        >>> caught[0].category.__name__
+        'StoreWarning'
+    """
 
 
 class IgnoredValueWarning(SentinelMemoryWarning):
@@ -96,11 +189,21 @@ class IgnoredValueWarning(SentinelMemoryWarning):
     The number rule never clamps and never raises for an option; this warning
     is how a wrong value (``importance="high"``, ``limit=0``, a negative ttl)
     still gets noticed. It names the option, the value and what was used.
+
+
+    Examples:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     create_memory(limit=0).stats()["limit"]
+        1000
+        >>> print(caught[0].message)
+        limit=0 is not an integer >= 1; using the default (1000). Numbers are never clamped ...
     """
 
 
 class StoreError(OSError):
-    """A store's server refused or garbled an operation: nothing was read or saved, and the memory keeps its state (RDS-6).
+    """A store's server refused or garbled an operation: nothing was read or saved; the memory keeps its state (RDS-6).
 
     For example a Redis that is a read-only replica, one out of memory
     (``maxmemory`` with ``noeviction``), or something that is not Redis at
@@ -108,6 +211,16 @@ class StoreError(OSError):
     ``server`` names the server, ``operation`` what the store was doing
     (``load``, ``save``, ``lock``, ...), and the client's own exception is
     chained as ``__cause__``.
+
+    Args:
+        message: What happened, naming the store and the server.
+        server: The server, as ``host:port/db`` or a socket path. Defaults to ``""``.
+        operation: What the store was doing: ``load``, ``save``, ``lock``, ... Defaults to ``""``.
+
+    Examples:
+        >>> error = StoreError("refused", server="localhost:6379/0", operation="save")
+        >>> error.server, error.operation, isinstance(error, OSError)
+        ('localhost:6379/0', 'save', True)
     """
 
     def __init__(self, message: str, *, server: str = "", operation: str = "") -> None:
@@ -119,7 +232,17 @@ class StoreError(OSError):
 class StoreConnectionError(StoreError, ConnectionError):
     """A store's server could not be reached: nothing was read or saved, and the memory keeps its state (RDS-5).
 
-    A ``ConnectionError`` and a [`StoreError`][sentinel_memory.errors.StoreError],
+    A ``ConnectionError`` and a ``StoreError``,
     so an ``OSError``: retry when the server is back; a reload then gives
     the last state the server committed.
+
+    Args:
+        message: What happened, naming the store and the server.
+        server: The server, as ``host:port/db`` or a socket path. Defaults to ``""``.
+        operation: What the store was doing: ``load``, ``save``, ``lock``, ... Defaults to ``""``.
+
+    Examples:
+        >>> error = StoreConnectionError("not reachable", server="localhost:6379/0", operation="load")
+        >>> isinstance(error, ConnectionError), isinstance(error, StoreError), error.operation
+        (True, True, 'load')
     """

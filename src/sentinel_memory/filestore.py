@@ -24,12 +24,12 @@ a memory:
 
 A target that is a symbolic link is followed, so the link stays and its
 target is updated. Hard links cannot survive an atomic replace: the other
-names keep the old content, and a [`StoreWarning`][sentinel_memory.errors.StoreWarning]
+names keep the old content, and a ``StoreWarning``
 says so.
 
 A load reads the file once, strictly (``sentinel_memory.jsontext``): a
 missing file is an empty memory, and every kind of damage raises
-[`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError] naming the file. A folder
+``DamagedStoreError`` naming the file. A folder
 or an unreadable file raises the ``OSError`` the system gave.
 """
 
@@ -62,18 +62,27 @@ _HEAD = re.compile(rb'\A\{\s*"version"\s*:\s*1\s*,\s*"generation"\s*:\s*(0|[1-9]
 class JsonFileStore:
     """A memory in one JSON file, replaced atomically on every save (PER-9).
 
-    Args:
-        path: the file. Missing parent folders are created on the first save.
-        lock_wait: the most seconds a save or ``lock()`` waits for the file's
-            lock while another writer holds it, then
-            [`LockTimeoutError`][sentinel_memory.errors.LockTimeoutError] (MW-8).
-
     ``load()`` returns None for a missing file and raises
-    [`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError] for a damaged one,
-    leaving it untouched. ``save(document)`` never leaves a half-written
-    file or a temp file behind. ``preserve()`` keeps a timestamped copy of
-    the file beside it; a memory calls it before overwriting entries that a
-    load dropped.
+    ``DamagedStoreError`` for a damaged one, leaving it untouched.
+    ``save(document)`` never leaves a half-written file or a temp file
+    behind. ``preserve()`` keeps a timestamped copy of the file beside it; a
+    memory calls it before overwriting entries that a load dropped.
+
+    Args:
+        path: The file. Missing parent folders are created on the first save.
+        lock_wait: The most seconds a save or ``lock()`` waits for the file's lock while another
+            writer holds it, then ``LockTimeoutError`` (MW-8). Defaults to 30.
+
+    Raises:
+        TypeError: ``lock_wait`` is not a number.
+        ValueError: ``lock_wait`` is not a finite number >= 0.
+
+    Examples:
+        >>> store = JsonFileStore(tmp / "memory.json")
+        >>> create_memory(store=store, autosave=True).remember("user:name", "Jakub").key
+        'user:name'
+        >>> create_memory(store=JsonFileStore(tmp / "memory.json"))["user:name"]
+        'Jakub'
     """
 
     def __init__(self, path: str | os.PathLike[str], *, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
@@ -85,7 +94,14 @@ class JsonFileStore:
         return f"JsonFileStore({str(self.path)!r})"
 
     def close(self) -> None:
-        """Nothing to release: the file is opened only for each load and save (WRP-5)."""
+        """Nothing to release: the file is opened only for each load and save (WRP-5).
+
+        Examples:
+            >>> with JsonFileStore(tmp / "memory.json") as store:
+            ...     store.save({"version": 1, "entries": []})
+            >>> store.load()["entries"]
+            []
+        """
 
     def __enter__(self) -> JsonFileStore:
         return self
@@ -99,7 +115,20 @@ class JsonFileStore:
         return Path(os.path.realpath(self.path))
 
     def load(self) -> dict[str, Any] | None:
-        """The saved document, or None when the file does not exist (PER-4, PER-13)."""
+        """The saved document, or None when the file does not exist (PER-4, PER-13).
+
+        Returns:
+            The document the file holds, or None.
+
+        Raises:
+            DamagedStoreError: The file is not a memory document (not JSON, another version,
+                invalid structure); it is left untouched.
+            OSError: The path is a folder or cannot be read.
+
+        Examples:
+            >>> JsonFileStore(tmp / "missing.json").load() is None
+            True
+        """
         try:
             raw = self._target().read_bytes()
         except FileNotFoundError:
@@ -114,8 +143,22 @@ class JsonFileStore:
         """Replace the file with ``document``, atomically and durably (PER-9, PER-15).
 
         When ``document`` carries a generation, the file must hold the one
-        before it, else [`ConflictError`][sentinel_memory.errors.ConflictError] and
-        nothing is written (MW-3).
+        before it, else nothing is written (MW-3).
+
+        Args:
+            document: The memory as a JSON document.
+
+        Raises:
+            ConflictError: The document's generation does not follow the file's.
+            LockTimeoutError: Another writer held the file's lock for longer than ``lock_wait``.
+            ValueError: The document holds something JSON cannot hold (NaN); no file is touched.
+            OSError: The file could not be written; it keeps its old content.
+
+        Examples:
+            >>> store = JsonFileStore(tmp / "users" / "memory.json")
+            >>> store.save({"version": 1, "generation": 1, "entries": []})
+            >>> store.generation(), store.path.exists()
+            (1, True)
         """
         data = jsontext.dumps(document)
         target = self._target()
@@ -126,12 +169,37 @@ class JsonFileStore:
             _replace(target, data, folder)
 
     def generation(self) -> int:
-        """The generation the file holds now: 0 for a missing file or one saved without (MW-1)."""
+        """The generation the file holds now: 0 for a missing file or one saved without (MW-1).
+
+        Returns:
+            The generation, an int >= 0.
+
+        Raises:
+            DamagedStoreError: The file is not a memory document.
+
+        Examples:
+            >>> JsonFileStore(tmp / "memory.json").generation()
+            0
+        """
         return self._generation_at(self._target())
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the file's exclusive lock for a read-modify-write; saves inside do not wait for it (MW-2)."""
+        """Hold the file's exclusive lock for a read-modify-write; saves inside do not wait for it (MW-2).
+
+        The lock is the sidecar file ``.NAME.lock``, held across threads and
+        processes; ``Memory.transaction`` uses it.
+
+        Raises:
+            LockTimeoutError: Another writer held the lock for longer than ``lock_wait``.
+
+        Examples:
+            >>> store = JsonFileStore(tmp / "memory.json")
+            >>> with store.lock():
+            ...     store.save({"version": 1, "generation": 1, "entries": []})
+            >>> store.generation()
+            1
+        """
         target = self._target()
         _make_folders(target.parent)
         with self._lock.hold(target, self.lock_wait):
@@ -151,9 +219,24 @@ class JsonFileStore:
         return 0 if document is None else generation_of(document)
 
     def preserve(self) -> Path | None:
-        """Copy the file as it is now to ``NAME.<UTC time>.orig`` beside it; return the copy's path (PER-14).
+        """Copy the file as it is now to ``NAME.<UTC time>.orig`` beside it (PER-14).
 
-        Returns None when there is no file to keep.
+        A memory calls it before a save overwrites entries that its last load
+        dropped. An earlier copy is never overwritten.
+
+        Returns:
+            The copy's path, or None when there is no file to keep.
+
+        Raises:
+            LockTimeoutError: Another writer held the file's lock for longer than ``lock_wait``.
+
+        Examples:
+            >>> store = JsonFileStore(tmp / "memory.json")
+            >>> store.preserve() is None
+            True
+            >>> store.save({"version": 1, "entries": []})
+            >>> store.preserve().name.endswith(".orig")
+            True
         """
         target = self._target()
         try:

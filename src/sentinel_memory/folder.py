@@ -17,11 +17,15 @@ import hashlib
 import os
 import re
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .filestore import JsonFileStore
 from .memory import Memory, create_memory
+from .options import Duration
+from .tokens import TokenizerLike
+from .values import Compaction
 
 __all__ = ["MemoryFolder", "file_name_for"]
 
@@ -41,10 +45,19 @@ def file_name_for(user_id: str) -> str:
     slug keeps ASCII letters and digits of the id (accents removed, lower
     case), with runs of anything else as one dash.
 
-    ```pycon
-    >>> file_name_for("Jakub Rojíček")
-    'jakub-rojicek-42ad52fb837a7ee5.json'
-    ```
+    Args:
+        user_id: Any string: a chat platform's user id, an email address, a session id.
+
+    Returns:
+        The file name, with no folder part; never ``.``, ``..`` or anything with a slash.
+
+    Raises:
+        TypeError: ``user_id`` is not a ``str``.
+
+    Examples:
+        >>> from sentinel_memory.folder import file_name_for
+        >>> file_name_for("Jakub Rojíček")
+        'jakub-rojicek-42ad52fb837a7ee5.json'
     """
     if not isinstance(user_id, str):
         raise TypeError(f"user_id must be a str, got {type(user_id).__name__}")
@@ -59,7 +72,8 @@ class MemoryFolder:
 
     ``MemoryFolder("./data/users").open(user_id)`` is a memory whose store is
     that user's file, created on the first save. The options given here are
-    the defaults for every memory it opens; ``open`` may override them.
+    the defaults for every memory it opens; ``open`` may override them. They
+    are ``create_memory``'s, but ``store``: the folder chooses each store.
 
     Unless told otherwise, every memory a folder opens autosaves and is
     shared (``autosave=True, shared=True``, FLD-3): a web app that opens a
@@ -67,28 +81,148 @@ class MemoryFolder:
     loses no change and gets no ``ConflictError``, because each change locks
     the user's file, reloads what others saved, and saves.
 
-    ```pycon
-    >>> users = MemoryFolder("./data/users", autosave=True, limit=500)
-    >>> users.open("user-42").remember("user:name", "Jakub").key
-    'user:name'
-    ```
+    Args:
+        path: The folder. It is created, with missing parents, on the first save.
+        limit: As for ``create_memory``. Defaults to None (``create_memory``'s default, 1000).
+        autosave: As for ``create_memory``. Defaults to None (True, FLD-3).
+        clock: As for ``create_memory``. Defaults to None (``wall_clock``).
+        recency_window: As for ``create_memory``. Defaults to None (one day).
+        tokenizer: As for ``create_memory``. Defaults to None (``estimate_tokens``).
+        on_evict: As for ``create_memory``. Defaults to None (no callback).
+        working_ttl: As for ``create_memory``. Defaults to None (one hour).
+        cache_ttl: As for ``create_memory``. Defaults to None (5 minutes).
+        load: As for ``create_memory``. Defaults to None (True: each memory loads its file).
+        shared: As for ``create_memory``. Defaults to None (True, FLD-3).
+
+    Raises:
+        TypeError: ``store=`` is given, or any other name that is not an option.
+
+    Examples:
+        >>> users = MemoryFolder(tmp / "users", limit=500)
+        >>> users.open("user-42").remember("user:name", "Jakub").key
+        'user:name'
+        >>> users.open("user-42")["user:name"], users.options
+        ('Jakub', {'autosave': True, 'shared': True, 'limit': 500})
     """
 
-    def __init__(self, path: str | os.PathLike[str], **options: Any) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        limit: int | None = None,
+        autosave: bool | None = None,
+        clock: Callable[[], int | float] | None = None,
+        recency_window: Duration | None = None,
+        tokenizer: TokenizerLike | None = None,
+        on_evict: Callable[[Compaction], Any] | None = None,
+        working_ttl: Duration | None = None,
+        cache_ttl: Duration | None = None,
+        load: bool | None = None,
+        shared: bool | None = None,
+    ) -> None:
         self.path = Path(path)
-        if "store" in options:
-            raise TypeError("a MemoryFolder chooses each memory's store; do not pass store=")
-        self.options = {**FOLDER_DEFAULTS, **options}
+        #: The ``create_memory`` options every memory this folder opens gets: FLD-3's defaults and those given.
+        self.options: dict[str, Any] = {
+            **FOLDER_DEFAULTS,
+            **_given(
+                limit=limit,
+                autosave=autosave,
+                clock=clock,
+                recency_window=recency_window,
+                tokenizer=tokenizer,
+                on_evict=on_evict,
+                working_ttl=working_ttl,
+                cache_ttl=cache_ttl,
+                load=load,
+                shared=shared,
+            ),
+        }
 
     def __repr__(self) -> str:
         return f"MemoryFolder({str(self.path)!r})"
 
     def path_for(self, user_id: str) -> Path:
-        """The file that holds ``user_id``'s memory: always directly inside the folder (FLD-1)."""
+        """The file that holds ``user_id``'s memory: always directly inside the folder (FLD-1).
+
+        Args:
+            user_id: Any string.
+
+        Returns:
+            ``path / file_name_for(user_id)``.
+
+        Raises:
+            TypeError: ``user_id`` is not a ``str``.
+
+        Examples:
+            >>> MemoryFolder(tmp).path_for("../../etc/passwd").parent == tmp
+            True
+        """
         return self.path / file_name_for(user_id)
 
-    def open(self, user_id: str, **options: Any) -> Memory:
-        """``user_id``'s memory, loaded from its file (missing: empty), with this folder's options and ``options`` (FLD-2)."""
-        if "store" in options:
-            raise TypeError("a MemoryFolder chooses each memory's store; do not pass store=")
-        return create_memory(store=JsonFileStore(self.path_for(user_id)), **{**self.options, **options})
+    def open(
+        self,
+        user_id: str,
+        *,
+        limit: int | None = None,
+        autosave: bool | None = None,
+        clock: Callable[[], int | float] | None = None,
+        recency_window: Duration | None = None,
+        tokenizer: TokenizerLike | None = None,
+        on_evict: Callable[[Compaction], Any] | None = None,
+        working_ttl: Duration | None = None,
+        cache_ttl: Duration | None = None,
+        load: bool | None = None,
+        shared: bool | None = None,
+    ) -> Memory:
+        """``user_id``'s memory, loaded from its file (missing: empty), with this folder's options and these (FLD-2).
+
+        Each call makes a new ``Memory`` on a new ``JsonFileStore``; with the
+        folder's defaults (shared, FLD-3) several of them on one user's file
+        lose nothing. An option given here wins over the folder's; None means
+        not given.
+
+        Args:
+            user_id: Whose memory: any string (FLD-1).
+            limit: As for ``create_memory``. Defaults to None (the folder's).
+            autosave: As for ``create_memory``. Defaults to None (the folder's: True).
+            clock: As for ``create_memory``. Defaults to None (the folder's).
+            recency_window: As for ``create_memory``. Defaults to None (the folder's).
+            tokenizer: As for ``create_memory``. Defaults to None (the folder's).
+            on_evict: As for ``create_memory``. Defaults to None (the folder's).
+            working_ttl: As for ``create_memory``. Defaults to None (the folder's).
+            cache_ttl: As for ``create_memory``. Defaults to None (the folder's).
+            load: As for ``create_memory``. Defaults to None (the folder's: True).
+            shared: As for ``create_memory``. Defaults to None (the folder's: True).
+
+        Returns:
+            The user's ``Memory``.
+
+        Raises:
+            TypeError: ``user_id`` is not a ``str``, an option is of the wrong kind, or ``store=`` is given.
+            DamagedStoreError: The user's file holds something that is not a memory document.
+
+        Examples:
+            >>> users = MemoryFolder(tmp, limit=3)
+            >>> users.open("alice").remember("user:name", "Alice").key
+            'user:name'
+            >>> users.open("alice")["user:name"], users.open("alice", limit=7).stats()["limit"]
+            ('Alice', 7)
+        """
+        given = _given(
+            limit=limit,
+            autosave=autosave,
+            clock=clock,
+            recency_window=recency_window,
+            tokenizer=tokenizer,
+            on_evict=on_evict,
+            working_ttl=working_ttl,
+            cache_ttl=cache_ttl,
+            load=load,
+            shared=shared,
+        )
+        return create_memory(store=JsonFileStore(self.path_for(user_id)), **{**self.options, **given})
+
+
+def _given(**options: Any) -> dict[str, Any]:
+    """The options that were given: None means "not given", so the folder's own (FLD-3) apply."""
+    return {name: value for name, value in options.items() if value is not None}

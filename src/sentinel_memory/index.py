@@ -1,6 +1,6 @@
 """The index: what every transition keeps current so that no read has to scan.
 
-The rules ([`sentinel_memory.core`][sentinel_memory.core]) are stated over "every live entry":
+The rules (``sentinel_memory.core``) are stated over "every live entry":
 evict the lowest retention, drop what has expired, rank everything for a
 context, score every match for recall. Read literally, each of those scans
 the whole table. The index keeps the entries in the three orders those rules

@@ -2,7 +2,7 @@
 
 Python's ``json`` module is lenient where a memory must not be. Reading a
 saved file here is strict, and every way a file can be damaged gives one
-error, [`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError], naming the file
+error, ``DamagedStoreError``, naming the file
 and the problem:
 
 * bytes that are not UTF-8, or that start with a byte order mark;

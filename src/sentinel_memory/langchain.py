@@ -52,20 +52,24 @@ _READ: dict[str, type[HumanMessage | AIMessage | SystemMessage]] = {
 def message_from_turn(role: str, content: str) -> BaseMessage:
     """The LangChain message a turn's role and content read back as (LC-1).
 
-    :param role: the turn's role, as ``add_turn`` stored it.
-    :param content: the turn's text.
-    :returns: a ``HumanMessage`` for ``"user"``, an ``AIMessage`` for
-        ``"assistant"``, a ``SystemMessage`` for ``"system"``, and a
-        ``ChatMessage`` carrying the role for any other role (``"tool"``
-        included: a ``ToolMessage`` needs a ``tool_call_id``, which a turn
-        does not keep).
+    A ``HumanMessage`` for ``"user"``, an ``AIMessage`` for ``"assistant"``, a
+    ``SystemMessage`` for ``"system"``, and a ``ChatMessage`` carrying the role
+    for any other role (``"tool"`` included: a ``ToolMessage`` needs a
+    ``tool_call_id``, which a turn does not keep).
 
-    ```pycon
-    >>> message_from_turn("assistant", "Hello!").type
-    'ai'
-    >>> message_from_turn("critic", "Too long.").role
-    'critic'
-    ```
+    Args:
+        role: The turn's role, as ``add_turn`` stored it.
+        content: The turn's text.
+
+    Returns:
+        A new LangChain ``BaseMessage`` of the type the role reads back as.
+
+    Examples:
+        >>> from sentinel_memory.langchain import message_from_turn
+        >>> message_from_turn("assistant", "Hello!").type
+        'ai'
+        >>> message_from_turn("critic", "Too long.").role
+        'critic'
     """
     kind = _READ.get(role)
     if kind is not None:
@@ -84,20 +88,24 @@ def turn_from_message(message: BaseMessage) -> tuple[str, str]:
     them. Other blocks (images, audio, reasoning) are not kept: the memory
     keeps text. A message with no text part is stored with the empty text.
 
-    :param message: the message to store.
-    :returns: ``(role, text)``.
-    :raises TypeError: for anything that is not a ``BaseMessage``; for a
-        ``ToolMessage``, a ``FunctionMessage``, an ``AIMessage`` with tool
-        calls, or any other message type: a turn keeps no tool call ids, and
-        half a tool exchange given back to a chat model is an error there;
-        for a role or text that is not JSON text (a lone surrogate, ENT-2).
-    :raises ValueError: for a ``ChatMessage`` with an empty role (ENT-16).
+    Args:
+        message: The LangChain message to store.
 
-    ```pycon
-    >>> from langchain_core.messages import HumanMessage
-    >>> turn_from_message(HumanMessage(content=["Is it ", {"type": "text", "text": "vegan?"}]))
-    ('user', 'Is it vegan?')
-    ```
+    Returns:
+        ``(role, text)``, both str.
+
+    Raises:
+        TypeError: ``message`` is not a ``BaseMessage``; or it is a ``ToolMessage``, a
+            ``FunctionMessage``, an ``AIMessage`` with tool calls, or any other message type (a turn
+            keeps no tool call ids, and half a tool exchange given back to a chat model is an error
+            there); or its role or text is not JSON text (a lone surrogate, ENT-2).
+        ValueError: A ``ChatMessage`` with an empty role (ENT-16).
+
+    Examples:
+        >>> from langchain_core.messages import HumanMessage
+        >>> from sentinel_memory.langchain import turn_from_message
+        >>> turn_from_message(HumanMessage(content=["Is it ", {"type": "text", "text": "vegan?"}]))
+        ('user', 'Is it vegan?')
     """
     if not isinstance(message, BaseMessage):
         raise TypeError(f"a chat history holds LangChain messages, got {shown(message)}")
@@ -157,24 +165,25 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
     so before facts of higher importance) and expire with ``ttl``.
 
     Give it to ``RunnableWithMessageHistory`` from a factory, one memory per
-    session, for instance with [`from_folder`][sentinel_memory.langchain.SentinelChatMessageHistory.from_folder].
+    session, for instance with ``SentinelChatMessageHistory.from_folder``.
 
-    :param memory: the memory that holds the turns (and whatever facts it holds).
-    :param importance: the importance of the turns this history adds; None is
-        the turn default, 0.3 (ENT-16).
-    :param ttl: how long the turns this history adds live (milliseconds or a
-        ``timedelta``); None is for good.
-    :raises TypeError: when ``memory`` is not a ``Memory``.
+    Args:
+        memory: The ``Memory`` that holds the turns (and whatever facts it holds).
+        importance: The importance of the turns this history adds, in [0, 1].
+            Defaults to None (the turn default, 0.3, ENT-16).
+        ttl: How long the turns this history adds live, in milliseconds or a ``timedelta``.
+            Defaults to None (for good).
 
-    ```pycon
-    >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> history = SentinelChatMessageHistory(create_memory())
-    >>> history.add_messages([HumanMessage("Any nuts in the risotto?"), AIMessage("No nuts.")])
-    >>> [m.type for m in history.messages]
-    ['human', 'ai']
-    >>> history.memory["chat:1"]
-    {'role': 'user', 'content': 'Any nuts in the risotto?'}
-    ```
+    Raises:
+        TypeError: ``memory`` is not a ``Memory``.
+
+    Examples:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> from sentinel_memory.langchain import SentinelChatMessageHistory
+        >>> history = SentinelChatMessageHistory(mem)
+        >>> history.add_messages([HumanMessage("Any nuts in the risotto?"), AIMessage("No nuts.")])
+        >>> [m.type for m in history.messages], mem["chat:1"]
+        (['human', 'ai'], {'role': 'user', 'content': 'Any nuts in the risotto?'})
     """
 
     def __init__(self, memory: Memory, *, importance: float | None = None, ttl: Duration | None = None) -> None:
@@ -195,25 +204,31 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
         ttl: Duration | None = None,
         **options: Any,
     ) -> SentinelChatMessageHistory:
-        """The history of ``user_id``'s memory in a folder: ``cls(MemoryFolder(folder).open(user_id, **options))`` (FLD-2).
+        """The history of ``user_id``'s memory in a folder, ``MemoryFolder(folder).open(user_id, **options)`` (FLD-2).
 
         The memory autosaves and is shared (FLD-3), so a factory that opens it
         per request, in several threads or processes, loses no turn.
 
-        :param folder: a [`MemoryFolder`][sentinel_memory.folder.MemoryFolder], or the path of one.
-        :param user_id: whose memory; any string (a session id, a user id), FLD-1.
-        :param importance: as for the constructor.
-        :param ttl: as for the constructor.
-        :param options: more options for the memory, as for ``MemoryFolder.open``.
-        :returns: a history over that memory.
-        :raises TypeError: when ``user_id`` is not a ``str``, or ``store=`` is given.
+        Args:
+            folder: A ``MemoryFolder``, or the path of one (a str or path-like).
+            user_id: Whose memory: any str (a session id, a user id), FLD-1.
+            importance: The importance of the turns this history adds, as for the constructor.
+                Defaults to None (0.3).
+            ttl: How long the turns this history adds live, as for the constructor.
+                Defaults to None (for good).
+            **options: More options for the memory, as ``MemoryFolder.open`` takes them.
 
-        ```pycon
-        >>> history = SentinelChatMessageHistory.from_folder("./data/sessions", "session-42")
-        >>> history.add_user_message("Hello")
-        >>> SentinelChatMessageHistory.from_folder("./data/sessions", "session-42").messages
-        [HumanMessage(content='Hello', additional_kwargs={}, response_metadata={})]
-        ```
+        Returns:
+            A new history over that memory.
+
+        Raises:
+            TypeError: ``user_id`` is not a ``str``, or ``store=`` is given.
+
+        Examples:
+            >>> from sentinel_memory.langchain import SentinelChatMessageHistory
+            >>> SentinelChatMessageHistory.from_folder(tmp / "sessions", "session-42").add_user_message("Hello")
+            >>> [m.content for m in SentinelChatMessageHistory.from_folder(tmp / "sessions", "session-42").messages]
+            ['Hello']
         """
         if not isinstance(folder, MemoryFolder):
             folder = MemoryFolder(folder)
@@ -236,9 +251,8 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
         legacy string ``"role: text"`` (MSG-1); entries of every other kind
         are facts and not shown. The turns are ordered by ``N`` (entries of
         one ``N``, ``chat:7`` and ``chat:007``, older first) and read back by
-        role with [`message_from_turn`][sentinel_memory.langchain.message_from_turn]. All are read at one ``now``.
-
-        :returns: a new list of new messages each time.
+        role with ``message_from_turn``. All are read at one ``now``; each read
+        returns a new list of new messages.
         """
         turns = []
         for key, data in self._memory.items():  # live entries, oldest first, copies
@@ -252,17 +266,29 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Store each message as the memory's next turn, in order (LC-2).
 
-        Every message is converted first, with
-        [`turn_from_message`][sentinel_memory.langchain.turn_from_message], so a batch
+        Every message is converted first, with ``turn_from_message``, so a batch
         with one message that cannot be kept stores nothing. The turns are
         then added in one ``memory.transaction()`` (MW-6): another writer's
         turns cannot come between them. Each is one ``add_turn``, with its
         autosave and its compaction, so the memory's limit and eviction
         rules apply at once.
 
-        :param messages: the messages, oldest first.
-        :raises TypeError: for a message the memory cannot keep (see ``turn_from_message``).
-        :raises ValueError: for a ``ChatMessage`` with an empty role.
+        Args:
+            messages: The LangChain messages, oldest first.
+
+        Raises:
+            TypeError: A message the memory cannot keep (see ``turn_from_message``).
+            ValueError: A ``ChatMessage`` with an empty role.
+
+        Examples:
+            >>> from langchain_core.messages import HumanMessage, ToolMessage
+            >>> from sentinel_memory.langchain import SentinelChatMessageHistory
+            >>> history = SentinelChatMessageHistory(mem)
+            >>> history.add_messages([HumanMessage("Hi"), ToolMessage("42", tool_call_id="call-1")])
+            Traceback (most recent call last):
+            TypeError: a ToolMessage cannot be kept as a chat turn: ...
+            >>> history.messages
+            []
         """
         turns = [turn_from_message(message) for message in messages]
         if not turns:
@@ -278,6 +304,15 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
         the L1 working memory stay. The turns are forgotten in
         one ``memory.transaction()`` (MW-6). The next turn keeps counting
         from the largest ``chat:N`` this memory has held (ENT-16).
+
+        Examples:
+            >>> from sentinel_memory.langchain import SentinelChatMessageHistory
+            >>> history = SentinelChatMessageHistory(mem)
+            >>> _ = mem.remember("user:name", "Jakub")
+            >>> history.add_user_message("Hi")
+            >>> history.clear()
+            >>> history.messages, list(mem)
+            ([], ['user:name'])
         """
         with self._memory.transaction():
             keys = [key for key, data in self._memory.items() if is_turn_key(key) and message_of(data) is not None]
@@ -287,16 +322,29 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
     async def aget_messages(self) -> list[BaseMessage]:
         """``messages``, read in LangChain's executor so a store's I/O never blocks the event loop (LC-4).
 
-        :returns: what ``messages`` returns.
+        Returns:
+            What ``messages`` returns: a new list of the turns as LangChain messages, oldest first.
         """
         return await run_in_executor(None, lambda: self.messages)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """``add_messages(messages)``, run in LangChain's executor (LC-4).
 
-        :param messages: the messages, oldest first.
-        :raises TypeError: as ``add_messages`` does.
-        :raises ValueError: as ``add_messages`` does.
+        Args:
+            messages: The LangChain messages, oldest first.
+
+        Raises:
+            TypeError: As ``add_messages`` does.
+            ValueError: As ``add_messages`` does.
+
+        Examples:
+            >>> import asyncio
+            >>> from langchain_core.messages import HumanMessage
+            >>> from sentinel_memory.langchain import SentinelChatMessageHistory
+            >>> history = SentinelChatMessageHistory(mem)
+            >>> asyncio.run(history.aadd_messages([HumanMessage("Hi")]))
+            >>> [m.content for m in asyncio.run(history.aget_messages())]
+            ['Hi']
         """
         await run_in_executor(None, self.add_messages, messages)
 

@@ -27,7 +27,15 @@ logger.addHandler(logging.NullHandler())
 
 
 def dropped(where: object, compaction: Compaction) -> None:
-    """LOG-2: what a compaction dropped: counts at INFO, keys at DEBUG, never data."""
+    """LOG-2: what a compaction dropped: counts at INFO, keys at DEBUG, never data.
+
+    Nothing is logged for a compaction that dropped nothing, or when INFO is
+    not enabled for the ``sentinel_memory`` logger.
+
+    Args:
+        where: What dropped the entries (a store), named in the log record.
+        compaction: The ``Compaction`` to report.
+    """
     if not compaction or not logger.isEnabledFor(logging.INFO):
         return
     expired, evicted = compaction.expired, compaction.evicted

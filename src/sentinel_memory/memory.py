@@ -1,7 +1,7 @@
 """The thin stateful wrapper: a clock, a store and callbacks around the pure core (WRP-1 .. WRP-3, MW-1 .. MW-6).
 
 Each method reads the clock once (TIME-1), calls one function of
-[`sentinel_memory.core`][sentinel_memory.core], and then does the side effects the core may not
+``sentinel_memory.core``, and then does the side effects the core may not
 do, in this order:
 
 1. ``on_evict(compaction)`` when an automatic compaction dropped something;
@@ -15,7 +15,7 @@ which can repeat them later but never loses them).
 
 While steps 1 and 2 run, the memory is in the middle of a change. A change
 asked for then, from ``on_evict`` or the store on the same thread, would be
-overwritten by step 3, so it raises [`ReentrantCallError`][sentinel_memory.errors.ReentrantCallError] instead
+overwritten by step 3, so it raises ``ReentrantCallError`` instead
 (WRP-3); reads are fine and see the state before the change.
 
 **Threads** (MW-5). A change holds the memory's lock from reading the state
@@ -26,13 +26,13 @@ they are kept. Reads take no lock: they see the last kept state.
 **Processes** (MW-1 .. MW-3, MW-6). Every saved document carries a
 generation, one more than the one before. A memory remembers the generation
 it last loaded or saved, and a store refuses a save that does not follow the
-generation it holds ([`ConflictError`][sentinel_memory.errors.ConflictError]): two processes can no longer
-overwrite each other's changes silently. [`Memory.transaction`][sentinel_memory.memory.Memory.transaction] holds
+generation it holds (``ConflictError``): two processes can no longer
+overwrite each other's changes silently. ``Memory.transaction`` holds
 the store's lock, reloads when someone else saved since, and keeps the lock
 while the block changes and saves; ``create_memory(shared=True)`` makes
 every change such a transaction.
 
-A load that drops entries says so (PER-14): a [`LoadWarning`][sentinel_memory.errors.LoadWarning], the
+A load that drops entries says so (PER-14): a ``LoadWarning``, the
 result kept as ``Memory.last_load``, and the store's ``preserve()``
 called before the next save overwrites the original.
 """
@@ -46,7 +46,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
 from . import core, logs, shell
 from .document import generation_of
@@ -58,17 +58,29 @@ from .shown import shown
 from .state import MemoryState
 from .stores import MemoryStore, Store, check_store
 from .tokens import TokenizerLike
-from .values import Changes, Compaction, Context, Entry, Hit, LoadResult, Messages
+from .values import JSON, Changes, Compaction, Context, Entry, Hit, LoadResult, Messages
 
 __all__ = ["CacheMemory", "Memory", "WorkingMemory", "create_memory", "wall_clock"]
 
+
+#: The type of a ``default`` that ``get`` hands back when there is no live value.
+T = TypeVar("T")
 
 #: The Compaction of a change that dropped nothing.
 NOTHING_DROPPED = Compaction()
 
 
 def wall_clock() -> int:
-    """Milliseconds since the epoch, as integers (TIME-1)."""
+    """Milliseconds since the epoch, as integers (TIME-1): the clock a memory uses unless given one.
+
+    Returns:
+        The current time in whole milliseconds since 1970-01-01 UTC.
+
+    Examples:
+        >>> from sentinel_memory.memory import wall_clock
+        >>> wall_clock() > 1_700_000_000_000
+        True
+    """
     return time.time_ns() // 1_000_000
 
 
@@ -77,13 +89,31 @@ def _dropped_keys(compaction: Compaction) -> Iterator[str]:
         yield entry.key
 
 
-class Memory(Mapping[str, Any]):
+class Memory(Mapping[str, JSON]):
     """A memory with a current state, a clock, a store and an optional ``on_evict``.
 
-    Create one with [`create_memory`][sentinel_memory.memory.create_memory]. It is safe to share between
-    threads. It is also a read-only ``Mapping`` of the
-    live keys to their data: ``mem["user:name"]``, ``list(mem)``,
-    ``mem.items()`` (ENT-15).
+    Create one with ``create_memory``, which checks the options; the
+    constructor takes them as they are. A memory is safe to share between
+    threads. It is also a read-only ``Mapping`` of the live keys to their
+    data: ``mem["user:name"]``, ``list(mem)``, ``mem.items()`` (ENT-15).
+    ``mem.cache`` is its ``CacheMemory`` and ``mem.working`` its
+    ``WorkingMemory``.
+
+    Args:
+        state: The ``MemoryState`` it starts from.
+        store: Where it loads from and saves to.
+        clock: Returns the time in milliseconds since the epoch, read once per call (TIME-1).
+        autosave: Save after every change that is persisted.
+        on_evict: Called with the ``Compaction`` of every automatic compaction that dropped
+            something, or None.
+        shared: Make every persisted change a ``Memory.transaction`` of its own (MW-6).
+            Defaults to False.
+
+    Examples:
+        >>> mem.remember("user:name", "Jakub").key
+        'user:name'
+        >>> mem["user:name"], "user:name" in mem, len(mem)
+        ('Jakub', True, 1)
     """
 
     def __init__(
@@ -109,7 +139,7 @@ class Memory(Mapping[str, Any]):
         self._dirty = False  # a persisted change is not saved yet
         self._in_sync = True  # the store holds exactly this memory's persisted state (MW-4)
         self._preserve_first = False  # a load dropped entries the store still holds
-        #: The [`LoadResult`][sentinel_memory.values.LoadResult] of the last load, None before the first (PER-14).
+        #: The ``LoadResult`` of the last load, None before the first (PER-14).
         self.last_load: LoadResult | None = None
         self.cache = CacheMemory(self)
         self.working = WorkingMemory(self)
@@ -216,15 +246,21 @@ class Memory(Mapping[str, Any]):
         lock). First, when someone else saved the store since this memory
         last loaded or saved it, the memory reloads. Changes in the block
         save as usual (with autosave), under the same lock, so they cannot
-        conflict::
+        conflict. Blocks may nest; only the outermost takes the lock.
 
-            with mem.transaction():
-                count = mem.get("visits", 0)
-                mem.remember("visits", count + 1)
+        Yields:
+            This memory, brought up to date with the store.
 
-        Raises [`ConflictError`][sentinel_memory.errors.ConflictError] when the store moved on while this
-        memory has changes it has not saved (autosave off); a reload would
-        lose them. Blocks may nest; only the outermost takes the lock.
+        Raises:
+            ConflictError: The store moved on while this memory has changes it has not saved
+                (autosave off); a reload would lose them.
+            LockTimeoutError: Another writer held the store's lock for longer than its ``lock_wait``.
+
+        Examples:
+            >>> with mem.transaction():
+            ...     count = mem.get("visits", 0)
+            ...     mem.remember("visits", count + 1).data
+            1
         """
         with self._lock:
             self._begin()
@@ -255,7 +291,7 @@ class Memory(Mapping[str, Any]):
     # -- entries -----------------------------------------------------------
 
     def remember(self, key: str, data: Any, *, importance: float | None = None, ttl: Duration | None = None) -> Entry:
-        """Store ``data`` under ``key`` and return a copy of the stored entry.
+        """Store ``data`` under ``key`` and return a copy of the stored entry (ENT-1 .. ENT-6, NUM-4).
 
         A new key starts with importance 0.5 unless given; an existing key keeps
         its ``created_at`` and its importance unless a valid new one is given.
@@ -263,23 +299,28 @@ class Memory(Mapping[str, Any]):
         first, then the least important (``on_evict`` hears about it), and the
         entry just stored can be the one that goes.
 
-        :param key: a non-empty string.
-        :param data: any JSON value (``None``, bool, int, float, str, list, dict with
-            string keys), copied on the way in.
-        :param importance: a number in [0, 1]. Anything else is ignored with an
-            [`IgnoredValueWarning`][sentinel_memory.errors.IgnoredValueWarning].
-        :param ttl: how long the entry lives: milliseconds, or a
-            ``datetime.timedelta``. None or 0 means it never expires.
-        :returns: a copy of the stored [`Entry`][sentinel_memory.values.Entry], also
-            when this very call evicted it.
-        :raises TypeError: for a key that is not a string or data that is not JSON.
-        :raises ValueError: for an empty key or data nested deeper than
-            [`MAX_DEPTH`][sentinel_memory.jsondata.MAX_DEPTH].
+        Args:
+            key: A non-empty string.
+            data: Any JSON value (``None``, bool, int, float, str, list, dict with string keys),
+                copied on the way in.
+            importance: A number in [0, 1]. Anything else is ignored with an
+                ``IgnoredValueWarning``. Defaults to 0.5 for a new key, the old importance for
+                an existing one.
+            ttl: How long the entry lives: milliseconds, or a ``datetime.timedelta``. None or 0
+                means it never expires. Defaults to None.
 
-        ```pycon
-        >>> mem.remember("session:cart", "2 items in the cart", ttl=timedelta(minutes=15)).expires_at - now
-        900000
-        ```
+        Returns:
+            A copy of the stored ``Entry``, also when this very call evicted it.
+
+        Raises:
+            TypeError: The key is not a string or the data is not JSON.
+            ValueError: The key is empty or the data is nested deeper than ``MAX_DEPTH``.
+
+        Examples:
+            >>> from datetime import timedelta
+            >>> entry = mem.remember("session:cart", "2 items in the cart", ttl=timedelta(minutes=15))
+            >>> entry.expires_at - entry.created_at, entry.importance
+            (900000, 0.5)
         """
         with self._change() as start:
             state, dropped = core.remember(start, key, data, now=self._now(), importance=importance, ttl=ttl)
@@ -288,7 +329,7 @@ class Memory(Mapping[str, Any]):
             return entry
 
     def add_turn(self, role: str, text: str, *, importance: float | None = None, ttl: Duration | None = None) -> Entry:
-        """Remember one chat turn as the message ``{"role": role, "content": text}`` under the next ``chat:N`` key; returns the entry (ENT-16).
+        """Remember one chat turn under the next ``chat:N`` key, as ``{"role": role, "content": text}`` (ENT-16).
 
         No key to invent and no counter to keep: ``N`` continues from the
         largest ``chat:N`` the memory holds, also after a restart. A turn's
@@ -296,10 +337,24 @@ class Memory(Mapping[str, Any]):
         line reads ``chat:N: role: text`` (TXT-4), and ``get_messages`` hands
         it back as a message.
 
-        ```pycon
-        >>> mem.add_turn("user", "I'm allergic to peanuts").key
-        'chat:1'
-        ```
+        Args:
+            role: Who said it: ``"user"``, ``"assistant"``, ``"system"`` or any other string.
+            text: What was said.
+            importance: A number in [0, 1]. Defaults to 0.3.
+            ttl: How long the turn lives: milliseconds or a ``datetime.timedelta``. Defaults to
+                None (for good).
+
+        Returns:
+            A copy of the stored ``Entry``, whose ``key`` is the new ``chat:N``.
+
+        Raises:
+            TypeError: ``role`` or ``text`` is not a string.
+
+        Examples:
+            >>> mem.add_turn("user", "I'm allergic to peanuts").key
+            'chat:1'
+            >>> mem["chat:1"]
+            {'role': 'user', 'content': "I'm allergic to peanuts"}
         """
         with self._change() as start:
             state, dropped, key = core.add_turn(start, role, text, now=self._now(), importance=importance, ttl=ttl)
@@ -307,38 +362,100 @@ class Memory(Mapping[str, Any]):
             self._commit(state, dropped, keys=(key, *_dropped_keys(dropped)))
             return entry
 
+    @overload
+    def get(self, key: str) -> JSON: ...
+
+    @overload
+    def get(self, key: str, default: T) -> JSON | T: ...
+
     def get(self, key: str, default: Any = None) -> Any:
-        """A copy of the data stored under ``key``, or ``default`` when there is no live entry.
+        """A copy of the data stored under ``key``, or ``default`` when there is no live entry (ENT-7, EXP-3).
 
         An entry that has expired is not returned, from the exact millisecond of
         its deadline. ``mem[key]`` is the same read but raises ``KeyError``.
 
-        :raises TypeError: when ``key`` is not a string.
-        :raises ValueError: when ``key`` is empty.
+        Args:
+            key: A non-empty string.
+            default: What to return when there is no live entry. Defaults to None.
+
+        Returns:
+            A copy of the entry's JSON data (a type checker sees ``JSON``), or ``default``.
+
+        Raises:
+            TypeError: ``key`` is not a string.
+            ValueError: ``key`` is empty.
+
+        Examples:
+            >>> mem.remember("user:name", "Jakub").data
+            'Jakub'
+            >>> mem.get("user:name"), mem.get("user:city", "unknown")
+            ('Jakub', 'unknown')
         """
         return core.get(self._state, key, now=self._now(), default=default)
 
     def get_entry(self, key: str, default: Any = None) -> Any:
-        """A copy of the live [`Entry`][sentinel_memory.values.Entry] under ``key``, or ``default`` (ENT-15)."""
+        """A copy of the live ``Entry`` under ``key``, or ``default`` (ENT-15).
+
+        Args:
+            key: A non-empty string.
+            default: What to return when there is no live entry. Defaults to None.
+
+        Returns:
+            A copy of the ``Entry`` (its data copied too), or ``default``.
+
+        Raises:
+            TypeError: ``key`` is not a string.
+            ValueError: ``key`` is empty.
+
+        Examples:
+            >>> entry = mem.remember("user:name", "Jakub", importance=0.9)
+            >>> mem.get_entry("user:name").importance, mem.get_entry("user:city")
+            (0.9, None)
+        """
         return core.get_entry(self._state, key, now=self._now(), default=default)
 
     def has(self, key: str) -> bool:
-        """Whether a live entry is stored under ``key``.
+        """Whether a live entry is stored under ``key`` (ENT-7).
 
         ``key in mem`` is the same question, but never raises.
 
-        :raises TypeError: when ``key`` is not a string.
-        :raises ValueError: when ``key`` is empty.
+        Args:
+            key: A non-empty string.
+
+        Returns:
+            True when a live entry is stored under ``key``.
+
+        Raises:
+            TypeError: ``key`` is not a string.
+            ValueError: ``key`` is empty.
+
+        Examples:
+            >>> mem.remember("user:name", "Jakub").key
+            'user:name'
+            >>> mem.has("user:name"), mem.has("user:city")
+            (True, False)
         """
         return core.has(self._state, key, now=self._now())
 
     def forget(self, key: str) -> bool:
-        """Remove the live entry under ``key``.
+        """Remove the live entry under ``key`` (ENT-8).
 
-        :returns: True when an entry was removed; False, and nothing changes, when
-            there was none (an expired entry stays for the next compaction to report).
-        :raises TypeError: when ``key`` is not a string.
-        :raises ValueError: when ``key`` is empty.
+        Args:
+            key: A non-empty string.
+
+        Returns:
+            True when an entry was removed; False, and nothing changes, when there was none
+            (an expired entry stays for the next compaction to report).
+
+        Raises:
+            TypeError: ``key`` is not a string.
+            ValueError: ``key`` is empty.
+
+        Examples:
+            >>> mem.remember("user:name", "Jakub").key
+            'user:name'
+            >>> mem.forget("user:name"), mem.forget("user:name")
+            (True, False)
         """
         with self._change() as start:
             state, removed = core.forget(start, key, now=self._now())
@@ -347,7 +464,15 @@ class Memory(Mapping[str, Any]):
             return removed
 
     def clear(self) -> None:
-        """Remove every entry; the cache and working memory have their own ``clear``."""
+        """Remove every entry; the cache and working memory have their own ``clear``.
+
+        Examples:
+            >>> mem.remember("user:name", "Jakub").key
+            'user:name'
+            >>> mem.clear()
+            >>> len(mem)
+            0
+        """
         with self._change() as start:
             self._commit(core.clear(start))
 
@@ -356,38 +481,76 @@ class Memory(Mapping[str, Any]):
 
         Expired entries that are still stored are not counted; ``stats()["stored"]``
         counts them.
+
+        Returns:
+            The number of live entries.
+
+        Examples:
+            >>> mem.remember("a", 1).key, mem.remember("b", 2).key
+            ('a', 'b')
+            >>> mem.size()
+            2
         """
         return core.size(self._state, now=self._now())
 
     def get_recent(self, n: int | None = None) -> tuple[Entry, ...]:
-        """The ``n`` newest live entries, newest first, as copies.
+        """The ``n`` newest live entries, newest first, as copies (ENT-10).
 
-        :param n: an integer >= 0; default 10 (an invalid value gives 10, with a warning).
+        Args:
+            n: How many, an integer >= 0. Defaults to 10 (an invalid value gives 10, with an
+                ``IgnoredValueWarning``).
 
-        ```pycon
-        >>> [entry.key for entry in mem.get_recent(2)]
-        ['chat:6', 'chat:5']
-        ```
+        Returns:
+            A tuple of at most ``n`` copies of ``Entry``, newest first.
+
+        Examples:
+            >>> for text in ["Hi", "Hello!", "Any nuts?"]:
+            ...     entry = mem.add_turn("user", text)
+            >>> [entry.key for entry in mem.get_recent(2)]
+            ['chat:3', 'chat:2']
         """
         return core.get_recent(self._state, n, now=self._now())
 
     def recall(self, query: str, *, limit: int | None = None) -> tuple[Hit, ...]:
-        """The live entries that share a word with ``query``, best first.
+        """The live entries that share a word with ``query``, best first (REC-1 .. REC-3).
 
         Recall is lexical: words are compared lower-cased and without accents, so
         "cesky" finds "česky", but "money back" does not find "refund". The score
         weighs the share of query words found by importance, plus a little for
         freshness; equal scores go to the newer entry.
 
-        :param query: the text to look for.
-        :param limit: at most this many hits; default 10.
-        :returns: a tuple of [`Hit`][sentinel_memory.values.Hit] (``entry``, ``score``).
-        :raises TypeError: when ``query`` is not a string.
+        Args:
+            query: The text to look for.
+            limit: At most this many hits, an integer >= 0. Defaults to 10.
+
+        Returns:
+            A tuple of ``Hit`` (``entry``, ``score``), best first.
+
+        Raises:
+            TypeError: ``query`` is not a string.
+
+        Examples:
+            >>> mem.remember("order:42", "refund requested").key
+            'order:42'
+            >>> [hit.entry.key for hit in mem.recall("refund status")]
+            ['order:42']
         """
         return core.recall(self._state, query, now=self._now(), limit=limit)
 
     def compact(self) -> Compaction:
-        """Compact now and return what was dropped; ``on_evict`` is for automatic runs only (CMP-3)."""
+        """Compact now and return what was dropped; ``on_evict`` is for automatic runs only (CMP-3).
+
+        Returns:
+            A ``Compaction``: the ``expired`` and the ``evicted`` entries, as copies.
+
+        Examples:
+            >>> now = [0]
+            >>> clocked = create_memory(clock=lambda: now[0])
+            >>> entry = clocked.remember("session:cart", "2 items", ttl=1000)
+            >>> now[0] = 5000
+            >>> [entry.key for entry in clocked.compact().expired]
+            ['session:cart']
+        """
         with self._change() as start:
             state, dropped = core.compact(start, now=self._now())
             self._commit(state, persist=bool(dropped), keys=tuple(_dropped_keys(dropped)))
@@ -405,40 +568,44 @@ class Memory(Mapping[str, Any]):
         must_keep: float | None = None,
         only: Literal["facts", "turns"] | None = None,
     ) -> Context:
-        """The prompt text of the most important live entries that fits ``token_budget``.
+        r"""The prompt text of the most important live entries that fits ``token_budget`` (CTX-1 .. CTX-11).
 
         Entries are ranked (with ``must_keep``: the must-keep entries first; then
         entries sharing a word with ``query``, by recall score; then the rest by
         retention), and each is added only if the whole rendered text still counts
         within the budget. The text is rendered oldest first, one entry per line.
 
-        :param token_budget: the most tokens the text may count, a number >= 0.
-        :param query: rank the entries that share its words first; None for none.
-        :param tokenizer: counts tokens: a function ``(text) -> number``, or any
-            object with an ``encode(text)`` method (tiktoken's or bpe-openai's
-            ``Encoding``, a Hugging Face tokenizer). Default: the one given to
-            [`create_memory`][sentinel_memory.memory.create_memory], else
-            [`estimate_tokens`][sentinel_memory.tokens.estimate_tokens].
-        :param format: renders one entry; default ``"key: text"``.
-        :param separator: joins the lines; default ``"\n"``.
-        :param must_keep: an importance in [0, 1]; entries at or above it are placed
-            first whatever the query (they still have to fit).
-        :param only: ``"facts"`` or ``"turns"`` for the entries of that kind alone
-            (a turn is a ``chat:N`` entry holding a message, as ``add_turn``
-            stores it); None for every entry.
-        :returns: a [`Context`][sentinel_memory.values.Context]: ``text``, the
-            ``entries`` in it, its ``tokens`` (the tokenizer's count of ``text``)
-            and how many live entries were ``omitted``.
-        :raises ValueError: for a budget that is not a finite number >= 0, or one
-            that even the empty text exceeds.
-        :raises TypeError: for a tokenizer that returns something other than a
-            number >= 0, a format that does not return a string, or a query that is
-            not a string.
+        Args:
+            token_budget: The most tokens the text may count, a finite number >= 0.
+            query: Rank the entries that share its words first. Defaults to None (no query).
+            tokenizer: Counts tokens: a function ``(text) -> number``, or any object with an
+                ``encode(text)`` method (tiktoken's or bpe-openai's ``Encoding``, a Hugging Face
+                tokenizer). Defaults to the one given to ``create_memory``, else ``estimate_tokens``.
+            format: Renders one entry as its line. Defaults to ``default_format``
+                (``"key: text"``).
+            separator: Joins the lines. Defaults to ``"\n"``, one entry per line.
+            must_keep: An importance in [0, 1]; entries at or above it are placed first whatever
+                the query (they still have to fit). Defaults to None (none placed first).
+            only: ``"facts"`` or ``"turns"`` for the entries of that kind alone (a turn is a
+                ``chat:N`` entry holding a message, as ``add_turn`` stores it). Defaults to None
+                (every entry).
 
-        ```pycon
-        >>> mem.get_context(token_budget=30, query="refund status").tokens <= 30
-        True
-        ```
+        Returns:
+            A ``Context``: ``text``, the ``entries`` in it, its ``tokens`` (the tokenizer's count
+            of ``text``) and how many live entries were ``omitted``.
+
+        Raises:
+            ValueError: The budget is not a finite number >= 0, or even the empty text exceeds it.
+            TypeError: The tokenizer returned something other than a number >= 0, the format did
+                not return a string, or the query is not a string.
+
+        Examples:
+            >>> mem.remember("user:name", "Jakub").key
+            'user:name'
+            >>> mem.get_context(token_budget=30).text
+            'user:name: Jakub'
+            >>> mem.get_context(token_budget=30, query="refund status").tokens <= 30
+            True
         """
         return core.context(
             self._state,
@@ -461,7 +628,7 @@ class Memory(Mapping[str, Any]):
         must_keep: float | None = None,
         facts_share: float | None = None,
     ) -> Messages:
-        """A prompt as chat messages that fits ``token_budget``: the facts that matter, then the recent turns.
+        """A prompt as chat messages within ``token_budget``: the facts that matter, then recent turns (MSG-1 .. MSG-4).
 
         The facts go into one system message, chosen as ``get_context`` chooses
         them (``query``, ``must_keep``); the newest turns that fit follow as
@@ -470,26 +637,33 @@ class Memory(Mapping[str, Any]):
         the turns leave. Each message counts its content's tokens plus 3 for
         the chat format (MSG-3), and the whole never exceeds the budget.
 
-        :param token_budget: the most tokens the messages may count, a number >= 0.
-        :param query: rank the facts that share its words first (the user's last message, say).
-        :param tokenizer: counts tokens, as for ``get_context``.
-        :param must_keep: facts of at least this importance come first, as for ``get_context``.
-        :param facts_share: the share of the budget kept for facts while there
-            are any, in [0, 1]; default 0.5.
-        :returns: a [`Messages`][sentinel_memory.values.Messages]: the ``messages``
-            (dicts of ``role`` and ``content``, ready for a chat-completions call),
-            the ``entries`` used, their ``tokens`` and how many live entries were
-            ``omitted``.
-        :raises ValueError: for a budget that is not a finite number >= 0.
-        :raises TypeError: for a tokenizer that returns something other than a
-            number >= 0, or a query that is not a string.
+        Args:
+            token_budget: The most tokens the messages may count, a finite number >= 0.
+            query: Rank the facts that share its words first (the user's last message, say).
+                Defaults to None (no query).
+            tokenizer: Counts tokens, as for ``get_context``. Defaults to the memory's tokenizer.
+            must_keep: Facts of at least this importance come first, as for ``get_context``.
+                Defaults to None.
+            facts_share: The share of the budget kept for facts while there are any, in [0, 1].
+                Defaults to 0.5.
 
-        ```pycon
-        >>> mem.add_turn("user", "Any nuts in the risotto?").key
-        'chat:1'
-        >>> [m["role"] for m in mem.get_messages(token_budget=200).messages]
-        ['system', 'user']
-        ```
+        Returns:
+            A ``Messages``: the ``messages`` (dicts of ``role`` and ``content``, ready for a
+            chat-completions call), the ``entries`` used, their ``tokens`` and how many live
+            entries were ``omitted``.
+
+        Raises:
+            ValueError: The budget is not a finite number >= 0.
+            TypeError: The tokenizer returned something other than a number >= 0, or the query
+                is not a string.
+
+        Examples:
+            >>> mem.remember("user:allergy", "peanuts").key
+            'user:allergy'
+            >>> mem.add_turn("user", "Any nuts in the risotto?").key
+            'chat:1'
+            >>> [m["role"] for m in mem.get_messages(token_budget=200).messages]
+            ['system', 'user']
         """
         return core.messages(
             self._state,
@@ -502,21 +676,68 @@ class Memory(Mapping[str, Any]):
         )
 
     def stats(self) -> dict[str, int]:
-        """The counters, in this order: ``size`` (live entries), ``stored`` (expired
-        ones included), ``limit``, ``cache`` (live cache items), ``compactions``,
-        and how many entries were ``expired`` and ``evicted`` so far.
+        """The counters of this memory (CMP-5).
+
+        Returns:
+            A dict, in this order: ``size`` (live entries), ``stored`` (expired ones included),
+            ``limit``, ``cache`` (live cache items), ``compactions``, and how many entries were
+            ``expired`` and ``evicted`` so far.
+
+        Examples:
+            >>> mem.remember("user:name", "Jakub").key
+            'user:name'
+            >>> mem.stats()["size"], mem.stats()["limit"]
+            (1, 1000)
         """
         return core.stats(self._state, now=self._now())
 
     # -- persistence -------------------------------------------------------
 
     def save(self) -> None:
-        """Save the whole memory as the next generation (PER-1, MW-3)."""
+        """Save the whole memory as the next generation (PER-1, MW-3).
+
+        With ``autosave`` off, this is how changes reach the store.
+
+        Raises:
+            ConflictError: Someone else saved the store since this memory last loaded or saved it.
+            LockTimeoutError: Another writer held the store's lock for longer than its ``lock_wait``.
+            OSError: The store could not write (a full disk, an unreachable server).
+
+        Examples:
+            >>> store = JsonFileStore(tmp / "memory.json")
+            >>> kept = create_memory(store=store)
+            >>> kept.remember("user:name", "Jakub").key
+            'user:name'
+            >>> kept.save()
+            >>> create_memory(store=store)["user:name"]
+            'Jakub'
+        """
         with self._lock:
             self._save(self._state, self._state, None)
 
     def load(self) -> LoadResult:
-        """Replace entries and working memory with the store's content (PER-3, PER-14, PER-18)."""
+        """Replace entries and working memory with the store's content (PER-3, PER-14, PER-18).
+
+        Invalid stored entries are dropped, and a store holding more than ``limit``
+        entries is compacted at once; either way a ``LoadWarning`` says so, the
+        result is kept as ``last_load``, and the store's ``preserve()`` is called
+        before the next save overwrites what was dropped.
+
+        Returns:
+            A ``LoadResult``: how many entries were ``loaded``, ``dropped`` and ``compacted``.
+
+        Raises:
+            DamagedStoreError: The store holds something that is not a memory document.
+            OSError: The store could not be read.
+
+        Examples:
+            >>> store = MemoryStore()
+            >>> create_memory(store=store, autosave=True).remember("user:name", "Jakub").key
+            'user:name'
+            >>> mem2 = create_memory(store=store, load=False)
+            >>> mem2.load().loaded
+            1
+        """
         with self._lock:
             start = self._begin()
             # Checking a document copies its data, two frames per nesting level
@@ -556,27 +777,58 @@ class Memory(Mapping[str, Any]):
         # A membership test answers: anything that cannot be a key is not in the memory.
         return isinstance(key, str) and bool(key) and is_json_text(key) and self.has(key)
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> JSON:
         """``mem[key]``: a copy of the live entry's data; ``KeyError`` when there is none (ENT-15)."""
         entry = core.get_entry(self._state, key, now=self._now())
         if entry is None:
             raise KeyError(key)
-        return entry.data
+        data: JSON = entry.data
+        return data
 
     def __iter__(self) -> Iterator[str]:
         """The live keys, oldest first, as they were at one moment (ENT-15)."""
         return iter(self.keys())
 
     def keys(self) -> KeysView[str]:
-        """The live keys, oldest first, read at one moment (ENT-15)."""
+        """The live keys, oldest first, read at one moment (ENT-15).
+
+        Returns:
+            A view of the live keys, oldest first.
+
+        Examples:
+            >>> mem.remember("a", 1).key, mem.remember("b", 2).key
+            ('a', 'b')
+            >>> list(mem.keys())
+            ['a', 'b']
+        """
         return self._snapshot().keys()
 
-    def values(self) -> ValuesView[Any]:
-        """Copies of the live entries' data, oldest first, read at one moment (ENT-15)."""
+    def values(self) -> ValuesView[JSON]:
+        """Copies of the live entries' data, oldest first, read at one moment (ENT-15).
+
+        Returns:
+            A view of copies of the data, oldest first.
+
+        Examples:
+            >>> mem.remember("a", 1).key, mem.remember("b", [2]).key
+            ('a', 'b')
+            >>> list(mem.values())
+            [1, [2]]
+        """
         return self._snapshot().values()
 
-    def items(self) -> ItemsView[str, Any]:
-        """``(key, data)`` pairs of the live entries, oldest first, read at one moment (ENT-15)."""
+    def items(self) -> ItemsView[str, JSON]:
+        """``(key, data)`` pairs of the live entries, oldest first, read at one moment (ENT-15).
+
+        Returns:
+            A view of ``(key, copy of data)`` pairs, oldest first.
+
+        Examples:
+            >>> mem.remember("a", 1).key, mem.remember("b", 2).key
+            ('a', 'b')
+            >>> dict(mem.items())
+            {'a': 1, 'b': 2}
+        """
         return self._snapshot().items()
 
     def _snapshot(self) -> dict[str, Any]:
@@ -593,11 +845,19 @@ class Memory(Mapping[str, Any]):
     # -- resources ---------------------------------------------------------------
 
     def close(self) -> None:
-        """Release what the store holds open (SqliteStore's connection, RedisStore's client), if it has ``close()`` (WRP-5).
+        """Release what the store holds open, if it has ``close()`` (WRP-5).
 
+        That is ``SqliteStore``'s connection or the client ``RedisStore`` made.
         Nothing is saved or lost: the state stays, and a later call that
         needs the store opens it again. ``with create_memory(...) as mem:``
         closes on the way out.
+
+        Examples:
+            >>> with create_memory(store=SqliteStore(tmp / "memory.db"), autosave=True) as kept:
+            ...     kept.remember("user:name", "Jakub").key
+            'user:name'
+            >>> kept["user:name"]
+            'Jakub'
         """
         close = getattr(self._store, "close", None)
         if callable(close):
@@ -613,35 +873,93 @@ class Memory(Mapping[str, Any]):
 class CacheMemory:
     """The L0 cache, ``mem.cache``: scratch values with a ttl, never saved (L0-1 .. L0-4).
 
-    For a tool result you do not want to compute twice in one turn.
+    For a tool result you do not want to compute twice in one turn. Every
+    memory makes its own; there is no need to construct one.
+
+    Args:
+        memory: The ``Memory`` whose cache this is.
+
+    Examples:
+        >>> mem.cache.put("tool:weather", {"temp": 21})
+        >>> mem.cache.get("tool:weather")
+        {'temp': 21}
     """
 
     def __init__(self, memory: Memory) -> None:
         self._memory = memory
 
     def put(self, key: str, value: Any, *, ttl: Duration | None = None) -> None:
-        """Keep a scratch value under ``key`` until its ttl runs out.
+        """Keep a scratch value under ``key`` until its ttl runs out (L0-1, L0-2).
 
         The cache is never saved and never triggers an autosave; items that have
         already expired are dropped on the way.
 
-        :param key: a non-empty string.
-        :param value: any JSON value, copied.
-        :param ttl: milliseconds or a ``datetime.timedelta``; default the memory's
-            ``cache_ttl`` (5 minutes).
-        :raises TypeError: for a key that is not a string or a value that is not JSON.
+        Args:
+            key: A non-empty string.
+            value: Any JSON value, copied.
+            ttl: How long it lives: milliseconds or a ``datetime.timedelta``. Defaults to the
+                memory's ``cache_ttl`` (5 minutes).
+
+        Raises:
+            TypeError: The key is not a string or the value is not JSON.
+            ValueError: The key is empty.
+
+        Examples:
+            >>> from datetime import timedelta
+            >>> mem.cache.put("tool:weather", {"temp": 21}, ttl=timedelta(seconds=30))
+            >>> mem.cache.get("tool:weather")
+            {'temp': 21}
         """
         m = self._memory
         with m._change(persisted=False) as start:
             m._commit(core.cache_put(start, key, value, now=m._now(), ttl=ttl), persist=False)
 
+    @overload
+    def get(self, key: str) -> JSON: ...
+
+    @overload
+    def get(self, key: str, default: T) -> JSON | T: ...
+
     def get(self, key: str, default: Any = None) -> Any:
-        """A copy of the live value under ``key``, or ``default`` once its ttl has run out (or there is none)."""
+        """A copy of the live value under ``key``, or ``default`` once its ttl ran out or there is none (L0-1, L0-3).
+
+        Args:
+            key: A non-empty string.
+            default: What to return when there is no live value. Defaults to None.
+
+        Returns:
+            A copy of the JSON value (a type checker sees ``JSON``), or ``default``.
+
+        Raises:
+            TypeError: ``key`` is not a string.
+            ValueError: ``key`` is empty.
+
+        Examples:
+            >>> mem.cache.put("tool:weather", "sunny")
+            >>> mem.cache.get("tool:weather"), mem.cache.get("tool:news", "none")
+            ('sunny', 'none')
+        """
         m = self._memory
         return core.cache_get(m._state, key, now=m._now(), default=default)
 
     def delete(self, key: str) -> bool:
-        """Remove the item under ``key``; True when a live one was removed."""
+        """Remove the item under ``key`` (L0-4).
+
+        Args:
+            key: A non-empty string.
+
+        Returns:
+            True when a live item was removed.
+
+        Raises:
+            TypeError: ``key`` is not a string.
+            ValueError: ``key`` is empty.
+
+        Examples:
+            >>> mem.cache.put("tool:weather", "sunny")
+            >>> mem.cache.delete("tool:weather"), mem.cache.delete("tool:weather")
+            (True, False)
+        """
         m = self._memory
         with m._change(persisted=False) as start:
             state, removed = core.cache_delete(start, key, now=m._now())
@@ -649,7 +967,14 @@ class CacheMemory:
             return removed
 
     def clear(self) -> None:
-        """Remove every cached item; the entries and the working memory stay."""
+        """Remove every cached item; the entries and the working memory stay (L0-4).
+
+        Examples:
+            >>> mem.cache.put("tool:weather", "sunny")
+            >>> mem.cache.clear()
+            >>> mem.cache.get("tool:weather") is None
+            True
+        """
         m = self._memory
         with m._change(persisted=False) as start:
             m._commit(core.cache_clear(start), persist=False)
@@ -659,32 +984,68 @@ class WorkingMemory:
     """The L1 working memory, ``mem.working``: one small dict for the task in progress (L1-1 .. L1-4).
 
     It resets to ``{}`` after ``working_ttl`` without a ``set`` and is saved
-    with the entries, for example ``{"task": "refund", "step": 2}``.
+    with the entries, for example ``{"task": "refund", "step": 2}``. Every
+    memory makes its own; there is no need to construct one.
+
+    Args:
+        memory: The ``Memory`` whose working memory this is.
+
+    Examples:
+        >>> mem.working.set({"task": "refund", "step": 2})
+        >>> mem.working.get()
+        {'task': 'refund', 'step': 2}
     """
 
     def __init__(self, memory: Memory) -> None:
         self._memory = memory
 
     def set(self, patch: dict[str, Any]) -> None:
-        """Merge ``patch`` into the working memory (a shallow ``dict.update``) and restart its idle clock.
+        """Merge ``patch`` into the working memory (a shallow ``dict.update``) and restart its idle clock (L1-1).
 
         After ``working_ttl`` (default one hour) without a ``set``, the working
         memory reads as ``{}`` again. It is saved with the entries.
 
-        :param patch: a dict of JSON values.
-        :raises TypeError: when ``patch`` is not a dict or holds something that is not JSON.
+        Args:
+            patch: A dict of JSON values, copied.
+
+        Raises:
+            TypeError: ``patch`` is not a dict or holds something that is not JSON.
+
+        Examples:
+            >>> mem.working.set({"task": "refund", "step": 1})
+            >>> mem.working.set({"step": 2})
+            >>> mem.working.get()
+            {'task': 'refund', 'step': 2}
         """
         m = self._memory
         with m._change() as start:
             m._commit(core.working_set(start, patch, now=m._now()), keys=())
 
-    def get(self) -> dict[str, Any]:
-        """A copy of the working memory, or ``{}`` once it has been idle for ``working_ttl``."""
+    def get(self) -> dict[str, JSON]:
+        """A copy of the working memory, or ``{}`` once it has been idle for ``working_ttl`` (L1-2).
+
+        Returns:
+            A new dict of copies of the JSON values.
+
+        Examples:
+            >>> mem.working.get()
+            {}
+            >>> mem.working.set({"task": "refund"})
+            >>> mem.working.get()["task"]
+            'refund'
+        """
         m = self._memory
         return core.working_get(m._state, now=m._now())
 
     def clear(self) -> None:
-        """Empty the working memory (saved, like a ``set``)."""
+        """Empty the working memory (saved, like a ``set``) (L1-3).
+
+        Examples:
+            >>> mem.working.set({"task": "refund"})
+            >>> mem.working.clear()
+            >>> mem.working.get()
+            {}
+        """
         m = self._memory
         with m._change() as start:
             m._commit(core.working_clear(start), keys=())
@@ -740,14 +1101,50 @@ def create_memory(
     load: bool = True,
     shared: bool = False,
 ) -> Memory:
-    """A new [`Memory`][sentinel_memory.memory.Memory], loaded from its store unless ``load=False`` (OPT-1, PER-2, PER-3).
+    """A new ``Memory``, loaded from its store unless ``load=False`` (OPT-1, PER-2, PER-3).
 
-    Numeric options follow the number rule; options of the wrong kind (a
-    tokenizer, clock or ``on_evict`` that is not callable, a store without
-    ``load``/``save``, a non-bool ``autosave``, ``load`` or ``shared``) raise
-    ``TypeError``. With ``shared=True`` every persisted change is a
-    [`Memory.transaction`][sentinel_memory.memory.Memory.transaction] of its own, so several processes can autosave
-    into one store and lose nothing (MW-6).
+    Numeric options follow the number rule: a value that is not a finite
+    number in range is ignored, with an ``IgnoredValueWarning``, and the
+    default is used (NUM-1 .. NUM-5). With ``shared=True`` every persisted
+    change is a ``Memory.transaction`` of its own, so several processes can
+    autosave into one store and lose nothing (MW-6).
+
+    Args:
+        limit: The most live entries the memory keeps before it evicts the least important,
+            an integer >= 1. Defaults to 1000.
+        store: Where the memory loads from and saves to: any object with ``load()`` and
+            ``save(document)``, such as ``JsonFileStore``, ``SqliteStore`` or ``RedisStore``.
+            Defaults to a new ``MemoryStore`` (this process only).
+        autosave: Save after every persisted change. Defaults to False (call ``save()``).
+        clock: Returns the time in milliseconds since the epoch. Defaults to ``wall_clock``.
+        recency_window: How long an entry counts as fresh when ranking: milliseconds or a
+            ``datetime.timedelta``. Defaults to one day.
+        tokenizer: Counts tokens for ``get_context`` and ``get_messages``: a function
+            ``(text) -> number`` or any object with ``encode(text)``. Defaults to
+            ``estimate_tokens``.
+        on_evict: Called with the ``Compaction`` of every automatic compaction that dropped
+            something, for example to archive it. Defaults to None.
+        working_ttl: How long the working memory lasts without a ``set``. Defaults to one hour.
+        cache_ttl: How long a cached item lives unless ``put`` says otherwise. Defaults to
+            5 minutes.
+        load: Load the store's content now. Defaults to True.
+        shared: Make every persisted change a transaction on the store (MW-6). Defaults to False.
+
+    Returns:
+        The new ``Memory``.
+
+    Raises:
+        TypeError: An option of the wrong kind: a tokenizer, clock or ``on_evict`` that is not
+            callable, a store without ``load``/``save``, a non-bool ``autosave``, ``load`` or
+            ``shared``.
+        DamagedStoreError: The store holds something that is not a memory document.
+
+    Examples:
+        >>> kept = create_memory(limit=500, store=JsonFileStore(tmp / "memory.json"), autosave=True)
+        >>> kept.remember("user:name", "Jakub").key
+        'user:name'
+        >>> create_memory(store=JsonFileStore(tmp / "memory.json"))["user:name"]
+        'Jakub'
     """
     require_bool("autosave", autosave)
     require_bool("load", load)

@@ -6,11 +6,11 @@ becomes 0.5 (the default), not 1.0. A pipeline that sends garbage then gets a
 value that can be looked up in the README, never a plausible number nobody
 chose.
 
-The ranges are data ([`NUMBER_RULES`][sentinel_memory.options.NUMBER_RULES]), so the documentation can render
+The ranges are data (``NUMBER_RULES``), so the documentation can render
 them as a table and a port can copy them as they are.
 
 Two Python conveniences sit on top (NUM-5, NUM-6): an ignored value is not
-silent, it emits an [`IgnoredValueWarning`][sentinel_memory.errors.IgnoredValueWarning]
+silent, it emits an ``IgnoredValueWarning``
 naming the option, the value and what was used instead; and every duration
 also accepts a ``datetime.timedelta``, converted exactly to
 milliseconds, so ``ttl=timedelta(minutes=15)`` means what it says.
@@ -55,6 +55,18 @@ class NumberRule:
     (when given) is inclusive. ``integer`` options accept ints and integral
     floats (``5.0`` counts as ``5``, NUM-2). A ``duration`` is milliseconds
     and also accepts a ``datetime.timedelta`` (NUM-6).
+
+    Attributes:
+        default: The value used when the given one is not in range; None for "none" (a ttl).
+        minimum: The lowest value accepted.
+        exclusive_minimum: ``minimum`` itself is not accepted. Defaults to False.
+        maximum: The highest value accepted, or None for no bound. Defaults to None.
+        integer: Only whole numbers are accepted. Defaults to False.
+        duration: Milliseconds, or a ``datetime.timedelta``. Defaults to False.
+
+    Examples:
+        >>> NUMBER_RULES["limit"].default, NUMBER_RULES["limit"].describe()
+        (1000, 'integer >= 1')
     """
 
     default: int | float | None
@@ -65,7 +77,15 @@ class NumberRule:
     duration: bool = False
 
     def describe(self) -> str:
-        """The range in words, as the docs show it."""
+        """The range in words, as the docs show it.
+
+        Returns:
+            For example ``"number >= 0 and <= 1"`` or ``"number > 0 (ms, or a timedelta)"``.
+
+        Examples:
+            >>> NUMBER_RULES["ttl"].describe()
+            'number > 0 (ms, or a timedelta)'
+        """
         low = f"> {self.minimum}" if self.exclusive_minimum else f">= {self.minimum}"
         high = f" and <= {self.maximum}" if self.maximum is not None else ""
         kind = "integer" if self.integer else "number"
@@ -100,6 +120,17 @@ def is_number(value: object) -> bool:
 
     An int too large for a double (``10**400``) is not a number here: it
     could not be saved as one, nor compared with a time without overflowing.
+
+    Args:
+        value: Anything.
+
+    Returns:
+        True when ``value`` is a number by the number rule.
+
+    Examples:
+        >>> from sentinel_memory.options import is_number
+        >>> is_number(1.5), is_number(float("nan")), is_number(True), is_number(10**400)
+        (True, False, False, False)
     """
     kind = type(value)  # plain floats and ints first: a load asks this of every entry
     if kind is float:
@@ -131,6 +162,18 @@ def milliseconds(duration: timedelta) -> int | float:
     ``timedelta`` counts whole microseconds, so a duration with a part of a
     millisecond becomes the float nearest to it (``timedelta(microseconds=1500)``
     is ``1.5``).
+
+    Args:
+        duration: The duration to convert.
+
+    Returns:
+        The milliseconds, an ``int`` when whole.
+
+    Examples:
+        >>> from datetime import timedelta
+        >>> from sentinel_memory.options import milliseconds
+        >>> milliseconds(timedelta(minutes=15)), milliseconds(timedelta(microseconds=1500))
+        (900000, 1.5)
     """
     if duration % _ONE_MS:
         return duration / _ONE_MS
@@ -142,14 +185,30 @@ def number_option(
 ) -> Any:
     """Apply the number rule for option ``name`` (NUM-1 .. NUM-6).
 
-    Returns ``value`` when it is a finite number in the option's range (an
-    integral float becomes an ``int`` where an integer is wanted; a timedelta
-    becomes milliseconds where a duration is wanted), otherwise the
-    documented default, or ``default`` when the caller passes one (an
-    overwrite keeps the old importance, NUM-4). A value that is given (not
-    None) and ignored emits [`IgnoredValueWarning`][sentinel_memory.errors.IgnoredValueWarning],
+    A value that is given (not None) and ignored emits ``IgnoredValueWarning``,
     unless it is one of ``quiet``, the values documented to mean the default
-    (an entry's ``ttl=0`` means "no expiry"); ``instead`` names what was used.
+    (an entry's ``ttl=0`` means "no expiry").
+
+    Args:
+        name: The option's name in ``NUMBER_RULES``.
+        value: The value given.
+        default: What to use instead of an ignored value. Defaults to the rule's documented
+            default (an overwrite passes the old importance, NUM-4).
+        quiet: Values that mean the default and are ignored without a warning. Defaults to ``()``.
+        instead: How the warning names what was used. Defaults to ``"the default"``.
+
+    Returns:
+        ``value`` when it is a finite number in the option's range (an integral float becomes an
+        ``int`` where an integer is wanted; a timedelta becomes milliseconds where a duration is
+        wanted), otherwise the default.
+
+    Raises:
+        KeyError: ``name`` is not an option in ``NUMBER_RULES``.
+
+    Examples:
+        >>> from sentinel_memory.options import number_option
+        >>> number_option("limit", 5.0), number_option("ttl", 0, quiet=(0,))
+        (5, None)
     """
     rule = NUMBER_RULES[name]
     fallback = rule.default if default is ... else default
@@ -208,7 +267,16 @@ def _caller_level() -> int:
 
 
 def require_callable(name: str, value: object, *, optional: bool = False) -> None:
-    """Raise TypeError unless ``value`` is callable (or None when optional) (OPT-1)."""
+    """Raise TypeError unless ``value`` is callable (or None when optional) (OPT-1).
+
+    Args:
+        name: The option's name, for the message.
+        value: The value given.
+        optional: None is accepted too. Defaults to False.
+
+    Raises:
+        TypeError: ``value`` is not callable (and not an accepted None).
+    """
     if value is None and optional:
         return
     if not callable(value):
@@ -216,7 +284,15 @@ def require_callable(name: str, value: object, *, optional: bool = False) -> Non
 
 
 def require_bool(name: str, value: object) -> None:
-    """Raise TypeError unless ``value`` is a bool (OPT-1)."""
+    """Raise TypeError unless ``value`` is a bool (OPT-1).
+
+    Args:
+        name: The option's name, for the message.
+        value: The value given.
+
+    Raises:
+        TypeError: ``value`` is not a ``bool``.
+    """
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
 

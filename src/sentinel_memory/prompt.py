@@ -22,7 +22,7 @@ It is also quadratic: every candidate re-renders and re-counts the whole
 selection. ``fill`` gets the identical result in linear time when the
 tokenizer says how a joined text's count follows from its parts (CTX-8): the
 built-in estimator is ``ceil(total UTF-16 length / 4)``, and a tokenizer
-wrapped in [`additive`][sentinel_memory.tokens.additive] is the sum of its parts.
+wrapped in ``additive`` is the sum of its parts.
 Then the fill keeps a running total in whole numbers and renders and counts
 the text once, at the end; it skips the ranking when everything fits, and
 walks the ranking with C-speed building blocks rather than a Python loop. If

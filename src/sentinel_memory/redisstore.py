@@ -13,7 +13,7 @@ Every save is one Lua script, so it is atomic: it compares the generation the
 memory last saw with the one stored and either writes everything or nothing
 (RDS-2). A whole save replaces the entries; an incremental save (MW-4) sets
 the fields of the entries a change wrote and deletes the ones it removed.
-A stale writer gets :class:`~sentinel_memory.errors.ConflictError` and the
+A stale writer gets ``ConflictError`` and the
 store is untouched, so several app servers autosaving into one user's
 memory with ``shared=True`` lose nothing (RDS-3): ``lock()`` is a Redis
 lock (a lease that expires if its holder dies), and the generation check
@@ -25,7 +25,7 @@ inactive users. This is Redis key expiry of the whole memory; the entries'
 own ttls stay the library's rule (EXP-*), untouched by it.
 
 Failures (RDS-5): a lost connection raises
-:class:`~sentinel_memory.errors.StoreConnectionError`; the memory keeps its
+``StoreConnectionError``; the memory keeps its
 state as for any failed save, and a reload after reconnecting gives the last
 committed state, because a script either ran whole or not at all.
 
@@ -143,17 +143,34 @@ class ScriptArguments:
 class RedisStore(ScriptArguments):
     """One memory in Redis, shared by every process and machine that opens the same ``key`` (RDS-1 .. RDS-5).
 
-    :param client: a ``redis.Redis`` client (any that returns bytes or str), or
-    :param url: a Redis URL such as ``redis://localhost:6379/0``, instead of a client.
-    :param key: the memory's name, for example one per user; see
-        [`RedisMemories`][sentinel_memory.redisstore.RedisMemories] for ids from the outside world.
-    :param idle_ttl: optional: delete the whole memory after this long
-        without a save (milliseconds or a ``timedelta``).
-    :param prefix: the first part of every Redis key this store uses.
-    :param lock_timeout: seconds a ``lock()`` lease lasts if its holder dies.
-    :param lock_wait: the most seconds ``lock()`` waits while another writer
-        holds the lease, then [`LockTimeoutError`][sentinel_memory.errors.LockTimeoutError] (MW-8).
-    :raises TypeError: without exactly one of ``client`` and ``url``, or for a key that is not a non-empty str.
+    Every save is one atomic script that checks the generation, so several
+    app servers autosaving one user's memory with ``shared=True`` lose
+    nothing. Constructing a store does not connect; the first load does.
+
+    Args:
+        client: A ``redis.Redis`` client (any that returns bytes or str). Give this or ``url``.
+        url: A Redis URL such as ``redis://localhost:6379/0``, instead of a client; the store
+            then makes its own client and ``close()`` closes it. Defaults to None.
+        key: The memory's name, for example one per user; see ``RedisMemories`` for ids from
+            the outside world.
+        idle_ttl: Delete the whole memory after this long without a save: milliseconds or a
+            ``timedelta`` (RDS-4). Defaults to None (kept for good).
+        prefix: The first part of every Redis key this store uses. Defaults to
+            ``"sentinel-memory"``.
+        lock_timeout: Seconds a ``lock()`` lease lasts if its holder dies. Defaults to 30.
+        lock_wait: The most seconds ``lock()`` waits while another writer holds the lease, then
+            ``LockTimeoutError`` (MW-8). Defaults to 30.
+
+    Raises:
+        TypeError: Not exactly one of ``client`` and ``url`` is given, ``url`` is not a str, or
+            ``key`` is not a non-empty str.
+        ValueError: ``idle_ttl`` is not a duration > 0, or ``lock_wait`` not a finite number >= 0.
+        ImportError: redis-py is not installed (``pip install 'sentinel-memory[redis]'``).
+
+    Examples:
+        >>> store = RedisStore(url="redis://localhost:6379/0", key="user-42", idle_ttl=86_400_000)
+        >>> store.meta_key, store.idle_ms
+        ('sentinel-memory:{user-42}:meta', 86400000)
     """
 
     def __init__(
@@ -204,6 +221,11 @@ class RedisStore(ScriptArguments):
         """Close the client this store made from ``url`` (WRP-5); a client passed in is the caller's to close.
 
         A later call connects again.
+
+        Examples:
+            >>> with RedisStore(url="redis://localhost:6379/0", key="user-42") as store:
+            ...     store.key
+            'user-42'
         """
         if self._owns_client:
             self.client.close()
@@ -244,7 +266,18 @@ class RedisStore(ScriptArguments):
             logger.info("%r: Redis at %s is reachable again (%s)", self, self.server, operation)
 
     def load(self) -> dict[str, Any] | None:
-        """The saved document, read in one transaction, or None when this memory was never saved (PER-2)."""
+        """The saved document, read in one transaction, or None when this memory was never saved (PER-2).
+
+        No example here or for the other methods that talk to Redis: they need a server.
+
+        Returns:
+            The document, or None.
+
+        Raises:
+            DamagedStoreError: The keys hold something this store did not write.
+            StoreConnectionError: Redis cannot be reached.
+            StoreError: Redis refused the read.
+        """
         with self._talking("load"):
             pipe = self.client.pipeline(transaction=True)
             pipe.hgetall(self.meta_key)
@@ -253,7 +286,16 @@ class RedisStore(ScriptArguments):
         return document_of(meta_raw, entries_raw, self)
 
     def generation(self) -> int:
-        """The generation the store holds now: 0 when nothing was saved (MW-1)."""
+        """The generation the store holds now: 0 when nothing was saved (MW-1).
+
+        Returns:
+            The generation, an int >= 0.
+
+        Raises:
+            DamagedStoreError: The keys hold another layout version.
+            StoreConnectionError: Redis cannot be reached.
+            StoreError: Redis refused the read.
+        """
         with self._talking("generation"):
             version, generation = self.client.hmget(self.meta_key, ["version", "generation"])
         return generation_from(version, generation, self)
@@ -261,12 +303,34 @@ class RedisStore(ScriptArguments):
     # -- writing -----------------------------------------------------------------
 
     def save(self, document: dict[str, Any]) -> None:
-        """Replace the memory with ``document`` in one atomic script; ConflictError when another writer saved first (RDS-2, MW-3)."""
+        """Replace the memory with ``document`` in one atomic script (RDS-2, MW-3).
+
+        Args:
+            document: The memory as a JSON document.
+
+        Raises:
+            ConflictError: Another writer saved first; nothing is written.
+            DamagedStoreError: The keys hold another layout version; they are not overwritten.
+            ValueError: The document holds something JSON cannot hold (NaN); nothing is sent.
+            StoreConnectionError: Redis cannot be reached.
+            StoreError: Redis refused the write (a read-only replica, ``maxmemory``).
+        """
         args, declared = self.save_args(document)
         self._run(self._save_script, args, declared)
 
     def save_changes(self, changes: Changes) -> None:
-        """Write only what a change touched, in one atomic script, with the same generation check (RDS-2, MW-4)."""
+        """Write only what a change touched, in one atomic script, with the same generation check (RDS-2, MW-4).
+
+        Args:
+            changes: The ``Changes``: entries written, keys deleted, the new working memory and
+                the generation the store holds afterwards.
+
+        Raises:
+            ConflictError: Another writer saved first; nothing is written.
+            DamagedStoreError: The keys hold another layout version; they are not overwritten.
+            StoreConnectionError: Redis cannot be reached.
+            StoreError: Redis refused the write.
+        """
         self._run(self._changes_script, self.changes_args(changes), changes.generation)
 
     def _run(self, script: Any, args: list[Any], declared: int | None) -> None:
@@ -275,7 +339,15 @@ class RedisStore(ScriptArguments):
         check_outcome(status, value, declared, self)
 
     def preserve(self) -> None:
-        """Keep a copy of the stored document under ``<prefix>:{<key>}:orig:<UTC time>`` before it is overwritten (PER-14)."""
+        """Keep a copy of the stored document before it is overwritten (PER-14).
+
+        The copy is kept under ``<prefix>:{<key>}:orig:<UTC time>``; nothing is
+        kept when nothing was saved. With ``idle_ttl`` the copy expires like the memory.
+
+        Raises:
+            StoreConnectionError: Redis cannot be reached.
+            StoreError: Redis refused the write.
+        """
         document = self.load()
         if document is None:
             return
@@ -291,7 +363,9 @@ class RedisStore(ScriptArguments):
         this store could not release while Redis was unreachable is released
         first (RDS-5).
 
-        :raises StoreConnectionError: Redis cannot be reached.
+        Raises:
+            LockTimeoutError: Another writer held the lease for longer than ``lock_wait``.
+            StoreConnectionError: Redis cannot be reached.
         """
         depth = getattr(self._held, "depth", 0)
         if depth:
@@ -356,14 +430,25 @@ class RedisMemories:
     """One memory per user or conversation in one Redis, keyed safely from any id (RDS-1, FLD-1).
 
     The Redis key of a user is derived as a
-    [`MemoryFolder`][sentinel_memory.folder.MemoryFolder] derives a file name:
+    ``MemoryFolder`` derives a file name:
     a readable slug and a hash of the whole id, so no id can reach another
     user's keys.
 
-    :param client: a ``redis.Redis`` client, or
-    :param url: a Redis URL.
-    :param store_options: ``idle_ttl``, ``prefix``, ``lock_timeout`` or ``lock_wait`` for every store.
-    :param options: the ``create_memory`` options every memory gets (``autosave``, ``shared``, ``limit``, ...).
+    Args:
+        client: A ``redis.Redis`` client. Give this or ``url``.
+        url: A Redis URL such as ``redis://localhost:6379/0``, instead of a client. Defaults to None.
+        store_options: ``idle_ttl``, ``prefix``, ``lock_timeout`` or ``lock_wait`` for every
+            ``RedisStore``. Defaults to None (the store's defaults).
+        **options: The ``create_memory`` options every memory gets (``autosave``, ``shared``,
+            ``limit``, ...); ``open`` may override them.
+
+    Raises:
+        TypeError: Not exactly one of ``client`` and ``url`` is given, or ``store=`` is given.
+
+    Examples:
+        >>> users = RedisMemories(url="redis://localhost:6379/0", autosave=True, shared=True)
+        >>> users.store("Jakub Rojíček").key
+        'jakub-rojicek-42ad52fb837a7ee5'
     """
 
     def __init__(
@@ -378,17 +463,60 @@ class RedisMemories:
         self.options = options
 
     def key_for(self, user_id: str) -> str:
-        """The memory key of ``user_id``: ``<slug>-<hash>`` as FLD-1 derives it."""
+        """The memory key of ``user_id``: ``<slug>-<hash>`` as FLD-1 derives it.
+
+        Args:
+            user_id: Any string.
+
+        Returns:
+            The key, safe whatever the id holds.
+
+        Raises:
+            TypeError: ``user_id`` is not a ``str``.
+
+        Examples:
+            >>> RedisMemories(url="redis://localhost:6379/0").key_for("Jakub Rojíček")
+            'jakub-rojicek-42ad52fb837a7ee5'
+        """
         from .folder import file_name_for
 
         return file_name_for(user_id).removesuffix(".json")
 
     def store(self, user_id: str) -> RedisStore:
-        """``user_id``'s store."""
+        """``user_id``'s store: a ``RedisStore`` on this client, with ``store_options``.
+
+        Args:
+            user_id: Any string.
+
+        Returns:
+            A new ``RedisStore`` whose ``key`` is ``key_for(user_id)``.
+
+        Raises:
+            TypeError: ``user_id`` is not a ``str``.
+
+        Examples:
+            >>> users = RedisMemories(url="redis://localhost:6379/0", store_options={"prefix": "bot"})
+            >>> users.store("user-42").meta_key
+            'bot:{user-42-6d894aa3ee802549}:meta'
+        """
         return RedisStore(self.client, key=self.key_for(user_id), **self.store_options)
 
     def open(self, user_id: str, **options: Any) -> Any:
-        """``user_id``'s memory, loaded from Redis, with these options over the shared ones."""
+        """``user_id``'s memory, loaded from Redis, with these options over the shared ones.
+
+        No example: it loads from a Redis server.
+
+        Args:
+            user_id: Any string.
+            **options: ``create_memory`` options for this memory, over the ones given to the constructor.
+
+        Returns:
+            The user's ``Memory``.
+
+        Raises:
+            TypeError: ``user_id`` is not a ``str``, an option is of the wrong kind, or ``store=`` is given.
+            StoreConnectionError: Redis cannot be reached.
+        """
         from .memory import create_memory
 
         if "store" in options:

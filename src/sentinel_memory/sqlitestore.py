@@ -13,7 +13,7 @@ updated_at, ord`` lists the entries oldest first, as a saved document does
 
 Every save is one transaction begun with ``BEGIN IMMEDIATE``, which takes
 SQLite's write lock at once; inside it the stored generation is checked
-([`ConflictError`][sentinel_memory.errors.ConflictError] and nothing written when it
+(``ConflictError`` and nothing written when it
 is not the one before the save's). The database runs in WAL mode with
 ``synchronous=FULL``, so a save that returns is on disk. A memory whose store
 holds exactly its last saved state sends only what a change touched
@@ -22,7 +22,7 @@ the size of the memory.
 
 Opening never writes: a file that is not a SQLite database, or a database
 without this store's tables, raises
-[`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError] and is left as it is. A
+``DamagedStoreError`` and is left as it is. A
 new database is set up by the first save. The store's ``lock()`` serves
 read-modify-write transactions with the same sidecar lock as the file store.
 """
@@ -64,15 +64,26 @@ def _record_text(entry_record: dict[str, Any]) -> str:
 class SqliteStore:
     """A memory in one SQLite database file, safe for many processes, saved incrementally (MW-7).
 
-    Args:
-        path: the database file. It is created, with missing parent folders,
-            on the first save.
-        lock_wait: the most seconds a save or ``lock()`` waits for the
-            database's lock while another writer holds it, then
-            [`LockTimeoutError`][sentinel_memory.errors.LockTimeoutError] (MW-8).
-
     One ``SqliteStore`` may be used from several threads; its connection is
-    guarded by a lock of its own.
+    guarded by a lock of its own. A memory on it saves only what each change
+    touched (``save_changes``), whatever the size of the memory.
+
+    Args:
+        path: The database file. It is created, with missing parent folders, on the first save.
+        lock_wait: The most seconds a save or ``lock()`` waits for the database's lock while
+            another writer holds it, then ``LockTimeoutError`` (MW-8). Defaults to 30.
+
+    Raises:
+        TypeError: ``lock_wait`` is not a number.
+        ValueError: ``lock_wait`` is not a finite number >= 0.
+
+    Examples:
+        >>> with create_memory(store=SqliteStore(tmp / "memory.db"), autosave=True) as kept:
+        ...     kept.remember("user:name", "Jakub").key
+        'user:name'
+        >>> with create_memory(store=SqliteStore(tmp / "memory.db")) as again:
+        ...     again["user:name"]
+        'Jakub'
     """
 
     def __init__(self, path: str | os.PathLike[str], *, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
@@ -107,7 +118,16 @@ class SqliteStore:
         return self._connection
 
     def close(self) -> None:
-        """Close the database connection; the next call opens it again (WRP-5)."""
+        """Close the database connection; the next call opens it again (WRP-5).
+
+        Examples:
+            >>> store = SqliteStore(tmp / "memory.db")
+            >>> store.save({"version": 1, "entries": []})
+            >>> store.close()
+            >>> store.generation()
+            1
+            >>> store.close()
+        """
         with self._guard:
             if self._connection is not None:
                 self._connection.close()
@@ -207,7 +227,21 @@ class SqliteStore:
     # -- the store protocol ----------------------------------------------------------
 
     def load(self) -> dict[str, Any] | None:
-        """The stored memory as a document, or None when there is none yet (PER-2, MW-7)."""
+        """The stored memory as a document, or None when there is none yet (PER-2, MW-7).
+
+        Opening never writes: a missing file stays missing.
+
+        Returns:
+            The document, read in one consistent snapshot, or None.
+
+        Raises:
+            DamagedStoreError: The file is not a SQLite database, or not one of this store's.
+
+        Examples:
+            >>> store = SqliteStore(tmp / "memory.db")
+            >>> store.load() is None, store.path.exists()
+            (True, False)
+        """
         with self._guard:
             connection = self._connect(create=False)
             if connection is None:
@@ -233,7 +267,19 @@ class SqliteStore:
         return jsontext.loads(text.encode("utf-8"), self.path)
 
     def generation(self) -> int:
-        """The generation the database holds: 0 when it has none yet (MW-1)."""
+        """The generation the database holds: 0 when it has none yet (MW-1).
+
+        Returns:
+            The generation, an int >= 0.
+
+        Raises:
+            DamagedStoreError: The file is not a SQLite database, or not one of this store's.
+
+        Examples:
+            >>> with SqliteStore(tmp / "memory.db") as store:
+            ...     store.generation()
+            0
+        """
         with self._guard:
             connection = self._connect(create=False)
             if connection is None:
@@ -242,7 +288,22 @@ class SqliteStore:
             return 0 if meta is None else int(meta["generation"])
 
     def save(self, document: dict[str, Any]) -> None:
-        """Replace the whole memory with ``document`` in one transaction (PER-2, MW-3)."""
+        """Replace the whole memory with ``document`` in one transaction (PER-2, MW-3).
+
+        Args:
+            document: The memory as a JSON document.
+
+        Raises:
+            ConflictError: The document's generation does not follow the stored one; nothing is written.
+            LockTimeoutError: Another writer held the database for longer than ``lock_wait``.
+            DamagedStoreError: The file is not a SQLite database, or not one of this store's.
+
+        Examples:
+            >>> with SqliteStore(tmp / "memory.db") as store:
+            ...     store.save({"version": 1, "generation": 1, "entries": []})
+            ...     store.generation()
+            1
+        """
         entries = [(e["key"], e["updatedAt"], i, _record_text(e)) for i, e in enumerate(document["entries"])]
         working = jsontext.json_text(document.get("working") or working_record(Working()))
         with self._writing() as (connection, meta):
@@ -254,7 +315,26 @@ class SqliteStore:
             self._set_meta(connection, document.get("generation", int(meta["generation"]) + 1), len(entries), working)
 
     def save_changes(self, changes: Changes) -> None:
-        """Write only what one change touched, in one transaction (MW-4)."""
+        """Write only what one change touched, in one transaction (MW-4).
+
+        A memory calls it instead of ``save`` when the store holds exactly the
+        memory's last saved state.
+
+        Args:
+            changes: The ``Changes``: entries written, keys deleted, the new working memory and
+                the generation the database holds afterwards.
+
+        Raises:
+            ConflictError: ``changes.generation`` does not follow the stored one; nothing is written.
+            LockTimeoutError: Another writer held the database for longer than ``lock_wait``.
+            DamagedStoreError: The file is not a SQLite database, or not one of this store's.
+
+        Examples:
+            >>> with SqliteStore(tmp / "memory.db") as store:
+            ...     store.save_changes(Changes(deletes=("old",), generation=1))
+            ...     store.generation()
+            1
+        """
         rows = [(e.key, e.updated_at, _record_text(record(e))) for e in changes.upserts]
         working = None if changes.working is None else json.dumps(working_record(changes.working), ensure_ascii=False)
         with self._writing() as (connection, meta):
@@ -275,7 +355,18 @@ class SqliteStore:
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the database's sidecar lock for a read-modify-write (MW-2)."""
+        """Hold the database's sidecar lock for a read-modify-write (MW-2); ``Memory.transaction`` uses it.
+
+        Raises:
+            LockTimeoutError: Another writer held the lock for longer than ``lock_wait``.
+
+        Examples:
+            >>> with SqliteStore(tmp / "memory.db") as store:
+            ...     with store.lock():
+            ...         store.save({"version": 1, "generation": 1, "entries": []})
+            ...     store.generation()
+            1
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with self._lock.hold(self.path.resolve(), self.lock_wait):
             yield

@@ -1,4 +1,4 @@
-"""The memory as one immutable value: [`MemoryState`][sentinel_memory.state.MemoryState]."""
+"""The memory as one immutable value: ``MemoryState``."""
 
 from __future__ import annotations
 
@@ -33,6 +33,17 @@ def largest_turn(keys: Iterable[str]) -> int:
 
     A step at a time over all the keys, at C speed: the tails after
     ``chat:`` that are ASCII digits only.
+
+    Args:
+        keys: Entry keys.
+
+    Returns:
+        The largest ``N``, or 0 when no key is a ``chat:N``.
+
+    Examples:
+        >>> from sentinel_memory.state import largest_turn
+        >>> largest_turn(["chat:2", "chat:10", "chat:x", "user:name"])
+        10
     """
     tails = [key[5:] for key in keys if key.startswith("chat:")]
     return max(map(int, filter(str.isdigit, filter(str.isascii, tails))), default=0)
@@ -75,6 +86,31 @@ class MemoryState:
     to the largest stored turn; a ``next_seq`` that is not above every
     stored seq raises ``ValueError``, since the next remember would then
     reuse one.
+
+    Attributes:
+        config: The ``Config``: the options, each through the number rule. Defaults to ``Config()``.
+        entries: Every stored ``Entry``, expired ones included, in ``seq`` order; given as a dict
+            of entries or an iterable of them. Defaults to none.
+        cache: The L0 cache: key to ``CacheItem``. Defaults to empty.
+        working: The L1 working memory, a ``Working``. Defaults to empty.
+        counters: The ``Counters`` behind ``stats()``. Defaults to zeros.
+        next_seq: The ``seq`` the next remember gets. Defaults to one above the largest stored.
+        turns: The largest ``N`` of a ``chat:N`` key so far. Defaults to the largest stored.
+        index: The summary the core keeps current for fast reads; worked out when not given.
+
+    Raises:
+        TypeError: ``entries`` holds something other than ``Entry`` values, or ``next_seq`` is
+            not an int.
+        ValueError: ``next_seq`` is not above every stored seq.
+
+    Examples:
+        >>> mem.remember("user:name", "Jakub").key
+        'user:name'
+        >>> state = mem.state
+        >>> list(state.entries), state.next_seq, state.config.limit
+        (['user:name'], 1, 1000)
+        >>> MemoryState(entries=state.entries.values()).next_seq
+        1
     """
 
     config: Config = attrs.field(factory=Config)

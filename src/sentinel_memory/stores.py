@@ -11,7 +11,7 @@ and, optionally, a third:
 * ``preserve() -> object``: keep a copy of what the store holds now, because
   the next save will overwrite entries that the last load dropped.
 
-[`MemoryStore`][sentinel_memory.stores.MemoryStore] lives here; the file store is
+``MemoryStore`` lives here; the file store is
 ``sentinel_memory.filestore``.
 """
 
@@ -36,20 +36,49 @@ class Store(Protocol):
     """What a memory needs from a store: any object with these two methods (PER-2).
 
     A store may also offer ``lock()``, ``generation()``, ``save_changes(changes)``
-    and ``preserve()``; see the Persistence and Many writers guides.
+    and ``preserve()``; see the Persistence and Many writers guides. Any
+    class with the two methods is a ``Store``, without subclassing it, and
+    ``isinstance`` checks that it has them.
+
+
+    Examples:
+        >>> class DictStore:
+        ...     def __init__(self):
+        ...         self.document = None
+        ...     def load(self):
+        ...         return self.document
+        ...     def save(self, document):
+        ...         self.document = document
+        >>> isinstance(DictStore(), Store), create_memory(store=DictStore(), autosave=True).remember("a", 1).key
+        (True, 'a')
     """
 
     def load(self) -> dict[str, Any] | None:
-        """The saved document (a dict as in the Persistence guide), or None when nothing was saved yet."""
+        """The saved document (a dict as in the Persistence guide), or None when nothing was saved yet (PER-2).
+
+        Returns:
+            The document, or None.
+        """
         ...
 
     def save(self, document: dict[str, Any]) -> None:
-        """Keep ``document`` so that the next ``load`` returns it; raise and keep the old one if that fails."""
+        """Keep ``document`` so that the next ``load`` returns it; raise and keep the old one if that fails (PER-2).
+
+        Args:
+            document: The memory as a JSON document (a dict as in the Persistence guide).
+        """
         ...
 
 
 def check_store(store: object) -> None:
-    """TypeError unless ``store`` has callable ``load`` and ``save`` (PER-2)."""
+    """Raise TypeError unless ``store`` has callable ``load`` and ``save`` (PER-2).
+
+    Args:
+        store: The object to check.
+
+    Raises:
+        TypeError: ``store`` lacks a callable ``load`` or ``save``.
+    """
     if not (callable(getattr(store, "load", None)) and callable(getattr(store, "save", None))):
         raise TypeError(f"store must have load() and save(document) methods, got {type(store).__name__}")
 
@@ -61,9 +90,20 @@ class MemoryStore:
     (MW-3), and ``lock`` serves their transactions. ``preserved`` lists
     the documents ``preserve`` kept, oldest first.
 
-    ``lock_wait`` is the most seconds a call waits while another thread
-    holds the store in a transaction, then
-    [`LockTimeoutError`][sentinel_memory.errors.LockTimeoutError] (MW-8).
+    Args:
+        lock_wait: The most seconds a call waits while another thread holds the store in a
+            transaction, then ``LockTimeoutError`` (MW-8). Defaults to 30.
+
+    Raises:
+        TypeError: ``lock_wait`` is not a number.
+        ValueError: ``lock_wait`` is not a finite number >= 0.
+
+    Examples:
+        >>> store = MemoryStore()
+        >>> create_memory(store=store, autosave=True).remember("user:name", "Jakub").key
+        'user:name'
+        >>> create_memory(store=store)["user:name"]
+        'Jakub'
     """
 
     def __init__(self, *, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
@@ -87,7 +127,15 @@ class MemoryStore:
         return f"<MemoryStore at {id(self):#x}>"
 
     def close(self) -> None:
-        """Nothing to release: the document stays for the next memory that loads it (WRP-5)."""
+        """Nothing to release: the document stays for the next memory that loads it (WRP-5).
+
+        Examples:
+            >>> store = MemoryStore()
+            >>> store.save({"version": 1, "entries": []})
+            >>> store.close()
+            >>> store.load()["entries"]
+            []
+        """
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -96,14 +144,35 @@ class MemoryStore:
         self.close()
 
     def load(self) -> dict[str, Any] | None:
-        """A deep copy of the last saved document, or None."""
+        """A deep copy of the last saved document, or None (PER-10).
+
+        Returns:
+            The document, or None when nothing was saved yet.
+
+        Examples:
+            >>> MemoryStore().load() is None
+            True
+        """
         with self._held():
             return None if self._text is None else json.loads(self._text)
 
     def save(self, document: dict[str, Any]) -> None:
-        """Keep a deep copy of ``document``; ConflictError when its generation does not follow the stored one (MW-3).
+        """Keep a deep copy of ``document`` (PER-10, MW-3).
 
-        A document that is not JSON (NaN, a set) raises ValueError or TypeError and nothing is kept.
+        Args:
+            document: The memory as a JSON document.
+
+        Raises:
+            ConflictError: The document's generation does not follow the stored one.
+            ValueError: The document holds something JSON cannot hold (NaN); nothing is kept.
+            TypeError: The document holds something that is not JSON (a set); nothing is kept.
+            LockTimeoutError: Another thread held the store for longer than ``lock_wait``.
+
+        Examples:
+            >>> store = MemoryStore()
+            >>> store.save({"version": 1, "generation": 1, "entries": []})
+            >>> store.generation(), store.load()["entries"]
+            (1, [])
         """
         with self._held():
             check_generation(self, declared_generation(document), self._generation)
@@ -111,18 +180,47 @@ class MemoryStore:
             self._generation = generation_of(document)
 
     def generation(self) -> int:
-        """The generation of the stored document: 0 when there is none (MW-1)."""
+        """The generation of the stored document: 0 when there is none (MW-1).
+
+        Returns:
+            The generation, an int >= 0.
+
+        Examples:
+            >>> MemoryStore().generation()
+            0
+        """
         with self._held():
             return self._generation
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold this store for a read-modify-write (MW-2)."""
+        """Hold this store for a read-modify-write (MW-2); ``Memory.transaction`` uses it.
+
+        Raises:
+            LockTimeoutError: Another thread held the store for longer than ``lock_wait``.
+
+        Examples:
+            >>> store = MemoryStore()
+            >>> with store.lock():
+            ...     store.save({"version": 1, "generation": 1, "entries": []})
+            >>> store.generation()
+            1
+        """
         with self._held():
             yield
 
     def preserve(self) -> None:
-        """Append a copy of the current document to ``preserved`` (PER-14)."""
+        """Append a copy of the current document to ``preserved`` (PER-14).
+
+        A memory calls it before it overwrites entries that its last load dropped.
+
+        Examples:
+            >>> store = MemoryStore()
+            >>> store.save({"version": 1, "entries": []})
+            >>> store.preserve()
+            >>> len(store.preserved)
+            1
+        """
         with self._held():
             if self._text is not None:
                 self.preserved.append(json.loads(self._text))

@@ -33,9 +33,22 @@ Tokenizer = Callable[[str], int | float]
 
 @runtime_checkable
 class Encoder(Protocol):
-    """Anything with an ``encode(text)`` that returns the tokens: a tokenizer object (CTX-9)."""
+    """Anything with an ``encode(text)`` that returns the tokens: a tokenizer object (CTX-9).
 
-    def encode(self, text: str, /) -> Sized: ...
+    tiktoken's and bpe-openai's ``Encoding`` and Hugging Face tokenizers are
+    encoders; a memory counts ``len(encode(text))``.
+    """
+
+    def encode(self, text: str, /) -> Sized:
+        """The tokens of ``text``; only their number matters.
+
+        Args:
+            text: The text to encode.
+
+        Returns:
+            The tokens, any sized collection.
+        """
+        ...
 
 
 #: What ``tokenizer=`` accepts: a counting function or a tokenizer object.
@@ -48,6 +61,17 @@ def utf16_len(text: str) -> int:
     Characters outside the Basic Multilingual Plane (emoji, rare CJK) are two
     code units in JavaScript and one ``str`` element in Python; ports must
     agree on the count, so the JavaScript one is the rule.
+
+    Args:
+        text: The text to measure.
+
+    Returns:
+        The number of UTF-16 code units.
+
+    Examples:
+        >>> from sentinel_memory.tokens import utf16_len
+        >>> utf16_len("abc"), utf16_len("🙂")
+        (3, 2)
     """
     if text.isascii():  # CPython knows this without looking at the characters
         return len(text)
@@ -66,8 +90,21 @@ def estimate_tokens(text: str) -> int:
 
     An emoji counts two units, as JavaScript's ``String.length`` does. It is
     an estimate: close for English, about a third of the real count for
-    Japanese. See [`upper_bound_tokens`][sentinel_memory.tokens.upper_bound_tokens]
-    for a count that never falls short.
+    Japanese. See ``upper_bound_tokens`` for a count that never falls short.
+    It is the tokenizer a memory uses unless given one.
+
+    Args:
+        text: The text to count.
+
+    Returns:
+        The estimated number of tokens.
+
+    Raises:
+        TypeError: ``text`` is not a ``str``.
+
+    Examples:
+        >>> estimate_tokens("Hello, world!"), estimate_tokens("🙂")
+        (4, 1)
     """
     if not isinstance(text, str):
         raise TypeError(f"estimate_tokens expects a str, got {type(text).__name__}")
@@ -96,9 +133,26 @@ def upper_bound_tokens(text: str) -> int:
     pessimism: on this project's multilingual test corpus it counts about
     4.8 times o200k_base's tokens for English, 4.1 times for Japanese and
     2.7 times for Czech, so a budget holds a quarter to a half of what it
-    could. Unlike [`estimate_tokens`][sentinel_memory.tokens.estimate_tokens], which counts Japanese at about a
+    could. Unlike ``estimate_tokens``, which counts Japanese at about a
     third of its real cost, it never under-counts. It is additive, so the
     context fill sums line lengths (CTX-8).
+
+    Args:
+        text: The text to count.
+
+    Returns:
+        The number of bytes of ``text`` in UTF-8.
+
+    Raises:
+        TypeError: ``text`` is not a ``str``.
+
+    Examples:
+        >>> upper_bound_tokens("Hello, world!"), upper_bound_tokens("česky")
+        (13, 6)
+        >>> mem.remember("user:name", "Jakub").key
+        'user:name'
+        >>> mem.get_context(token_budget=100, tokenizer=upper_bound_tokens).tokens
+        16
     """
     if not isinstance(text, str):
         raise TypeError(f"upper_bound_tokens expects a str, got {type(text).__name__}")
@@ -125,6 +179,23 @@ def additive(tokenizer: Tokenizer) -> Tokenizer:
     counted once with the tokenizer; if that disagrees with the sum (the
     declaration was wrong for this text), the call falls back to the exact
     fill, so ``tokens == tokenizer(text) <= budget`` holds either way.
+
+    Args:
+        tokenizer: A counting function ``(text) -> number`` whose counts add up over concatenation.
+
+    Returns:
+        A counting function that gives the same counts and carries the declaration.
+
+    Raises:
+        TypeError: ``tokenizer`` is not callable.
+
+    Examples:
+        >>> words = additive(lambda text: len(text.split()))
+        >>> counted = create_memory(tokenizer=words)
+        >>> counted.remember("user:name", "Jakub Novak").key
+        'user:name'
+        >>> counted.get_context(token_budget=10).tokens
+        3
     """
     if not callable(tokenizer):
         raise TypeError(f"tokenizer must be callable, got {type(tokenizer).__name__}")
@@ -146,7 +217,23 @@ def as_tokenizer(tokenizer: object) -> Tokenizer | None:
     An object with an ``encode`` method counts ``len(encode(text))``; it is
     asked first, because some tokenizer objects (Hugging Face's) are also
     callable and return something else. A plain callable is used as it is.
-    Anything else raises ``TypeError``.
+
+    Args:
+        tokenizer: A counting function, an object with ``encode(text)``, or None.
+
+    Returns:
+        A counting function ``(text) -> number``, or None for None.
+
+    Raises:
+        TypeError: ``tokenizer`` is neither callable nor has an ``encode`` method.
+
+    Examples:
+        >>> from sentinel_memory.tokens import as_tokenizer
+        >>> class Letters:
+        ...     def encode(self, text):
+        ...         return list(text)
+        >>> as_tokenizer(Letters())("abc"), as_tokenizer(None)
+        (3, None)
     """
     if tokenizer is None:
         return None
@@ -169,6 +256,22 @@ def count_tokens(tokenizer: Tokenizer, text: str) -> int | float:
 
     A context window is not a place to guess: NaN, a negative count, a bool or
     a non-number raises ``TypeError`` rather than being treated as zero.
+
+    Args:
+        tokenizer: A counting function ``(text) -> number``.
+        text: The text to count.
+
+    Returns:
+        The tokenizer's count.
+
+    Raises:
+        TypeError: The tokenizer returned something other than a finite number >= 0 (a list of
+            tokens, say).
+
+    Examples:
+        >>> from sentinel_memory.tokens import count_tokens
+        >>> count_tokens(len, "abc")
+        3
     """
     count = tokenizer(text)
     if isinstance(count, (list, tuple)):

@@ -16,18 +16,54 @@ __all__ = ["is_turn", "is_turn_key", "message_of", "turn_number"]
 
 
 def is_turn_key(key: str) -> bool:
-    """``chat:N`` with N of ASCII digits only (ENT-16)."""
+    """``chat:N`` with N of ASCII digits only (ENT-16).
+
+    Args:
+        key: An entry's key.
+
+    Returns:
+        Whether the key is a turn's key.
+
+    Examples:
+        >>> from sentinel_memory.turns import is_turn_key
+        >>> is_turn_key("chat:7"), is_turn_key("chat:seven"), is_turn_key("chat:")
+        (True, False, False)
+    """
     tail = key[5:]
     return key.startswith("chat:") and tail.isascii() and tail.isdigit()
 
 
 def turn_number(key: str) -> int:
-    """The N of a ``chat:N`` key."""
+    """The N of a ``chat:N`` key.
+
+    Args:
+        key: A key for which ``is_turn_key`` is True.
+
+    Returns:
+        N, an int (``chat:007`` is 7).
+
+    Examples:
+        >>> from sentinel_memory.turns import turn_number
+        >>> turn_number("chat:007")
+        7
+    """
     return int(key[5:])
 
 
 def message_of(data: Any) -> tuple[str, str] | None:
-    """``(role, content)`` of a turn's data: a message, or a legacy ``"role: content"`` string; else None (MSG-1)."""
+    """``(role, content)`` of a turn's data: a message, or a legacy ``"role: content"`` string; else None (MSG-1).
+
+    Args:
+        data: An entry's data.
+
+    Returns:
+        ``(role, content)``, or None when the data is no message.
+
+    Examples:
+        >>> from sentinel_memory.turns import message_of
+        >>> message_of({"role": "user", "content": "Hi"}), message_of("assistant: Hello"), message_of(42)
+        (('user', 'Hi'), ('assistant', 'Hello'), None)
+    """
     message = as_message(data)
     if message is not None:
         return message
@@ -39,5 +75,18 @@ def message_of(data: Any) -> tuple[str, str] | None:
 
 
 def is_turn(key: str, data: Any) -> bool:
-    """An entry is a turn when its key is ``chat:N`` and its data is a message (MSG-1)."""
+    """An entry is a turn when its key is ``chat:N`` and its data is a message (MSG-1).
+
+    Args:
+        key: The entry's key.
+        data: The entry's data.
+
+    Returns:
+        Whether the entry is a chat turn; every other entry is a fact.
+
+    Examples:
+        >>> from sentinel_memory.turns import is_turn
+        >>> is_turn("chat:1", {"role": "user", "content": "Hi"}), is_turn("chat:1", 42)
+        (True, False)
+    """
     return is_turn_key(key) and message_of(data) is not None

@@ -2,7 +2,7 @@
 
 Every class here is a frozen attrs class: a transition never changes a value,
 it builds a new one with ``attrs.evolve``. Containers inside a
-[`MemoryState`][sentinel_memory.state.MemoryState] are read-only mappings, tables
+``MemoryState`` are read-only mappings, tables
 and tuples, so code that holds an old state keeps seeing exactly that state.
 
 The one thing attrs cannot freeze is an entry's JSON ``data`` (a dict stays a
@@ -18,7 +18,7 @@ import itertools
 import operator
 import types
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import attrs
 
@@ -27,6 +27,7 @@ from .lexical import words
 from .tokens import Tokenizer, estimate_tokens, utf16_len
 
 __all__ = [
+    "JSON",
     "CacheItem",
     "Changes",
     "Compaction",
@@ -46,11 +47,27 @@ __all__ = [
 ]
 
 
+#: A JSON value as the memory stores and returns it (ENT-2): what ``get``, ``mem[key]`` and ``Entry.data``
+#: hold. A tuple passed in comes back as a list.
+JSON: TypeAlias = "dict[str, JSON] | list[JSON] | str | int | float | bool | None"
+
+
 def frozen_mapping(items: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
     """A read-only view: how states hold their tables.
 
     A view the core already made is kept as it is (nobody else holds its
     dict); anything else is copied first, so a caller's dict never leaks in.
+
+    Args:
+        items: The mapping to freeze, or None for an empty one. Defaults to None.
+
+    Returns:
+        A read-only ``types.MappingProxyType``.
+
+    Examples:
+        >>> from sentinel_memory.values import frozen_mapping
+        >>> dict(frozen_mapping({"a": 1})), dict(frozen_mapping())
+        ({'a': 1}, {})
     """
     if isinstance(items, types.MappingProxyType):
         return items
@@ -63,7 +80,22 @@ class Entry:
 
     ``seq`` grows with every remember (ENT-6), so "newer" is the larger
     ``(updated_at, seq)`` even when two writes share a millisecond.
-    ``text`` and ``words`` are derived once per entry version.
+    ``text`` and ``words`` are derived once per entry version. A memory
+    hands out copies (ENT-3); changing one changes nothing stored.
+
+    Attributes:
+        key: The entry's key, a non-empty string.
+        data: The JSON data (``JSON``).
+        importance: A number in [0, 1]: what compaction keeps longest (CMP-1).
+        created_at: When the key was first stored, in milliseconds since the epoch.
+        updated_at: When the entry was last written, in milliseconds since the epoch.
+        expires_at: When it expires, in milliseconds since the epoch, or None for never.
+        seq: Its order number: larger is a later write (ENT-6).
+
+    Examples:
+        >>> entry = mem.remember("user:name", "Jakub")
+        >>> entry.key, entry.data, entry.importance, entry.expires_at
+        ('user:name', 'Jakub', 0.5, None)
     """
 
     key: str
@@ -81,7 +113,7 @@ class Entry:
 
     @functools.cached_property
     def line(self) -> str:
-        """The entry rendered by [`default_format`][sentinel_memory.values.default_format], computed once per entry version (CTX-3)."""
+        """The entry rendered by ``default_format``, computed once per entry version (CTX-3)."""
         return default_format(self)
 
     @functools.cached_property
@@ -114,6 +146,13 @@ class Entry:
         ``{"key", "data", "importance", "createdAt", "updatedAt", "expiresAt"}``,
         with its own copy of the data; the order number ``seq`` is internal
         and not included.
+
+        Returns:
+            A new dict.
+
+        Examples:
+            >>> mem.remember("user:name", "Jakub").to_dict()["createdAt"]
+            1792310400000
         """
         return {
             "key": self.key,
@@ -129,6 +168,15 @@ class Entry:
 
         An entry is frozen, so when its data is immutable too (a str, a
         number, a bool or None) the entry itself is already a safe copy.
+
+        Returns:
+            An equal ``Entry`` whose data is not shared with this one.
+
+        Examples:
+            >>> entry = mem.remember("user:tags", ["vip"])
+            >>> copied = entry.copy()
+            >>> copied == entry, copied.data is entry.data
+            (True, False)
         """
         if not self.holds_container:
             return self
@@ -154,7 +202,24 @@ class Entry:
         at once runs in C. An entry has no validators or converters to skip
         (a test says so, too).
 
-        :raises ValueError: when the columns differ in length.
+        Args:
+            keys: The entries' keys.
+            data: Their JSON data, taken as it is (not copied).
+            importances: Their importances.
+            created_at: When each key was first stored.
+            updated_at: When each was last written.
+            expires_at: When each expires, or None.
+            first_seq: The ``seq`` of the first entry; the others count on from it.
+
+        Returns:
+            A new list of ``Entry``, in the columns' order.
+
+        Raises:
+            ValueError: The columns differ in length.
+
+        Examples:
+            >>> [entry.seq for entry in Entry.many(["a", "b"], [1, 2], [0.5, 0.5], [0, 0], [0, 0], [None, None], 7)]
+            [7, 8]
         """
         count = len(keys)
         columns = (keys, data, importances, created_at, updated_at, expires_at, range(first_seq, first_seq + count))
@@ -178,9 +243,15 @@ def sorted_by_age(entries: Iterable[Entry], *, seq_is_age: bool = False) -> list
     """``sorted(entries, key=by_age)``, oldest first (ENT-6).
 
     By ``seq``, then stably by ``updated_at``: two sorts on one number each
-    give the same order much faster than one sort on pairs. ``seq_is_age``
-    says the caller knows that ``seq`` order is age order (the index's
-    ``in_order``): then the sort by ``seq`` is all it takes.
+    give the same order much faster than one sort on pairs.
+
+    Args:
+        entries: The entries to sort.
+        seq_is_age: The caller knows that ``seq`` order is age order (the index's ``in_order``):
+            then the sort by ``seq`` is all it takes. Defaults to False.
+
+    Returns:
+        A new list, oldest first.
     """
     by_seq = sorted(entries, key=_seq)
     return by_seq if seq_is_age else sorted(by_seq, key=_updated_at)
@@ -191,13 +262,31 @@ by_importance = operator.attrgetter("importance", "updated_at", "seq")
 
 
 def default_format(entry: Entry) -> str:
-    """``key: text``, the default line of a context (CTX-3)."""
+    """``key: text``, the default line of a context (CTX-3).
+
+    Pass another function as ``get_context(format=...)`` to render entries differently.
+
+    Args:
+        entry: The entry to render.
+
+    Returns:
+        The line: the key, a colon and a space, and the entry's ``text``.
+
+    Examples:
+        >>> default_format(mem.remember("user:name", "Jakub"))
+        'user:name: Jakub'
+    """
     return f"{entry.key}: {entry.text}"
 
 
 @attrs.frozen
 class CacheItem:
-    """An L0 scratch value and the moment it expires (L0-1)."""
+    """An L0 scratch value and the moment it expires (L0-1).
+
+    Attributes:
+        value: The JSON value.
+        expires_at: When it expires, in milliseconds since the epoch.
+    """
 
     value: Any
     expires_at: int | float
@@ -207,7 +296,10 @@ class CacheItem:
 class Working:
     """L1 working memory: a small dict and when it was last set (L1-1..L1-3).
 
-    ``updated_at`` is None after a clear or when nothing was ever set.
+    Attributes:
+        data: The working memory, a read-only mapping of JSON values. Defaults to empty.
+        updated_at: When it was last set, in milliseconds since the epoch; None after a clear
+            or when nothing was ever set. Defaults to None.
     """
 
     data: Mapping[str, Any] = attrs.field(factory=frozen_mapping, converter=frozen_mapping)
@@ -216,7 +308,13 @@ class Working:
 
 @attrs.frozen
 class Counters:
-    """Running totals for ``stats()`` (CMP-5)."""
+    """Running totals for ``stats()`` (CMP-5).
+
+    Attributes:
+        compactions: How many compactions dropped something. Defaults to 0.
+        expired: How many entries were dropped as expired. Defaults to 0.
+        evicted: How many entries were evicted to keep ``limit``. Defaults to 0.
+    """
 
     compactions: int = 0
     expired: int = 0
@@ -225,7 +323,21 @@ class Counters:
 
 @attrs.frozen
 class Config:
-    """The options that shape behaviour, each already through the number rule (NUM-3)."""
+    """The options that shape behaviour, each already through the number rule (NUM-3).
+
+    ``make_config`` builds one from raw options; ``create_memory`` does it for you.
+
+    Attributes:
+        limit: The most live entries. Defaults to 1000.
+        recency_window: How long an entry counts as fresh, in milliseconds. Defaults to one day.
+        working_ttl: How long the working memory lasts without a ``set``. Defaults to one hour.
+        cache_ttl: How long a cached item lives by default. Defaults to 5 minutes.
+        tokenizer: The counting function. Defaults to ``estimate_tokens``.
+
+    Examples:
+        >>> Config().limit, make_config(limit=500).limit
+        (1000, 500)
+    """
 
     limit: int = 1000
     recency_window: int | float = 86_400_000
@@ -236,7 +348,23 @@ class Config:
 
 @attrs.frozen
 class Compaction:
-    """What a transition dropped: ``expired`` and ``evicted`` entries, as copies (CMP-2)."""
+    """What a transition dropped: ``expired`` and ``evicted`` entries, as copies (CMP-2).
+
+    ``Memory.compact`` returns one, and ``on_evict`` receives one. It is
+    true when anything was dropped, and two add up.
+
+    Attributes:
+        expired: The entries dropped because their ttl ran out. Defaults to ``()``.
+        evicted: The least important entries dropped to keep ``limit``. Defaults to ``()``.
+
+    Examples:
+        >>> dropped = []
+        >>> small = create_memory(limit=1, on_evict=dropped.append)
+        >>> small.remember("a", 1).key, small.remember("b", 2).key
+        ('a', 'b')
+        >>> [entry.key for entry in dropped[0].evicted]
+        ['a']
+    """
 
     expired: tuple[Entry, ...] = ()
     evicted: tuple[Entry, ...] = ()
@@ -250,7 +378,19 @@ class Compaction:
 
 @attrs.frozen
 class Hit:
-    """A recall result: a copy of the entry and its score (REC-2)."""
+    """A recall result: a copy of the entry and its score (REC-2).
+
+    Attributes:
+        entry: A copy of the ``Entry`` found.
+        score: How well it matches, higher is better.
+
+    Examples:
+        >>> mem.remember("order:42", "refund requested").key
+        'order:42'
+        >>> hit = mem.recall("refund")[0]
+        >>> hit.entry.key, hit.score > 0
+        ('order:42', True)
+    """
 
     entry: Entry
     score: float
@@ -258,11 +398,20 @@ class Hit:
 
 @attrs.frozen
 class Context:
-    """What ``context`` returns (CTX-4, CTX-6).
+    """What ``Memory.get_context`` returns (CTX-4, CTX-6).
 
-    ``entries`` are in render order (oldest first); ``tokens`` is the
-    tokenizer's count of ``text`` itself; ``omitted`` is how many live
-    entries did not fit.
+    Attributes:
+        text: The prompt text, one rendered entry per line.
+        entries: The entries in it, in render order (oldest first).
+        tokens: The tokenizer's count of ``text`` itself.
+        omitted: How many live entries did not fit.
+
+    Examples:
+        >>> mem.remember("user:name", "Jakub").key
+        'user:name'
+        >>> context = mem.get_context(token_budget=30)
+        >>> context.text, context.tokens, context.omitted
+        ('user:name: Jakub', 4, 0)
     """
 
     text: str
@@ -273,14 +422,22 @@ class Context:
 
 @attrs.frozen
 class Messages:
-    """What ``messages`` returns: a prompt as chat messages within one budget (MSG-2 .. MSG-4).
+    """What ``Memory.get_messages`` returns: a prompt as chat messages within one budget (MSG-2 .. MSG-4).
 
-    ``messages`` are OpenAI-style ``{"role": ..., "content": ...}`` dicts,
-    ready for a chat-completions call: the facts that fit in one system
-    message (left out when none fits), then the recent turns that fit,
-    oldest first. ``tokens`` is ``sum(tokenizer(content) + MESSAGE_TOKENS)``
-    over them, ``entries`` the entries used (facts in render order, then
-    turns), ``omitted`` how many live entries were left out.
+    Attributes:
+        messages: OpenAI-style ``{"role": ..., "content": ...}`` dicts, ready for a
+            chat-completions call: the facts that fit in one system message (left out when none
+            fits), then the recent turns that fit, oldest first.
+        entries: The entries used: facts in render order, then turns.
+        tokens: ``sum(tokenizer(content) + 3)`` over the messages (MSG-3).
+        omitted: How many live entries were left out.
+
+    Examples:
+        >>> mem.add_turn("user", "Hello!").key
+        'chat:1'
+        >>> messages = mem.get_messages(token_budget=100)
+        >>> messages.messages, messages.tokens
+        (({'role': 'user', 'content': 'Hello!'},), 5)
     """
 
     messages: tuple[dict[str, str], ...]
@@ -298,6 +455,20 @@ class LoadResult:
     store held more than ``limit``. ``working_dropped`` is True when the
     stored working memory was damaged and loaded as the empty one (PER-20).
     Anything dropped or compacted is ``lost`` from the store at its next save.
+    ``Memory.load`` returns one and keeps it as ``Memory.last_load``.
+
+    Attributes:
+        loaded: How many stored entries were valid.
+        dropped: How many were invalid and left out.
+        compacted: How many loaded ones were compacted away at once. Defaults to 0.
+        working_dropped: The stored working memory was damaged. Defaults to False.
+
+    Examples:
+        >>> store = MemoryStore()
+        >>> create_memory(store=store, autosave=True).remember("user:name", "Jakub").key
+        'user:name'
+        >>> create_memory(store=store).last_load
+        LoadResult(loaded=1, dropped=0, compacted=0, working_dropped=False)
     """
 
     loaded: int
@@ -307,7 +478,7 @@ class LoadResult:
 
     @property
     def lost(self) -> int:
-        """How many stored items the next save will no longer hold: ``dropped + compacted``, plus 1 for a dropped working memory."""
+        """How many stored items the next save drops: ``dropped + compacted``, plus 1 for a dropped working memory."""
         return self.dropped + self.compacted + int(self.working_dropped)
 
 
@@ -315,10 +486,19 @@ class LoadResult:
 class Changes:
     """What one change did to the persisted part of a memory, for a store that saves incrementally (MW-4).
 
-    ``upserts`` are the entries written or rewritten, oldest first;
-    ``deletes`` the keys removed; ``working`` the new working memory, or None
-    when it did not change. ``generation`` is the generation the store holds
-    after applying them (MW-1).
+    A store with ``save_changes(changes)`` gets one instead of the whole
+    document when it holds exactly the memory's last saved state.
+
+    Attributes:
+        upserts: The entries written or rewritten, oldest first. Defaults to ``()``.
+        deletes: The keys removed. Defaults to ``()``.
+        working: The new working memory, or None when it did not change. Defaults to None.
+        generation: The generation the store holds after applying them (MW-1). Defaults to 0.
+
+    Examples:
+        >>> changes = Changes(deletes=("session:cart",), generation=2)
+        >>> changes.upserts, changes.deletes, changes.generation
+        ((), ('session:cart',), 2)
     """
 
     upserts: tuple[Entry, ...] = ()
