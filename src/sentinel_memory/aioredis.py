@@ -16,18 +16,15 @@ imported only when a store is made (DEP-1).
 from __future__ import annotations
 
 import contextlib
-import datetime
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .errors import LockTimeoutError, StoreConnectionError
-from .locking import DEFAULT_LOCK_WAIT, check_wait
+from .locking import DEFAULT_LOCK_WAIT
 from .logs import logger
-from .options import Duration, milliseconds
+from .options import Duration
 from .redisstore import (
-    _SAVE,
-    _SAVE_CHANGES,
     ScriptArguments,
     _dumps,
     _redis,
@@ -38,7 +35,6 @@ from .redisstore import (
     server_of,
     store_error,
 )
-from .shown import shown
 from .values import Changes
 
 if TYPE_CHECKING:
@@ -107,27 +103,9 @@ class AsyncRedisStore(ScriptArguments):
         lock_timeout: float = 30.0,
         lock_wait: float = DEFAULT_LOCK_WAIT,
     ) -> None:
-        if (client is None) == (url is None):
-            raise TypeError("AsyncRedisStore takes a client or a url, exactly one of them")
-        if url is not None and not isinstance(url, str):
-            raise TypeError(f"url must be a str such as 'redis://localhost:6379/0', got {type(url).__name__}")
-        if not isinstance(key, str) or not key:
-            raise TypeError(f"key must be a non-empty str, got {shown(key)}")
-        self.client = client if client is not None else _asyncio_redis().Redis.from_url(url)
-        self._owns_client = client is None
-        self.key = key
-        base = f"{prefix}:{{{key}}}"
-        self.meta_key, self.entries_key, self.lock_key = f"{base}:meta", f"{base}:entries", f"{base}:lock"
-        self.idle_ms = 0
-        if idle_ttl is not None:
-            ms = milliseconds(idle_ttl) if isinstance(idle_ttl, datetime.timedelta) else idle_ttl
-            if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0:
-                raise ValueError(f"idle_ttl must be a duration > 0, got {shown(idle_ttl)}")
-            self.idle_ms = max(1, round(ms))
-        self.lock_timeout = lock_timeout
-        self.lock_wait = check_wait(lock_wait)
-        self._save_script = self.client.register_script(_SAVE)
-        self._changes_script = self.client.register_script(_SAVE_CHANGES)
+        self._set_up(
+            client, url, key, idle_ttl, prefix, lock_timeout, lock_wait, lambda: _asyncio_redis().Redis.from_url(url)
+        )
         self._holders: dict[asyncio.Task[Any], int] = {}  # the task holding the lease, and how deep
         self._unreleased: list[tuple[Any, str]] = []  # leases a lost connection or a cancel left set (RDS-5)
 

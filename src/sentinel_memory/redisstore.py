@@ -122,6 +122,40 @@ class ScriptArguments:
 
     idle_ms: int
 
+    def _set_up(
+        self,
+        client: Any,
+        url: str | None,
+        key: str,
+        idle_ttl: Duration | None,
+        prefix: str,
+        lock_timeout: float,
+        lock_wait: float,
+        connect: Any,
+    ) -> None:
+        """What both stores' constructors check and keep (RDS-1, RDS-4, MW-8); ``connect()`` makes a client from ``url``."""
+        if (client is None) == (url is None):
+            raise TypeError(f"{type(self).__name__} takes a client or a url, exactly one of them")
+        if url is not None and not isinstance(url, str):
+            raise TypeError(f"url must be a str such as 'redis://localhost:6379/0', got {type(url).__name__}")
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"key must be a non-empty str, got {shown(key)}")
+        self.client = client if client is not None else connect()
+        self._owns_client = client is None  # close() closes only a client this store made
+        self.key = key
+        base = f"{prefix}:{{{key}}}"
+        self.meta_key, self.entries_key, self.lock_key = f"{base}:meta", f"{base}:entries", f"{base}:lock"
+        self.idle_ms = 0
+        if idle_ttl is not None:
+            ms = milliseconds(idle_ttl) if isinstance(idle_ttl, datetime.timedelta) else idle_ttl
+            if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0:
+                raise ValueError(f"idle_ttl must be a duration > 0, got {shown(idle_ttl)}")
+            self.idle_ms = max(1, round(ms))
+        self.lock_timeout = lock_timeout
+        self.lock_wait = check_wait(lock_wait)
+        self._save_script = self.client.register_script(_SAVE)
+        self._changes_script = self.client.register_script(_SAVE_CHANGES)
+
     def save_args(self, document: dict[str, Any]) -> tuple[list[Any], int | None]:
         """The ``_SAVE`` script's arguments for a whole save of ``document``, and the generation it declares (RDS-2)."""
         declared = declared_generation(document)
@@ -184,27 +218,7 @@ class RedisStore(ScriptArguments):
         lock_timeout: float = 30.0,
         lock_wait: float = DEFAULT_LOCK_WAIT,
     ) -> None:
-        if (client is None) == (url is None):
-            raise TypeError("RedisStore takes a client or a url, exactly one of them")
-        if url is not None and not isinstance(url, str):
-            raise TypeError(f"url must be a str such as 'redis://localhost:6379/0', got {type(url).__name__}")
-        if not isinstance(key, str) or not key:
-            raise TypeError(f"key must be a non-empty str, got {shown(key)}")
-        self.client = client if client is not None else _redis().Redis.from_url(url)
-        self._owns_client = client is None  # close() closes only a client this store made
-        self.key = key
-        base = f"{prefix}:{{{key}}}"
-        self.meta_key, self.entries_key, self.lock_key = f"{base}:meta", f"{base}:entries", f"{base}:lock"
-        self.idle_ms = 0
-        if idle_ttl is not None:
-            ms = milliseconds(idle_ttl) if isinstance(idle_ttl, datetime.timedelta) else idle_ttl
-            if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0:
-                raise ValueError(f"idle_ttl must be a duration > 0, got {shown(idle_ttl)}")
-            self.idle_ms = max(1, round(ms))
-        self.lock_timeout = lock_timeout
-        self.lock_wait = check_wait(lock_wait)
-        self._save_script = self.client.register_script(_SAVE)
-        self._changes_script = self.client.register_script(_SAVE_CHANGES)
+        self._set_up(client, url, key, idle_ttl, prefix, lock_timeout, lock_wait, lambda: _redis().Redis.from_url(url))
         self._held = threading.local()
         # Leases whose release failed because Redis was unreachable, with their
         # tokens: an appendonly server restarts with the lease still set, and
