@@ -207,7 +207,7 @@ def test_each_deliberate_bug_fails_the_run_with_a_diff(bug, tmp_path):
     result = cli("run", "--backend", f"{SERVE} --bug {bug}", "--quiet", "--json", str(report))
     assert result.returncode == 1
     assert re.search(
-        r"^FAILED [a-z0-9.-]+: .+\n  step [0-9]+: [a-z_]+ .* at now=.+\n  expected: .+\n  got:      .+",
+        r"^FAILED [a-z0-9.-]+: .+(\n  step [0-9]+: [a-z_]+ .* at now=.+)*  <- differs\n  expected: .+\n  got:      .+",
         result.stdout,
         re.MULTILINE,
     )
@@ -331,7 +331,7 @@ def test_a_missing_optional_group_is_a_skip_never_a_pass(tmp_path, monkeypatch):
 
 
 def test_an_unsupported_answer_is_a_skip(tmp_path, monkeypatch):
-    """A backend answering E_UNSUPPORTED for a step makes the case a skip."""
+    """A backend answering E_UNSUPPORTED for a step makes the case a skip; in a required group, one that fails the run."""
     result = cli(
         "run",
         "--backend",
@@ -342,6 +342,7 @@ def test_an_unsupported_answer_is_a_skip(tmp_path, monkeypatch):
         "article-restaurant",
     )
     assert result.stdout.strip().splitlines()[-1] == "1 passed, 0 failed, 1 skipped, 0 errored"
+    assert "declined 1 cases of the required groups" in result.stdout and result.returncode == 1
 
 
 def test_a_backend_without_a_required_group_cannot_be_run(tmp_path, monkeypatch):

@@ -106,14 +106,15 @@ def test_a_missing_result_is_an_error():
 
 
 def test_an_unsupported_config_is_a_skip_never_a_pass():
-    """Skipped: E_UNSUPPORTED for a config, also where the case expects a config error; the run stays ok but counts no pass."""
+    """Skipped: E_UNSUPPORTED for a config, also where the case expects a config error; never a pass, and for a case of
+    the required groups the skip fails the run."""
 
     def unsupported(request, answer):
         return {"id": request["id"], "error": "E_UNSUPPORTED"}
 
     found = verdicts(unsupported)
     assert {i: o.status for i, o in found.items() if i} == dict.fromkeys((LISTING, REFUSED, *PLAIN), "skipped")
-    assert found[""].count("passed") == 0 and found[""].ok
+    assert found[""].count("passed") == 0 and not found[""].ok and found[""].required_skips == 4
     assert "does not support this config" in found[REFUSED].reason
 
 

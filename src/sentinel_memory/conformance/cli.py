@@ -1,4 +1,4 @@
-"""``python -m sentinel_memory.conformance``: run, serve, dump and regen.
+"""``python -m sentinel_memory.conformance``: run, serve, answer, dump and regen.
 
 Exit status: 0 when everything asked for passed, 1 when a case failed or
 errored (or the expected-failures list is wrong, or regen found a
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import PROTOCOL
+from . import PROTOCOL, wire
 from .backend import run_case, serve
 from .bugs import BUGS, apply
 from .compare import first_difference
@@ -30,7 +30,7 @@ from .runner import (
     run,
     select,
 )
-from .vectors import answer_of, compact, files, load_all, write_file
+from .vectors import answer_of, compact, files, load_all, request_of, write_file
 
 __all__ = ["main"]
 
@@ -65,6 +65,20 @@ def _parser() -> argparse.ArgumentParser:
     run_.add_argument("--json", type=Path, metavar="REPORT", help="also write the whole report as JSON")
     run_.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per-case timeout (default 10)")
     run_.add_argument(
+        "--deadline",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
+        help="end the whole run after this long (default 1800)",
+    )
+    run_.add_argument(
+        "--max-timeouts",
+        type=int,
+        default=5,
+        metavar="N",
+        help="end the run after N cases in a row time out (default 5)",
+    )
+    run_.add_argument(
         "--tolerance",
         type=float,
         default=0.0,
@@ -79,6 +93,9 @@ def _parser() -> argparse.ArgumentParser:
         "--store", metavar="REDIS_URL", help="keep every case's memory in this Redis (RedisStore in the loop)"
     )
 
+    answer = commands.add_parser("answer", help="print what this library, the reference, answers for a case")
+    answer.add_argument("case", type=Path, metavar="CASE.json", help="a case, a list of cases, or a vector file")
+
     folder(commands.add_parser("dump", help="print every vector as one JSON document"))
 
     regen = commands.add_parser("regen", help="re-derive the expectations from this library and show the diff")
@@ -91,7 +108,8 @@ def _run(options: argparse.Namespace) -> int:
     expected: list[str] = []
     if options.expected_failures is not None:
         expected = read_expected_failures(options.expected_failures)
-    cases = select((case for _, case in load_all(options.vectors)), options.only, options.skip)
+    every = [case for _, case in load_all(options.vectors)]
+    cases = select(every, options.only, options.skip)
     backend = Subprocess(options.backend, timeout=options.timeout, env=default_env())
 
     def show(outcome: Outcome) -> None:
@@ -102,14 +120,24 @@ def _run(options: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     try:
-        report = run(backend, cases, expected_failures=expected, tolerance=options.tolerance, on_outcome=show)
+        report = run(
+            backend,
+            cases,
+            expected_failures=expected,
+            tolerance=options.tolerance,
+            on_outcome=show,
+            known_ids=[case["id"] for case in every],
+            deadline=options.deadline,
+            max_timeouts=options.max_timeouts,
+        )
     except (BackendError, OSError) as error:
         print(f"cannot run the backend {options.backend!r}: {error}", file=sys.stderr)
         return 2
     for problem in report.list_problems:
         print(f"EXPECTED FAILURES: {problem}")
     if options.json is not None:
-        options.json.write_text(json.dumps(report.to_json(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        # ASCII escapes: a lone surrogate a backend answered is reported, not a reason to crash.
+        options.json.write_text(json.dumps(report.to_json(), ensure_ascii=True, indent=1) + "\n", encoding="utf-8")
     if options.tolerance:
         print(f"numbers compared with a relative tolerance of {options.tolerance:g} (claimed by this run)")
     name = report.implementation.get("name", "?")
@@ -118,6 +146,8 @@ def _run(options: argparse.Namespace) -> int:
         f"{name}: {len(cases)} cases in {time.perf_counter() - started:.1f} s"
         + (f", {xfail} expected failures" if xfail else "")
     )
+    if report.required_skips:
+        print(f"FAILED: the backend declined {report.required_skips} cases of the required groups (E_UNSUPPORTED)")
     print(report.summary())
     return 0 if report.ok else 1
 
@@ -177,4 +207,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if options.command == "dump":
         return _dump(options)
+    if options.command == "answer":
+        return _answer(options)
     return _regen(options)
+
+
+def _answer(options: argparse.Namespace) -> int:
+    """The reference's answer to each case in a file: what would this library do here?"""
+    try:
+        content = json.loads(options.case.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        print(f"cannot read {options.case}: {error}", file=sys.stderr)
+        return 2
+    cases = content.get("cases", [content]) if isinstance(content, dict) else content
+    if not isinstance(cases, list) or not all(isinstance(case, dict) and "id" in case for case in cases):
+        print(
+            f"{options.case}: not a case (an object with an id and steps), a list of them or a vector file",
+            file=sys.stderr,
+        )
+        return 2
+    for case in cases:
+        answer = run_case(request_of(case), None)
+        print(json.dumps(wire.encode(answer), ensure_ascii=False, allow_nan=False))
+    return 0

@@ -26,6 +26,7 @@ import queue
 import shlex
 import subprocess
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -60,9 +61,17 @@ class Outcome:
     expected: Any = None
     got: Any = None
     where: str | None = None
+    #: A skip of a case that needs only required groups: the backend said it cannot do what it must.
+    required: bool = False
+    #: The steps before the failing one, as sent: what led up to the difference.
+    before: tuple[Any, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {key: value for key, value in attrs.asdict(self).items() if value is not None and value != ""}
+        return {
+            key: value
+            for key, value in attrs.asdict(self).items()
+            if value is not None and value != "" and value != () and value is not False
+        }
 
 
 @attrs.frozen
@@ -79,7 +88,14 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return not self.list_problems and not any(o.status in ("failed", "errored") for o in self.outcomes)
+        """No failure, no error, no problem with the list, and no case of a required group skipped."""
+        bad = any(o.status in ("failed", "errored") or (o.status == "skipped" and o.required) for o in self.outcomes)
+        return not self.list_problems and not bad
+
+    @property
+    def required_skips(self) -> int:
+        """How many cases of the required groups the backend declined (E_UNSUPPORTED): each fails the run."""
+        return sum(1 for outcome in self.outcomes if outcome.status == "skipped" and outcome.required)
 
     def summary(self) -> str:
         """``N passed, N failed, N skipped, N errored``."""
@@ -100,10 +116,17 @@ class Subprocess:
     """A backend command, restarted whenever it stops answering."""
 
     def __init__(
-        self, command: str | Sequence[str], *, timeout: float = 10.0, env: dict[str, str] | None = None
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float = 10.0,
+        env: dict[str, str] | None = None,
+        handshake_timeout: float = 30.0,
     ) -> None:
         self.command = shlex.split(command) if isinstance(command, str) else list(command)
         self.timeout = timeout
+        #: A handshake waits for the process to start as well, so it gets longer than a case.
+        self.handshake_timeout = max(timeout, handshake_timeout)
         self.env = env
         self.process: subprocess.Popen[str] | None = None
         self.lines: queue.Queue[str | None] = queue.Queue()
@@ -124,11 +147,16 @@ class Subprocess:
         )
         self.lines = queue.Queue()
         threading.Thread(target=_pump, args=(self.process.stdout, self.lines), daemon=True).start()
-        self.hello = self.ask({"op": "start", "protocol": PROTOCOL})
+        try:
+            self.hello = self.ask({"op": "start", "protocol": PROTOCOL}, timeout=self.handshake_timeout)
+        except BackendError:
+            self.stop(kill=True)  # a backend that does not shake hands is not left running
+            raise
         return self.hello
 
-    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, request: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
         """Send one line, read one answer line; BackendError when none comes in time or it is not a JSON object."""
+        wait = self.timeout if timeout is None else timeout
         if self.process is None or self.process.stdin is None:
             raise BackendError("the backend is not running")
         try:
@@ -137,9 +165,9 @@ class Subprocess:
         except OSError as error:
             raise BackendError(f"could not write to the backend: {error}") from None
         try:
-            line = self.lines.get(timeout=self.timeout)
+            line = self.lines.get(timeout=wait)
         except queue.Empty:
-            raise BackendError(f"no answer within {self.timeout:g} s") from None
+            raise BackendError(f"no answer within {wait:g} s") from None
         if line is None:
             raise BackendError(f"the backend exited (status {self.process.wait()})")
         try:
@@ -202,14 +230,21 @@ def select(cases: Iterable[Vector], only: Sequence[str] = (), skip: Sequence[str
 
 
 def judge(case: Vector, answer: dict[str, Any], tolerance: float = 0.0) -> Outcome:
-    """Compare one answer with what the case expects."""
+    """Compare one answer with what the case expects.
+
+    A case the backend declines (``E_UNSUPPORTED``) is skipped; when it needs
+    only required groups, the skip is marked ``required`` and fails the run.
+    """
     expected = answer_of(case)
-    base = {"id": case["id"], "description": case.get("description", "")}
+    base: dict[str, Any] = {"id": case["id"], "description": case.get("description", "")}
+    required = not (wire.case_groups(case) - set(REQUIRED_GROUPS))
     if answer.get("id") != case["id"]:
         return Outcome(status="errored", reason=f"answered id {answer.get('id')!r}", **base)
     if "error" in expected or "error" in answer:
         if answer.get("error") == "E_UNSUPPORTED":
-            return Outcome(status="skipped", reason="the backend does not support this config", **base)
+            return Outcome(
+                status="skipped", reason="the backend does not support this config", required=required, **base
+            )
         if "error" in expected and answer.get("error") == expected["error"] and "results" not in answer:
             return Outcome(status="passed", **base)
         return Outcome(
@@ -225,7 +260,9 @@ def judge(case: Vector, answer: dict[str, Any], tolerance: float = 0.0) -> Outco
         return Outcome(status="errored", reason=f"expected {len(steps)} results, got {results!r:.200}", **base)
     for number, (step, got) in enumerate(zip(steps, results, strict=True), start=1):
         if isinstance(got, dict) and got.get("error") == "E_UNSUPPORTED":
-            return Outcome(status="skipped", reason=f"step {number} ({step['op']}) is not supported", **base)
+            return Outcome(
+                status="skipped", reason=f"step {number} ({step['op']}) is not supported", required=required, **base
+            )
     for number, (step, want, got) in enumerate(zip(steps, expected["results"], results, strict=True), start=1):
         where = first_difference(want, got, tolerance)
         if where is not None:
@@ -238,6 +275,7 @@ def judge(case: Vector, answer: dict[str, Any], tolerance: float = 0.0) -> Outco
                 expected=want,
                 got=got,
                 where=where,
+                before=tuple({k: s[k] for k in ("op", "args", "now") if k in s} for s in steps[: number - 1]),
                 **base,
             )
     return Outcome(status="passed", **base)
@@ -250,8 +288,19 @@ def run(
     expected_failures: Sequence[str] = (),
     tolerance: float = 0.0,
     on_outcome: Any = None,
+    known_ids: Iterable[str] | None = None,
+    deadline: float | None = None,
+    max_timeouts: int = 5,
 ) -> Report:
-    """Run ``cases`` through ``backend`` and return the report; ``on_outcome`` sees each outcome as it comes."""
+    """Run ``cases`` through ``backend`` and return the report; ``on_outcome`` sees each outcome as it comes.
+
+    ``known_ids`` are every case id there is (default: those of ``cases``),
+    so that a listed expected failure left out by a selection is not called
+    unknown. The run ends early, with the cases not run counted as errored,
+    once ``deadline`` seconds have passed or ``max_timeouts`` cases in a row
+    got no answer in time: a backend that hangs does not hold the run for
+    hours.
+    """
     hello = backend.start()
     groups = set(hello.get("groups", []))
     missing = [group for group in REQUIRED_GROUPS if group not in groups]
@@ -261,12 +310,19 @@ def run(
             f"the backend does not speak protocol {PROTOCOL} with the required groups (missing {missing}): {hello}"
         )
     listed = set(expected_failures)
-    known = {case["id"] for case in cases}
+    known = set(known_ids) if known_ids is not None else {case["id"] for case in cases}
     outcomes = []
+    started, timeouts, stopped = time.monotonic(), 0, ""
     try:
         for case in cases:
             lacking = sorted(wire.case_groups(case) - groups)
-            if lacking:
+            if deadline is not None and time.monotonic() - started > deadline and not stopped:
+                stopped = f"not run: the run's deadline of {deadline:g} s passed"
+            if stopped:
+                outcome = Outcome(
+                    id=case["id"], status="errored", description=case.get("description", ""), reason=stopped
+                )
+            elif lacking:
                 outcome = Outcome(
                     id=case["id"],
                     status="skipped",
@@ -280,7 +336,10 @@ def run(
                     outcome = Outcome(
                         id=case["id"], status="errored", description=case.get("description", ""), reason=str(error)
                     )
-                if outcome.status == "errored":
+                timeouts = timeouts + 1 if outcome.reason.startswith("no answer within") else 0
+                if timeouts >= max_timeouts:
+                    stopped = f"not run: {timeouts} cases in a row got no answer in time"
+                elif outcome.status == "errored":
                     backend.start()  # a fresh process: the old one may be stuck or out of step
             if case["id"] in listed:
                 if outcome.status == "failed":
@@ -312,9 +371,11 @@ def describe(outcome: Outcome) -> str:
             if outcome.expected is not None
             else ""
         )
-    lines = [
-        head,
-        f"  step {outcome.step}: {outcome.op} {_show(outcome.args)} at now={_show(outcome.now)}",
+    lines = [head]
+    for number, step in enumerate(outcome.before, start=1):
+        lines.append(f"  step {number}: {step['op']} {_show(step.get('args', {}))} at now={_show(step.get('now'))}")
+    lines += [
+        f"  step {outcome.step}: {outcome.op} {_show(outcome.args)} at now={_show(outcome.now)}  <- differs",
         f"  expected: {_show(outcome.expected)}",
         f"  got:      {_show(outcome.got)}",
         f"  first difference at {outcome.where}",

@@ -16,6 +16,7 @@ Everything is a JSON value. Three things need a convention:
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "compaction",
     "context",
     "decode",
+    "encode",
     "entries",
     "hits",
     "load_result",
@@ -79,6 +81,29 @@ def decode(value: Any) -> Any:
         return {key: decode(item) for key, item in value.items()}
     if isinstance(value, list):
         return [decode(item) for item in value]
+    return value
+
+
+#: Python refuses to write an int of more digits than this as text unless told to (sys.set_int_max_str_digits).
+_DIGITS_BITS = 4300 * 3
+
+
+def encode(value: Any) -> Any:
+    """``value`` as an answer can carry it (PROTOCOL.md section 4): NaN and infinities, and integers of
+    more than 4,300 digits, as ``{"$number": ...}``, so that no answer is lost for a number JSON cannot write."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return {SPECIAL: "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _DIGITS_BITS:
+        limit = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(0)
+        try:
+            return {SPECIAL: str(value)}
+        finally:
+            sys.set_int_max_str_digits(limit)
+    if isinstance(value, dict):
+        return {key: encode(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encode(item) for item in value]
     return value
 
 

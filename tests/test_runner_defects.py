@@ -1,0 +1,173 @@
+"""The runner and serve where a port author found them wanting: every skip of a required case fails the run,
+a hung backend ends the run in bounded time, and every answer and report gets written (PROTOCOL.md sections 4, 11)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sentinel_memory.conformance import backend, runner, vectors
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = [case for _, case in vectors.load_all(ROOT / "spec" / "vectors")]
+
+
+def python_backend(tmp_path: Path, body: str) -> str:
+    """A backend command: a Python script that answers the handshake, then runs ``body`` for each case line."""
+    script = tmp_path / "backend.py"
+    script.write_text(
+        "import json, sys, time\n"
+        "from sentinel_memory.conformance.backend import handshake\n"
+        "for line in sys.stdin:\n"
+        "    request = json.loads(line)\n"
+        "    if request.get('op') == 'start':\n"
+        "        print(json.dumps(handshake()), flush=True)\n"
+        "        continue\n" + "".join(f"    {line}\n" for line in body.splitlines()),
+        encoding="utf-8",
+    )
+    return f"{sys.executable} {script}"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sentinel_memory.conformance", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        timeout=300,
+    )
+
+
+def test_a_backend_that_declines_every_required_case_fails_the_run(tmp_path):
+    """MSG-2, ENT-1: answering E_UNSUPPORTED to every case is 'skipped' for each, and the run fails with a line that says why."""
+    command = python_backend(tmp_path, "print(json.dumps({'id': request['id'], 'error': 'E_UNSUPPORTED'}), flush=True)")
+    result = cli("run", "--backend", command, "--only", "entries-*", "--quiet")
+    assert result.returncode == 1, result.stdout
+    assert "0 passed, 0 failed" in result.stdout and "declined" in result.stdout
+    optional = cli("run", "--backend", command, "--only", "cache-*", "--quiet")
+    assert optional.returncode == 0, optional.stdout  # an optional group may be declined
+
+
+def test_a_handshake_that_never_comes_leaves_no_backend_running(tmp_path):
+    """ENT-1: a backend that never answers the handshake is killed when the runner gives up on it."""
+    marker = tmp_path / "pid"
+    script = tmp_path / "silent.py"
+    script.write_text(f"import os, time\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
+    process = runner.Subprocess(f"{sys.executable} {script}", timeout=1, handshake_timeout=1)
+    with pytest.raises(runner.BackendError):
+        process.start()
+    pid = int(marker.read_text())
+    time.sleep(0.2)
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+def test_a_backend_that_hangs_on_every_case_ends_the_run_after_a_few(tmp_path):
+    """ENT-1: after --max-timeouts cases in a row time out, the rest are errored as not run: seconds, not hours."""
+    command = python_backend(tmp_path, "time.sleep(30)")
+    started = time.monotonic()
+    result = cli(
+        "run", "--backend", command, "--only", "entries-*", "--timeout", "0.3", "--max-timeouts", "3", "--quiet"
+    )
+    assert result.returncode == 1 and time.monotonic() - started < 60
+    assert result.stdout.count("no answer within") == 3 and "3 cases in a row got no answer in time" in result.stdout
+
+
+def test_the_run_deadline_ends_a_slow_backend(tmp_path):
+    """ENT-1: a run past --deadline counts what it did not run as errored, and ends."""
+    command = python_backend(
+        tmp_path,
+        "time.sleep(0.2)\n"
+        "from sentinel_memory.conformance.backend import run_case\n"
+        "print(json.dumps(run_case(request)), flush=True)",
+    )
+    result = cli("run", "--backend", command, "--only", "entries-*", "--deadline", "1", "--quiet")
+    assert result.returncode == 1 and "the run's deadline of 1 s passed" in result.stdout
+
+
+def test_a_report_with_a_lone_surrogate_is_written(tmp_path):
+    """ENT-2: --json writes the report even when a failing answer holds a lone surrogate."""
+    command = python_backend(
+        tmp_path,
+        "from sentinel_memory.conformance.backend import run_case\n"
+        "answer = run_case(request)\n"
+        "answer['results'] = [{'ok': '\\ud800'} for _ in answer.get('results', [])]\n"
+        "print(json.dumps(answer), flush=True)",
+    )
+    report = tmp_path / "report.json"
+    result = cli("run", "--backend", command, "--only", "entries-recent-3", "--json", str(report), "--quiet")
+    assert result.returncode == 1
+    assert json.loads(report.read_text())["summary"]["failed"] == 1
+
+
+def test_only_with_an_expected_failures_list_knows_every_case(tmp_path):
+    """ENT-1: a listed expected failure left out by --only is still a case, not an unknown id."""
+    listed = tmp_path / "expected.txt"
+    listed.write_text("article-restaurant  # not selected by --only below\n")
+    serve = f"{sys.executable} -m sentinel_memory.conformance serve"
+    result = cli("run", "--backend", serve, "--only", "entries-recent-*", "--expected-failures", str(listed), "--quiet")
+    assert result.returncode == 0, result.stdout
+    assert "is not a case" not in result.stdout
+
+
+def test_a_failure_shows_the_steps_that_led_to_it():
+    """ENT-6: a failing case's report lists every step before the one that differs."""
+    case = next(c for c in CASES if c["id"] == "article-restaurant")
+    answer = backend.run_case(dict(vectors.request_of(case)))
+    answer["results"][-1] = {"ok": "something else"}
+    outcome = runner.judge(case, json.loads(json.dumps(answer)))
+    text = runner.describe(outcome)
+    assert outcome.status == "failed" and len(outcome.before) == len(case["steps"]) - 1
+    assert text.count("  step ") == len(case["steps"]) and "<- differs" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({"key": "k", "default": {"$number": "NaN"}}, {"$number": "NaN"}),
+        ({"key": "k", "default": {"$number": "Infinity"}}, {"$number": "Infinity"}),
+        ({"key": "k", "default": 10**5000}, {"$number": "1" + "0" * 5000}),
+    ],
+)
+def test_serve_writes_every_answer_even_numbers_json_cannot(args, expected):
+    """NUM-1: an answer holding NaN, an infinity or an int of over 4,300 digits is written as section 4's $number."""
+    from sentinel_memory.conformance import wire
+
+    request = {"id": "echo", "config": {}, "steps": [{"op": "get", "args": wire.decode(args), "now": 0}]}
+    result = subprocess.run(
+        [sys.executable, "-m", "sentinel_memory.conformance", "serve"],
+        input='{"op": "start", "protocol": 1}\n' + json.dumps(request, default=str) + "\n"
+        if not isinstance(args["default"], int)
+        else '{"op": "start", "protocol": 1}\n'
+        + '{"id": "echo", "config": {}, "steps": [{"op": "get", "args": {"key": "k", "default": 1'
+        + "0" * 5000
+        + '}, "now": 0}]}\n',
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    answer = json.loads(result.stdout.splitlines()[1])
+    assert answer["results"] == [{"ok": expected}]
+
+
+def test_answer_prints_what_the_reference_does_for_a_case(tmp_path):
+    """ENT-4, CMP-1: `answer CASE.json` prints the reference's results for a case nobody reviewed."""
+    case = {
+        "id": "mine",
+        "config": {"limit": 2},
+        "steps": [{"op": "remember", "args": {"key": k, "data": i}, "now": i} for i, k in enumerate("abc")]
+        + [{"op": "get_recent", "now": 3}],
+    }
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(case))
+    result = cli("answer", str(path))
+    assert result.returncode == 0
+    answer = json.loads(result.stdout)
+    assert answer["id"] == "mine" and [e["key"] for e in answer["results"][-1]["ok"]] == ["c", "b"]
+    assert cli("answer", str(tmp_path / "missing.json")).returncode == 2
