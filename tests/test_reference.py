@@ -11,13 +11,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_public_name_has_its_arguments_documented_and_its_example_runs():
-    """ENT-15, CTX-4, MSG-2, PER-2: every public name and method has a Google-style docstring naming each parameter, no raw markup, and examples that pass."""
+    """Every public name and method has a Google-style docstring naming each parameter, no raw markup, and examples that pass."""
     problems = docstring_check.check()
     assert problems == [], "\n".join(problems[:30]) + f"\n... {len(problems)} findings"
 
 
 def test_the_check_finds_what_it_is_for():
-    """DEP-1: the docstring check flags a missing docstring, an undocumented parameter, reST fields, link syntax and a failing example."""
+    """The docstring check flags a missing docstring, an undocumented parameter, reST fields, link syntax and a failing example."""
 
     def bare(x):  # no docstring
         return x
@@ -47,7 +47,7 @@ def test_the_check_finds_what_it_is_for():
 
 
 def test_the_site_and_the_readme_give_the_same_install_lines():
-    """DEP-1: the install commands on the site's home page are the README's, which work without a package index."""
+    """The install commands on the site's home page are the README's, which work without a package index."""
 
     def install(path: Path) -> str:
         text = path.read_text(encoding="utf-8")

@@ -45,7 +45,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_backend_that_declines_every_required_case_fails_the_run(tmp_path):
-    """MSG-2, ENT-1: answering E_UNSUPPORTED to every case is 'skipped' for each, and the run fails with a line that says why."""
+    """PROTOCOL section 10: answering E_UNSUPPORTED to every case is 'skipped' for each, and the run fails with a line that says why."""
     command = python_backend(tmp_path, "print(json.dumps({'id': request['id'], 'error': 'E_UNSUPPORTED'}), flush=True)")
     result = cli("run", "--backend", command, "--only", "entries-*", "--quiet")
     assert result.returncode == 1, result.stdout
@@ -55,7 +55,7 @@ def test_a_backend_that_declines_every_required_case_fails_the_run(tmp_path):
 
 
 def test_a_handshake_that_never_comes_leaves_no_backend_running(tmp_path):
-    """ENT-1: a backend that never answers the handshake is killed when the runner gives up on it."""
+    """PROTOCOL section 10: a backend that never answers the handshake is killed when the runner gives up on it."""
     marker = tmp_path / "pid"
     script = tmp_path / "silent.py"
     script.write_text(f"import os, time\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
@@ -68,7 +68,7 @@ def test_a_handshake_that_never_comes_leaves_no_backend_running(tmp_path):
 
 
 def test_a_backend_that_hangs_on_every_case_ends_the_run_after_a_few(tmp_path):
-    """ENT-1: after --max-timeouts cases in a row time out, the rest are errored as not run: seconds, not hours."""
+    """PROTOCOL section 10: after --max-timeouts cases in a row time out, the rest are errored as not run: seconds, not hours."""
     command = python_backend(tmp_path, "time.sleep(30)")
     started = time.monotonic()
     result = cli(
@@ -79,7 +79,7 @@ def test_a_backend_that_hangs_on_every_case_ends_the_run_after_a_few(tmp_path):
 
 
 def test_the_run_deadline_ends_a_slow_backend(tmp_path):
-    """ENT-1: a run past --deadline counts what it did not run as errored, and ends."""
+    """PROTOCOL section 10: a run past --deadline counts what it did not run as errored, and ends."""
     command = python_backend(
         tmp_path,
         "time.sleep(0.2)\n"
@@ -91,7 +91,7 @@ def test_the_run_deadline_ends_a_slow_backend(tmp_path):
 
 
 def test_a_report_with_a_lone_surrogate_is_written(tmp_path):
-    """ENT-2: --json writes the report even when a failing answer holds a lone surrogate."""
+    """PROTOCOL section 10: --json writes the report even when a failing answer holds a lone surrogate."""
     command = python_backend(
         tmp_path,
         "from sentinel_memory.conformance.backend import run_case\n"
@@ -106,7 +106,7 @@ def test_a_report_with_a_lone_surrogate_is_written(tmp_path):
 
 
 def test_only_with_an_expected_failures_list_knows_every_case(tmp_path):
-    """ENT-1: a listed expected failure left out by --only is still a case, not an unknown id."""
+    """PROTOCOL section 10: a listed expected failure left out by --only is still a case, not an unknown id."""
     listed = tmp_path / "expected.txt"
     listed.write_text("article-restaurant  # not selected by --only below\n")
     serve = f"{sys.executable} -m sentinel_memory.conformance serve"
@@ -116,7 +116,7 @@ def test_only_with_an_expected_failures_list_knows_every_case(tmp_path):
 
 
 def test_a_failure_shows_the_steps_that_led_to_it():
-    """ENT-6: a failing case's report lists every step before the one that differs."""
+    """PROTOCOL section 10: a failing case's report lists every step before the one that differs."""
     case = next(c for c in CASES if c["id"] == "article-restaurant")
     answer = backend.run_case(dict(vectors.request_of(case)))
     answer["results"][-1] = {"ok": "something else"}
@@ -135,7 +135,7 @@ def test_a_failure_shows_the_steps_that_led_to_it():
     ],
 )
 def test_serve_writes_every_answer_even_numbers_json_cannot(args, expected):
-    """NUM-1: an answer holding NaN, an infinity or an int of over 4,300 digits is written as section 4's $number."""
+    """PROTOCOL section 4: an answer holding NaN, an infinity or an int of over 4,300 digits is written as section 4's $number."""
     from sentinel_memory.conformance import wire
 
     request = {"id": "echo", "config": {}, "steps": [{"op": "get", "args": wire.decode(args), "now": 0}]}
@@ -157,7 +157,7 @@ def test_serve_writes_every_answer_even_numbers_json_cannot(args, expected):
 
 
 def test_answer_prints_what_the_reference_does_for_a_case(tmp_path):
-    """ENT-4, CMP-1: `answer CASE.json` prints the reference's results for a case nobody reviewed."""
+    """PROTOCOL section 10: `answer CASE.json` prints the reference's results for a case nobody reviewed."""
     case = {
         "id": "mine",
         "config": {"limit": 2},
