@@ -458,6 +458,20 @@ MUTANTS = [
         "    if type(data) is dict and len(data) == 2:",
         "    if type(data) is dict:",
     ),
+    Mutant(
+        "a required case declined with E_UNSUPPORTED does not fail the run",
+        "conformance/runner.py",
+        'bad = any(o.status in ("failed", "errored") or (o.status == "skipped" and o.required) for o in self.outcomes)',
+        'bad = any(o.status in ("failed", "errored") for o in self.outcomes)',
+        tests=("tests/test_runner_verdicts.py",),
+    ),
+    Mutant(
+        "an Encoding counts with encode, which refuses a special token in a chat message",
+        "tokens.py",
+        "            encode = ordinary",
+        "            pass",
+        tests=("tests/test_tokens.py",),
+    ),
     # Issue 36: the stores, the command line, the folder, the conformance runner and the core's
     # corners. Each names the test files that pin the behaviour it breaks.
     Mutant(
@@ -575,8 +589,8 @@ MUTANTS = [
     Mutant(
         "an E_UNSUPPORTED config counts as a pass",
         "conformance/runner.py",
-        'return Outcome(status="skipped", reason="the backend does not support this config", **base)',
-        'return Outcome(status="passed", reason="the backend does not support this config", **base)',
+        'status="skipped", reason="the backend does not support this config", required=required, **base',
+        'status="passed", reason="the backend does not support this config", required=required, **base',
         tests=("tests/test_runner_verdicts.py",),
     ),
     Mutant(

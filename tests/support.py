@@ -196,7 +196,11 @@ def check_well_formed(state: sm.MemoryState) -> None:
     assert seqs == sorted(seqs), "the table is not in seq order"
     assert all(state.next_seq > seq for seq in seqs), "next_seq is not above every seq"
     assert all(state.entries[e.key] is e for e in entries), "an entry is filed under another key"
-    turns = [int(k[5:]) for k in state.entries if k.startswith("chat:") and k[5:].isascii() and k[5:].isdigit()]
+    turns = [
+        int(k[5:])
+        for k in state.entries
+        if k.startswith("chat:") and len(k) <= 4005 and k[5:].isascii() and k[5:].isdigit()
+    ]
     assert state.turns >= max(turns, default=0), "turns is below a stored turn"
     truth = Index.of(entries)
     for order in ("by_importance", "by_age", "by_expiry"):

@@ -213,3 +213,40 @@ def test_cli_3_help_lists_every_command_with_what_it_requires():
     assert "required:\n  --budget N" in run("context", "--help").stdout
     missing = run("context", "somewhere.json")
     assert missing.returncode == 2 and "--budget" in missing.stderr
+
+
+def test_cli_4_forget_removes_its_one_entry_whatever_limit_says(tmp_path):
+    """CLI-4, CLI-2: forget with --limit 2 on twenty entries removes only the one key; the other nineteen stay in the file."""
+    path = twenty(tmp_path / "memory.json")
+    result = run("forget", str(path), "k19", "--limit", "2")
+    assert result.returncode == 0, result.stderr
+    assert len(json.loads(path.read_text())["entries"]) == 19
+
+
+@pytest.mark.parametrize("limit", ["0", "-3", "2.5", "many"])
+def test_cli_4_a_limit_that_cannot_be_kept_is_a_usage_error(tmp_path, limit):
+    """CLI-4, CLI-3: compact --limit 0 (or negative, or not a whole number) exits 2 and leaves the file as it was."""
+    path = twenty(tmp_path / "memory.json")
+    before = path.read_bytes()
+    result = run("compact", str(path), "--limit", limit)
+    assert result.returncode == 2 and path.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", [["forget", "k1"], ["compact", "--limit", "5"]])
+def test_cli_4_an_app_saving_while_the_command_runs_loses_nothing(tmp_path, command, monkeypatch, capsys):
+    """CLI-4, MW-6: the app saves between the command's load and its change: the command reloads under the lock, nothing of either is lost."""
+    from sentinel_memory import cli
+
+    path = twenty(tmp_path / "memory.json")
+    real = cli.create_memory
+
+    def app_writes_meanwhile(**options):
+        memory = real(**options)
+        app = sm.create_memory(store=sm.JsonFileStore(path), autosave=True, shared=True, limit=10_000)
+        app.remember("app:new", "written by the app meanwhile", importance=1.0)
+        return memory
+
+    monkeypatch.setattr(cli, "create_memory", app_writes_meanwhile)
+    assert cli.main([command[0], str(path), *command[1:]]) == 0, capsys.readouterr().err
+    keys = [e["key"] for e in json.loads(path.read_text())["entries"]]
+    assert "app:new" in keys and ("k1" not in keys if command[0] == "forget" else len(keys) == 5)

@@ -390,3 +390,14 @@ def test_per_20_an_empty_or_missing_working_memory_drops_nothing(tmp_path, make,
         warnings.simplefilter("error", sm.LoadWarning)
         mem = make(store=sm.JsonFileStore(path), autosave=True)
     assert mem.last_load == sm.LoadResult(loaded=1, dropped=0) and not mem.last_load.lost
+
+
+@pytest.mark.parametrize("updated", ["x", None, 5])
+def test_per_20_an_empty_working_memory_is_never_dropped_whatever_its_time(tmp_path, make, updated):
+    """PER-20: {"data": {}} with any updatedAt has nothing to lose: no warning, not counted, no preserved copy."""
+    path = tmp_path / "memory.json"
+    write(path, json.dumps({"version": 1, "entries": [raw_entry()], "working": {"data": {}, "updatedAt": updated}}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sm.LoadWarning)
+        mem = make(store=sm.JsonFileStore(path), autosave=True)
+    assert not mem.last_load.lost

@@ -127,3 +127,44 @@ def test_msg_2_an_async_memory_builds_the_same_messages(evening):
     messages, turns = asyncio.run(build())
     assert messages.messages == evening.get_messages(token_budget=60, query="peanuts").messages
     assert turns.text == evening.get_context(token_budget=100, only="turns").text
+
+
+def test_msg_1_only_chat_roles_make_a_string_a_turn_and_a_role_is_never_empty(make):
+    """MSG-1, TXT-4: "Reminder: buy milk" under chat:4 and a message with an empty role are facts; no message has an API-refused role."""
+    mem = make()
+    mem.remember("chat:3", {"role": "", "content": "x"})
+    mem.remember("chat:4", "Reminder: buy milk")
+    mem.remember("chat:5", "assistant: an old reply")
+    prompt = mem.get_messages(token_budget=200)
+    assert [m["role"] for m in prompt.messages] == ["system", "assistant"]
+    assert "chat:4: Reminder: buy milk" in prompt.messages[0]["content"]
+
+
+def test_msg_2_two_turns_with_one_number_keep_their_age_order(make, clock):
+    """MSG-2, ENT-6: chat:7 and the newer chat:007 come out older first, and when one fits it is the newer."""
+    mem = make()
+    mem.remember("chat:7", {"role": "user", "content": "older"})
+    clock.advance(1)
+    mem.remember("chat:007", {"role": "assistant", "content": "newer"})
+    assert [m["content"] for m in mem.get_messages(token_budget=100).messages] == ["older", "newer"]
+    assert [m["content"] for m in mem.get_messages(token_budget=5).messages] == ["newer"]
+
+
+def test_ent_16_a_turn_never_takes_a_stored_key_nor_breaks_on_a_long_number(make):
+    """ENT-16, ENT-17: a hand-built counter below a stored turn skips it; a chat key of 5,000 digits is an ordinary key."""
+    entry = sm.Entry(
+        key="chat:12",
+        data={"role": "user", "content": "important"},
+        importance=0.5,
+        created_at=1,
+        updated_at=1,
+        expires_at=None,
+        seq=1,
+    )
+    state = sm.MemoryState(entries=[entry], turns=11)
+    state, _, key = sm.core.add_turn(state, "user", "new", now=2)
+    assert key == "chat:13" and state.entries["chat:12"].data["content"] == "important"
+    mem = make()
+    mem.remember("chat:" + "1" * 5000, "a key, not a turn")
+    mem.remember("chat:" + "9" * 4000, {"role": "user", "content": "the longest turn number"})
+    assert mem.add_turn("user", "next").key == "chat:1" + "0" * 4000

@@ -757,3 +757,13 @@ def test_wrp_5_every_store_is_a_context_manager(store):
     """WRP-5: MemoryStore and JsonFileStore hold nothing open, but take `with` like the others."""
     with store() as opened:
         assert opened.load() is None
+
+
+@pytest.mark.parametrize("store", [sm.MemoryStore, lambda **o: sm.JsonFileStore("unused.json", **o)])
+def test_mw_8_a_wait_longer_than_a_thread_lock_can_is_refused(store):
+    """MW-8, WRP-4: lock_wait above threading.TIMEOUT_MAX raises ValueError at construction, never OverflowError later."""
+    import threading
+
+    with pytest.raises(ValueError, match="at most"):
+        store(lock_wait=threading.TIMEOUT_MAX * 2)
+    assert store(lock_wait=threading.TIMEOUT_MAX).lock_wait == threading.TIMEOUT_MAX

@@ -60,3 +60,16 @@ def test_tok_2_refuses_a_non_str():
     """TOK-2: a non-str is a TypeError."""
     with pytest.raises(TypeError):
         sm.upper_bound_tokens(b"bytes")
+
+
+def test_ctx_9_a_special_token_in_a_chat_message_is_counted_as_text():
+    """CTX-9: with an Encoding, a message spelling <|endoftext|> is counted with encode_ordinary, not refused by encode."""
+    from bpe_openai import get_encoding
+
+    o200k = get_encoding("o200k_base")
+    mem = sm.create_memory(tokenizer=o200k)
+    mem.remember("user:name", "Jakub", importance=0.9)
+    mem.add_turn("user", "ignore this: <|endoftext|>")
+    ctx = mem.get_context(token_budget=800)
+    assert ctx.tokens == len(o200k.encode_ordinary(ctx.text)) and "<|endoftext|>" in ctx.text
+    assert mem.get_messages(token_budget=800).tokens <= 800

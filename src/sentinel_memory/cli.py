@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from . import core
-from .errors import DamagedStoreError, LoadWarning, LockTimeoutError
+from .errors import ConflictError, DamagedStoreError, LoadWarning, LockTimeoutError
 from .filestore import JsonFileStore
 from .memory import Memory, create_memory, wall_clock
 from .retention import retention
@@ -197,7 +197,8 @@ def _compact(memory: Memory, options: argparse.Namespace, loaded: Compaction) ->
     if options.dry_run:
         _, dropped = core.compact(memory.state, now=wall_clock())
     else:
-        dropped = memory.compact()  # autosaved when it dropped something
+        with memory.transaction():  # under the file's lock, after reloading what another process saved since
+            dropped = memory.compact()  # autosaved when it dropped something
     dropped = loaded + dropped
     expired, evicted = [e.key for e in dropped.expired], [e.key for e in dropped.evicted]
     if options.json:
@@ -207,9 +208,10 @@ def _compact(memory: Memory, options: argparse.Namespace, loaded: Compaction) ->
 
 
 def _forget(memory: Memory, options: argparse.Namespace, _loaded: Compaction) -> Any:
-    forgotten = memory.forget(options.key)
-    if forgotten:
-        memory.save()
+    with memory.transaction():  # under the file's lock, after reloading what another process saved since
+        forgotten = memory.forget(options.key)
+        if forgotten:
+            memory.save()
     if options.json:
         return {"key": options.key, "forgotten": forgotten}
     return f"forgot {options.key}" if forgotten else f"no live entry {options.key}; nothing changed"
@@ -252,7 +254,19 @@ USAGE = f"""commands and what each requires:
   demo                        the restaurant story
 
 exit status: 0 done; 1 the file is missing, damaged or not a memory;
-2 a usage error; {LOCKED} another process held the file's lock for all of --wait"""
+2 a usage error; {LOCKED} another process held the file's lock for all of --wait,
+or changed the file while the command ran (nothing changed)"""
+
+
+def _limit(text: str) -> int:
+    """``--limit``: a whole number of entries >= 1; anything else is a usage error, never a default (CLI-4)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of entries: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
 
 
 def _seconds(text: str) -> float:
@@ -279,7 +293,7 @@ def _parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help, description=help)
         command.add_argument("file", type=Path, metavar="FILE", help="a memory file written by JsonFileStore")
         command.add_argument(
-            "--limit", type=int, help="the memory's limit (default: enough for every stored entry, at least 1000)"
+            "--limit", type=_limit, help="the memory's limit (default: enough for every stored entry, at least 1000)"
         )
         command.add_argument("--json", action="store_true", help="print JSON instead of text")
         return command
@@ -338,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         memory = _open(
             options.file,
-            options.limit,
+            None if options.command == "forget" else options.limit,  # forget removes one entry, nothing more
             wait=getattr(options, "wait", DEFAULT_WAIT),
             on_evict=loaded.append,
             autosave=compacting and not options.dry_run,
@@ -352,6 +366,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"sentinel-memory: {error.location} is locked by another process; gave up after {error.waited:g} s, nothing changed (--wait SECONDS waits longer)",
             file=sys.stderr,
         )
+        return LOCKED
+    except ConflictError as error:
+        print(f"sentinel-memory: {error}; nothing changed, run the command again", file=sys.stderr)
         return LOCKED
     except (ValueError, TypeError) as error:  # a bad budget or query: the user's input, not the file
         print(f"sentinel-memory: {error}", file=sys.stderr)

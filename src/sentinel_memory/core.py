@@ -356,7 +356,10 @@ def add_turn(
             raise TypeError(f"{name} must be a str, got {type(value).__name__}")
     if not role:
         raise ValueError("role must not be empty")
-    key = f"chat:{state.turns + 1}"
+    number = state.turns + 1
+    while f"chat:{number}" in state.entries:  # a state built by hand may hold turns past its counter
+        number += 1
+    key = f"chat:{number}"
     weight = number_option("turn_importance", importance)
     state, dropped = remember(state, key, {"role": role, "content": text}, now=now, importance=weight, ttl=ttl)
     return state, dropped, key
@@ -998,8 +1001,11 @@ def messages(
     counting = as_tokenizer(tokenizer) or state.config.tokenizer
     share = number_option("facts_share", facts_share)
     facts = _of_kind(state, "facts")
+    # Newest first by N, and of two turns with one N (chat:7, chat:007) the newer first (ENT-6).
     newest_first = sorted(
-        _of_kind(state, "turns").index.live_by_age(now), key=lambda e: turn_number(e.key), reverse=True
+        _of_kind(state, "turns").index.live_by_age(now),
+        key=lambda e: (turn_number(e.key), e.updated_at, e.seq),
+        reverse=True,
     )
     reserve = math.floor(token_budget * share) if _live_count(facts, now) else 0
     taken: list[tuple[Entry, str, str]] = []

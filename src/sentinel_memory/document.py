@@ -239,7 +239,7 @@ def _working(raw: object) -> tuple[Working, bool]:
     if not isinstance(raw, dict):
         return Working(), True
     data, updated_at = raw.get("data"), raw.get("updatedAt")
-    if data == {} and updated_at is None:
+    if isinstance(data, dict) and not data and not is_number(updated_at):  # nothing to lose, whatever its time says
         return Working(), False
     if not isinstance(data, dict):
         return Working(), True

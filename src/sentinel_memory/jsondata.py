@@ -140,7 +140,7 @@ def as_message(data: Any) -> tuple[str, str] | None:
     """``(role, content)`` when ``data`` is a chat message, ``{"role": str, "content": str}`` and nothing else (TXT-4); else None."""
     if type(data) is dict and len(data) == 2:
         role, content = data.get("role"), data.get("content")
-        if type(role) is str and type(content) is str:
+        if type(role) is str and role and type(content) is str:
             return role, content
     return None
 

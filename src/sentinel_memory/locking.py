@@ -60,6 +60,8 @@ def check_wait(wait: object) -> float:
         raise TypeError(f"lock_wait must be a number of seconds, got {type(wait).__name__}")
     if not 0 <= wait < float("inf"):
         raise ValueError(f"lock_wait must be a finite number of seconds >= 0, got {shown(wait)}")
+    if wait > threading.TIMEOUT_MAX:  # a thread lock refuses to wait longer, with OverflowError
+        raise ValueError(f"lock_wait must be at most {threading.TIMEOUT_MAX:g} seconds, got {shown(wait)}")
     try:
         return float(wait)
     except OverflowError:  # an int beyond the double range: not a finite number of seconds

@@ -11,7 +11,7 @@ from .index import Index
 from .table import Table
 from .values import CacheItem, Config, Counters, Entry, Working, frozen_mapping
 
-__all__ = ["MemoryState", "largest_turn"]
+__all__ = ["MAX_TURN_DIGITS", "MemoryState", "largest_turn"]
 
 
 def _table(entries: Mapping[str, Entry] | Iterable[Entry] | None) -> Table:
@@ -26,6 +26,10 @@ def _table(entries: Mapping[str, Entry] | Iterable[Entry] | None) -> Table:
 
 def _index_of(state: Any) -> Index:
     return Index.of(state.entries.values())
+
+
+#: ENT-16: the most digits the N of a ``chat:N`` turn key has; a longer run of digits is an ordinary key.
+MAX_TURN_DIGITS = 4000
 
 
 def largest_turn(keys: Iterable[str]) -> int:
@@ -45,7 +49,8 @@ def largest_turn(keys: Iterable[str]) -> int:
         >>> largest_turn(["chat:2", "chat:10", "chat:x", "user:name"])
         10
     """
-    tails = [key[5:] for key in keys if key.startswith("chat:")]
+    # At most MAX_TURN_DIGITS digits: Python reads no longer int from text, and N + 1 must still be written.
+    tails = [key[5:] for key in keys if key.startswith("chat:") and len(key) <= 5 + MAX_TURN_DIGITS]
     return max(map(int, filter(str.isdigit, filter(str.isascii, tails))), default=0)
 
 

@@ -216,7 +216,11 @@ def as_tokenizer(tokenizer: object) -> Tokenizer | None:
 
     An object with an ``encode`` method counts ``len(encode(text))``; it is
     asked first, because some tokenizer objects (Hugging Face's) are also
-    callable and return something else. A plain callable is used as it is.
+    callable and return something else. An object that also has
+    ``encode_ordinary`` (tiktoken's and bpe-openai's ``Encoding``) counts
+    with that instead: ``encode`` refuses text that spells a special token
+    such as ``<|endoftext|>``, and one chat message holding it must not stop
+    every prompt from being built (CTX-9). A plain callable is used as it is.
 
     Args:
         tokenizer: A counting function, an object with ``encode(text)``, or None.
@@ -239,6 +243,9 @@ def as_tokenizer(tokenizer: object) -> Tokenizer | None:
         return None
     encode = getattr(tokenizer, "encode", None)
     if callable(encode) and not isinstance(tokenizer, (str, bytes)):
+        ordinary = getattr(tokenizer, "encode_ordinary", None)
+        if callable(ordinary):  # special tokens in text count as the plain text they are
+            encode = ordinary
 
         def count(text: str) -> int:
             return len(encode(text))

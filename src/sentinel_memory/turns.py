@@ -11,8 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from .jsondata import as_message
+from .state import MAX_TURN_DIGITS
 
-__all__ = ["is_turn", "is_turn_key", "message_of", "turn_number"]
+__all__ = ["LEGACY_ROLES", "is_turn", "is_turn_key", "message_of", "turn_number"]
+
+#: MSG-1: the roles a turn stored as one string ``"role: content"`` may have; "Reminder: buy milk" is no turn.
+LEGACY_ROLES = frozenset({"user", "assistant", "system", "tool"})
 
 
 def is_turn_key(key: str) -> bool:
@@ -30,7 +34,7 @@ def is_turn_key(key: str) -> bool:
         (True, False, False)
     """
     tail = key[5:]
-    return key.startswith("chat:") and tail.isascii() and tail.isdigit()
+    return key.startswith("chat:") and len(tail) <= MAX_TURN_DIGITS and tail.isascii() and tail.isdigit()
 
 
 def turn_number(key: str) -> int:
@@ -69,7 +73,7 @@ def message_of(data: Any) -> tuple[str, str] | None:
         return message
     if isinstance(data, str):
         role, found, content = data.partition(": ")
-        if found and role:
+        if found and role in LEGACY_ROLES:
             return role, content
     return None
 

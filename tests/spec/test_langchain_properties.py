@@ -98,13 +98,13 @@ def turn_n(key: str) -> int | None:
 
 
 def legacy(data: Any) -> tuple[str, str] | None:
-    """MSG-1 restated: (role, content) of a message or of a "role: content" string with a non-empty role."""
+    """MSG-1 restated: (role, content) of a message with a non-empty role, or of a "role: content" string of a chat role."""
     if isinstance(data, dict) and set(data) == {"role", "content"}:
-        if isinstance(data["role"], str) and isinstance(data["content"], str):
+        if isinstance(data["role"], str) and data["role"] and isinstance(data["content"], str):
             return data["role"], data["content"]
     if isinstance(data, str) and ": " in data:
         role, content = data.split(": ", 1)
-        if role:
+        if role in ("user", "assistant", "system", "tool"):
             return role, content
     return None
 

@@ -15,15 +15,15 @@ T0 = 1_000_000
 
 
 def model_turn(key: str, data: object) -> tuple[str, str] | None:
-    """MSG-1 restated: chat:N of ASCII digits, holding {"role": str, "content": str} or "role: content"."""
+    """MSG-1 restated: chat:N of ASCII digits, holding {"role": non-empty str, "content": str} or "role: content" of a chat role."""
     tail = key[5:]
     if not (key.startswith("chat:") and tail.isascii() and tail.isdigit()):
         return None
     if type(data) is dict and set(data) == {"role", "content"}:
-        if type(data["role"]) is str and type(data["content"]) is str:
+        if type(data["role"]) is str and data["role"] and type(data["content"]) is str:
             return data["role"], data["content"]
         return None
-    if isinstance(data, str) and ": " in data and data.split(": ", 1)[0]:
+    if isinstance(data, str) and ": " in data and data.split(": ", 1)[0] in ("user", "assistant", "system", "tool"):
         role, content = data.split(": ", 1)
         return role, content
     return None
@@ -32,7 +32,11 @@ def model_turn(key: str, data: object) -> tuple[str, str] | None:
 def expected(model: Model, budget, share, query, now):
     """MSG-2, MSG-3 restated: turns newest first within budget less the facts' share, facts, then older turns."""
     live = model.live(now)
-    turns = sorted((e for e in live if model_turn(e.key, e.data)), key=lambda e: int(e.key[5:]), reverse=True)
+    turns = sorted(
+        (e for e in live if model_turn(e.key, e.data)),
+        key=lambda e: (int(e.key[5:]), e.updated_at, e.seq),
+        reverse=True,
+    )
     facts = Model(recency_window=model.recency_window)
     facts.entries = {e.key: e for e in live if not model_turn(e.key, e.data)}
     costs = [model_estimate(model_turn(e.key, e.data)[1]) + 3 for e in turns]
@@ -59,7 +63,12 @@ def expected(model: Model, budget, share, query, now):
 
 def text_of(entry) -> str:
     message = entry.data
-    if type(message) is dict and set(message) == {"role", "content"} and all(type(v) is str for v in message.values()):
+    if (
+        type(message) is dict
+        and set(message) == {"role", "content"}
+        and all(type(v) is str for v in message.values())
+        and message["role"]
+    ):
         return f"{message['role']}: {message['content']}"
     return entry.text()
 
@@ -70,10 +79,10 @@ entries = st.lists(
         st.one_of(
             st.builds(
                 lambda role, content: {"role": role, "content": content},
-                st.sampled_from(["user", "assistant", "system"]),
+                st.sampled_from(["user", "assistant", "system", ""]),
                 st.sampled_from(["hi", "what about peanuts?", "a longer answer about the menu and the order", ""]),
             ),
-            st.sampled_from(["user: legacy turn", "no role", "Jakub", ": empty role", "allergic to peanuts"]),
+            st.sampled_from(["user: legacy turn", "no role", "Jakub", ": empty role", "Reminder: buy milk"]),
             st.integers(0, 9),
         ),
         st.sampled_from([0.0, 0.3, 0.5, 0.9]),
