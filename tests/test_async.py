@@ -548,3 +548,26 @@ def test_aio_5_importing_the_package_imports_neither_redis_nor_asyncio():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_aio_5_a_task_holding_the_lease_changes_its_shared_memory_at_once(redis_server):
+    """AIO-5, MW-2: inside `async with store.lock()`, a shared AsyncMemory on that store changes without waiting for itself."""
+    import asyncio
+    import time
+    import uuid
+
+    async def main() -> float:
+        store = sm.AsyncRedisStore(url=redis_server.url, key=uuid.uuid4().hex, lock_wait=5)
+        mem = await sm.create_async_memory(store=store, autosave=True, shared=True)
+        started = time.monotonic()
+        async with store.lock():
+            await mem.remember("a", 1)
+            await mem.add_turn("user", "hi")
+        took = time.monotonic() - started
+        again = await sm.create_async_memory(store=sm.AsyncRedisStore(url=redis_server.url, key=store.key))
+        assert again.get("a") == 1 and len(again) == 2
+        await mem.close()
+        await again.close()
+        return took
+
+    assert asyncio.run(main()) < 4  # not a wait of lock_wait for itself, then a LockTimeoutError

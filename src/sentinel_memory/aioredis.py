@@ -16,6 +16,7 @@ imported only when a store is made (DEP-1).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
@@ -107,6 +108,10 @@ class AsyncRedisStore(ScriptArguments):
             client, url, key, idle_ttl, prefix, lock_timeout, lock_wait, lambda: _asyncio_redis().Redis.from_url(url)
         )
         self._holders: dict[asyncio.Task[Any], int] = {}  # the task holding the lease, and how deep
+        # The holding task, as the tasks it starts see it: an AsyncMemory runs each change in a task of its own.
+        self._owner: contextvars.ContextVar[asyncio.Task[Any] | None] = contextvars.ContextVar(
+            f"lease-owner-{id(self)}", default=None
+        )
         self._unreleased: list[tuple[Any, str]] = []  # leases a lost connection or a cancel left set (RDS-5)
 
     def __repr__(self) -> str:
@@ -231,7 +236,8 @@ class AsyncRedisStore(ScriptArguments):
 
         The lease of ``RedisStore.lock``: the same key, token kind and
         timings, so sync and async writers exclude each other. Re-entrant
-        for the task that holds it. A lease left set because Redis was
+        for the task that holds it, and for the tasks it starts meanwhile (an
+        ``AsyncMemory`` runs each change in a task of its own). A lease left set because Redis was
         unreachable, or because the task asking for it was cancelled before
         Redis answered, is released by this store's next ``lock()`` (RDS-5).
 
@@ -246,13 +252,14 @@ class AsyncRedisStore(ScriptArguments):
 
         task = asyncio.current_task()
         assert task is not None, "lock() is used from a task"
-        depth = self._holders.get(task, 0)
-        if depth:
-            self._holders[task] = depth + 1
+        owner = task if task in self._holders else self._owner.get()
+        if owner is not None and self._holders.get(owner, 0):
+            self._holders[owner] += 1
             try:
                 yield
             finally:
-                self._holders[task] -= 1
+                if owner in self._holders:
+                    self._holders[owner] -= 1
             return
         with self._talking("lock"):
             await self._release_unreleased()
@@ -267,6 +274,7 @@ class AsyncRedisStore(ScriptArguments):
         if not acquired:
             raise LockTimeoutError(self.lock_key, self.lock_wait)
         self._holders[task] = 1
+        self._owner.set(task)  # tasks started from here on hold it too; ignored once it is released
         try:
             yield
         finally:
