@@ -1002,8 +1002,9 @@ def messages(
     share = number_option("facts_share", facts_share)
     facts = _of_kind(state, "facts")
     # Newest first by N, and of two turns with one N (chat:7, chat:007) the newer first (ENT-6).
+    # The live turns are read off the state's own index: only the facts need a state (and index) of their own.
     newest_first = sorted(
-        _of_kind(state, "turns").index.live_by_age(now),
+        (e for e in state.index.live_by_age(now) if is_turn(e.key, e.data)),
         key=lambda e: (turn_number(e.key), e.updated_at, e.seq),
         reverse=True,
     )
@@ -1040,7 +1041,7 @@ def messages(
 
 
 def _message(entry: Entry) -> tuple[str, str]:
-    """A turn's ``(role, content)``; every entry ``_of_kind(..., "turns")`` keeps has one (MSG-1)."""
+    """A turn's ``(role, content)``; every entry ``is_turn`` accepts has one (MSG-1)."""
     message = message_of(entry.data)
     assert message is not None
     return message
