@@ -63,10 +63,11 @@ docs: $(STAMP)
 serve: $(STAMP)
 	$(VENV)/bin/mkdocs serve
 
-## make bench: run the benchmarks, write docs/performance.md and docs/performance.png
+## make bench: run the benchmarks, write docs/performance.md, docs/performance-tokenizers.md and their plots
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) benchmarks/report.py
+	$(PY) benchmarks/report.py chat
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .cache site

@@ -90,3 +90,59 @@ def mass_expiry_state(n: int = 100_000, expired: int = 15_000, *, seed: int = 7)
         for i, e in enumerate(entries)
     ]
     return MemoryState(config=Config(limit=n), entries={e.key: e for e in entries}, next_seq=n)
+
+
+# -- chat text ---------------------------------------------------------------------------------
+
+#: The languages of the chat-text workload, from chatterbot-corpus (BSD licensed, on PyPI).
+CHAT_LANGUAGES = ("english", "german", "spanish", "russian", "japanese", "chinese")
+
+
+def chat_lines() -> dict[str, list[str]]:
+    """Real chat lines by language: the conversations of chatterbot-corpus, one line per message.
+
+    Written by people for a chatbot, not for this project: lines end in ``?``,
+    ``.``, ``!``, the ideographic full stop or a word, and vary from one word to a paragraph.
+    """
+    from pathlib import Path
+
+    import chatterbot_corpus
+    import yaml
+
+    root = Path(chatterbot_corpus.__file__).parent / "data"
+    lines: dict[str, list[str]] = {}
+    for language in CHAT_LANGUAGES:
+        found = []
+        for path in sorted((root / language).glob("*.yml")):
+            for conversation in yaml.safe_load(path.read_text(encoding="utf-8")).get("conversations") or []:
+                found.extend(line.strip() for line in conversation if isinstance(line, str) and line.strip())
+        lines[language] = found
+    return lines
+
+
+def make_chat_state(n: int, *, notes: float = 0.2, seed: int = 42) -> MemoryState:
+    """``n`` entries a chat makes: turns (``add_turn``) of real chat lines, and ``notes`` of them facts.
+
+    One entry a second up to NOW, languages mixed; a fact has a continuous
+    importance, a turn the default 0.3. Built with the core functions, so
+    every entry is what a bot's own calls would have stored.
+    """
+    from sentinel_memory import core
+
+    rng = random.Random(seed)
+    pool = [line for found in chat_lines().values() for line in found]
+    state = MemoryState(config=Config(limit=max(n, 1)))
+    for i in range(n):
+        now = NOW - (n - i) * 1000
+        if rng.random() < notes:
+            state, _ = core.remember(state, f"note:{i}", rng.choice(pool), now=now, importance=rng.random())
+        else:
+            state, _, _ = core.add_turn(state, rng.choice(("user", "assistant")), rng.choice(pool), now=now)
+    return state
+
+
+def chat_queries(count: int, *, seed: int = 7) -> list[str]:
+    """``count`` queries taken from chat turns: what a user said, used to query the next context."""
+    rng = random.Random(seed)
+    pool = [line for found in chat_lines().values() for line in found]
+    return [rng.choice(pool) for _ in range(count)]

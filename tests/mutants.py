@@ -648,6 +648,27 @@ MUTANTS = [
         'slug = re.sub(r"[^a-z0-9]+", "-", ascii_only).strip("-")[:SLUG_LENGTH]',
         tests=("tests/test_folder_slugs.py",),
     ),
+    Mutant(
+        "the counted fill's repair drops the highest-ranked pick",
+        "prompt.py",
+        "        ranked_picks = ranked_picks[:-1]",
+        "        ranked_picks = ranked_picks[1:]",
+        tests=("tests/test_counted.py", "tests/spec/test_counted_properties.py"),
+    ),
+    Mutant(
+        "the counted fill keeps a text that counts over the budget",
+        "prompt.py",
+        "    if tokens <= token_budget:\n        return text, tuple(chosen), tokens  # the joins merged",
+        "    if True:\n        return text, tuple(chosen), tokens  # the joins merged",
+        tests=("tests/test_counted.py", "tests/spec/test_counted_properties.py"),
+    ),
+    Mutant(
+        "the counted fill falls back to the naive fill when the joins merge",
+        "prompt.py",
+        '    if getattr(tokenizer, "fill", None) != "counted":\n        return naive()',
+        "    if True:\n        return naive()",
+        tests=("tests/test_counted.py", "tests/spec/test_counted_properties.py"),
+    ),
 ]
 
 

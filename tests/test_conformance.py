@@ -196,6 +196,11 @@ CAUGHT_BY = {
     "estimate-code-points": ("text-estimate-emoji-five", 2),
     "importance-clamped": ("numbers-importance-fraction", 1),
     "budget-per-entry": ("article-refund-estimate", 5),
+    "counted-naive": ("counted-merge-merging-10", 3),
+    "counted-tokens-sum": ("counted-merge-merging-11", 3),
+    "counted-no-separator": ("counted-merge-merging-10", 3),
+    "repair-drops-newest": ("counted-repair-merging-16", 4),
+    "repair-falls-back-naive": ("counted-searched-naive", 5),
 }
 
 

@@ -30,7 +30,7 @@ from .redisstore import RedisMemories, RedisStore
 from .sqlitestore import SqliteStore
 from .state import MemoryState
 from .stores import MemoryStore, Store
-from .tokens import additive, estimate_tokens, upper_bound_tokens
+from .tokens import LineCounter, additive, estimate_tokens, per_line, upper_bound_tokens
 from .values import (
     JSON,
     Changes,
@@ -68,6 +68,7 @@ __all__ = [
     "Hit",
     "IgnoredValueWarning",
     "JsonFileStore",
+    "LineCounter",
     "LoadResult",
     "LoadWarning",
     "LockTimeoutError",
@@ -92,5 +93,6 @@ __all__ = [
     "default_format",
     "estimate_tokens",
     "make_config",
+    "per_line",
     "upper_bound_tokens",
 ]

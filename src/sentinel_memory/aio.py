@@ -47,7 +47,7 @@ from .shell import load_warning, must_reload, preserved, what_to_save
 from .shown import shown
 from .state import MemoryState
 from .stores import Store
-from .tokens import TokenizerLike
+from .tokens import Counters, TokenizerLike
 from .values import Changes, Compaction, Context, Entry, Hit, LoadResult, Messages
 
 if TYPE_CHECKING:
@@ -440,6 +440,7 @@ class AsyncMemory(Mapping[str, Any]):
     def __init__(self, engine: _Threaded | _Native, *, clock: _Now) -> None:
         self._engine = engine
         self._clock = clock
+        self._counters = Counters()  # the line counts of the tokenizer objects passed per call (CTX-12)
         self._turns: asyncio.Lock | None = None  # one change at a time, first come first served (AIO-2)
         self._owner: asyncio.Task[Any] | None = None  # the task whose change or transaction has the turn
         #: The L0 cache, ``mem.cache``: ``await put/delete/clear``, plain ``get``.
@@ -785,7 +786,7 @@ class AsyncMemory(Mapping[str, Any]):
             now=self._now(),
             token_budget=token_budget,
             query=query,
-            tokenizer=tokenizer,
+            tokenizer=self._counters.get(tokenizer, self.state.config.tokenizer),
             format=format,
             separator=separator,
             must_keep=must_keep,
@@ -825,7 +826,7 @@ class AsyncMemory(Mapping[str, Any]):
             now=self._now(),
             token_budget=token_budget,
             query=query,
-            tokenizer=tokenizer,
+            tokenizer=self._counters.get(tokenizer, self.state.config.tokenizer),
             must_keep=must_keep,
             facts_share=facts_share,
         )

@@ -81,7 +81,7 @@ from .retention import by_retention
 from .shown import shown
 from .state import MemoryState, largest_turn
 from .table import Table
-from .tokens import TokenizerLike, as_tokenizer, count_tokens
+from .tokens import LineCounter, TokenizerLike, as_tokenizer, count_tokens
 from .turns import is_turn, message_of, turn_number
 from .values import (
     CacheItem,
@@ -999,6 +999,8 @@ def messages(
     _check_now(now)
     _check_budget(token_budget)
     counting = as_tokenizer(tokenizer) or state.config.tokenizer
+    # A tokenizer counted line by line remembers each message's count (CTX-12); the count is the same.
+    per_message = counting.measure if isinstance(counting, LineCounter) else counting
     share = number_option("facts_share", facts_share)
     facts = _of_kind(state, "facts")
     # Newest first by N, and of two turns with one N (chat:7, chat:007) the newer first (ENT-6).
@@ -1017,7 +1019,7 @@ def messages(
         nonlocal spent
         for entry in newest_first[len(taken) :]:
             role, content = _message(entry)
-            cost = count_tokens(counting, content) + MESSAGE_TOKENS
+            cost = count_tokens(per_message, content) + MESSAGE_TOKENS
             if spent + cost > room:
                 return
             taken.append((entry, role, content))

@@ -57,7 +57,7 @@ from .options import Duration, is_number, require_bool, require_callable
 from .shown import shown
 from .state import MemoryState
 from .stores import MemoryStore, Store, check_store
-from .tokens import TokenizerLike
+from .tokens import Counters, TokenizerLike
 from .values import JSON, Changes, Compaction, Context, Entry, Hit, LoadResult, Messages
 
 __all__ = ["CacheMemory", "Memory", "WorkingMemory", "create_memory", "wall_clock"]
@@ -128,6 +128,7 @@ class Memory(Mapping[str, JSON]):
     ) -> None:
         self._state = state
         self._store = store
+        self._counters = Counters()  # the line counts of the tokenizer objects passed per call (CTX-12)
         self._clock = clock
         self._autosave = autosave
         self._on_evict = on_evict
@@ -612,7 +613,7 @@ class Memory(Mapping[str, JSON]):
             now=self._now(),
             token_budget=token_budget,
             query=query,
-            tokenizer=tokenizer,
+            tokenizer=self._counters.get(tokenizer, self._state.config.tokenizer),
             format=format,
             separator=separator,
             must_keep=must_keep,
@@ -670,7 +671,7 @@ class Memory(Mapping[str, JSON]):
             now=self._now(),
             token_budget=token_budget,
             query=query,
-            tokenizer=tokenizer,
+            tokenizer=self._counters.get(tokenizer, self._state.config.tokenizer),
             must_keep=must_keep,
             facts_share=facts_share,
         )

@@ -28,6 +28,16 @@ the text once, at the end; it skips the ranking when everything fits, and
 walks the ranking with C-speed building blocks rather than a Python loop. If
 the final count disagrees with the running total, the declaration was wrong
 for this text and the naive fill runs instead.
+
+Real tokenizers are not additive. A BPE such as o200k_base merges a line's
+last punctuation with the line feed after it, so ``"What?\\nhi"`` counts one
+token less than its parts. For them (a tokenizer object, or one wrapped in
+``per_line``) the rule itself is different, and ``fill_counted`` is its
+readable form (CTX-12): walk the ranking on per-line counts as if they added
+up, count the joined text once, and while that count is over the budget
+drop the lowest-ranked pick and count again. Joined text almost never counts
+more than its parts, so the repair almost never runs, and ``fill`` walks the
+same way in linear time.
 """
 
 from __future__ import annotations
@@ -38,10 +48,10 @@ import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .tokens import Tokenizer, count_tokens, utf16_len
+from .tokens import LineCounter, Tokenizer, count_tokens, utf16_len
 from .values import Entry, sorted_by_age
 
-__all__ = ["fill", "fill_naive", "fill_ranked_naive"]
+__all__ = ["fill", "fill_counted", "fill_naive", "fill_ranked_naive"]
 
 
 def fill_naive(
@@ -79,6 +89,46 @@ def fill_naive(
     return text, tuple(chosen), tokens
 
 
+def fill_counted(
+    ranked: Sequence[Entry],
+    *,
+    token_budget: int | float,
+    tokenizer: Tokenizer,
+    render: Callable[[Entry], str],
+    separator: str,
+) -> tuple[str, tuple[Entry, ...], int | float]:
+    """The counted fill of ``ranked`` into ``token_budget``, readable: the reference for CTX-12.
+
+    Each line and the separator are counted once. When every count is a
+    whole number >= 0, the walk adds a candidate if the sum of the chosen
+    lines' counts, one separator count between each two, stays within the
+    budget; then the chosen lines are rendered oldest first and counted
+    together, and while that count is over the budget the pick lowest in the
+    ranking is dropped and the rest counted again. Otherwise (a count that
+    is not a whole number) the naive fill runs, as in CTX-8.
+    """
+    empty = _empty_count(tokenizer, token_budget)
+    counts = [tokenizer(render(entry)) for entry in ranked]
+    gap = tokenizer(separator)
+    if not all(type(count) is int and count >= 0 for count in [gap, *counts]):
+        return fill_naive(ranked, token_budget=token_budget, tokenizer=tokenizer, render=render, separator=separator)
+    picks: list[Entry] = []  # in ranking order
+    total: int | float = 0
+    for entry, count in zip(ranked, counts, strict=True):
+        cost = count if not picks else gap + count
+        if total + cost <= token_budget:
+            picks.append(entry)
+            total += cost
+    while picks:
+        chosen = sorted_by_age(picks)
+        text = separator.join(map(render, chosen))
+        tokens = count_tokens(tokenizer, text)
+        if tokens <= token_budget:
+            return text, tuple(chosen), tokens
+        picks.pop()  # the repair: the lowest-ranked pick goes first
+    return "", (), empty
+
+
 def fill_ranked_naive(
     count: int,
     oldest_first: Callable[[], Sequence[Entry]],
@@ -90,10 +140,14 @@ def fill_ranked_naive(
     seq_is_age: bool = False,
     **options: Any,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
-    """``fill_naive`` with ``fill``'s arguments: the reference the fast fill must equal.
+    """The readable fill with ``fill``'s arguments: the reference the fast fill must equal.
 
-    It reads only the whole ranking; the rest are shortcuts for the fast fill.
+    ``fill_counted`` for a tokenizer counted line by line (CTX-12), else
+    ``fill_naive``. It reads only the whole ranking; the rest are shortcuts
+    for the fast fill.
     """
+    if getattr(options["tokenizer"], "fill", None) == "counted":
+        return fill_counted(rank(None), **options)
     return fill_naive(rank(None), **options)
 
 
@@ -152,13 +206,17 @@ def fill(
         size_of, floor = _line_units, least_units  # whole numbers, cached per entry
     else:
         live = oldest_first()
-        measured = {entry.seq: measure(render(entry)) for entry in live}
+        lines = list(map(render, live))
+        # A LineCounter counts the lines it has not seen, all at once (CTX-12).
+        counts = tokenizer.measure_many(lines) if isinstance(tokenizer, LineCounter) else list(map(measure, lines))
+        measured = dict(zip(map(_seq, live), counts, strict=True))
         # Whole numbers >= 0 only: float sums round, so they could not
         # promise the naive fill's result, and the naive fill reports bad counts.
         if type(gap) is not int or set(map(type, measured.values())) != {int} or gap < 0 or min(measured.values()) < 0:
             return naive()
         size_of, floor = lambda entry: measured[entry.seq], min(measured.values())
     chosen: Sequence[Entry]
+    picks: list[Entry] | None = None  # in ranking order, when the ranking was walked
     total = cap + 1
     if count * (floor + gap) - gap <= cap:
         # Everything may fit: only then is every line looked at.
@@ -205,11 +263,25 @@ def fill(
         chosen = sorted_by_age(picks, seq_is_age=seq_is_age)  # age order again
     if not chosen:
         return "", (), empty
-    text = separator.join(map(_line if render is render_default else render, chosen))
+    line_of = _line if render is render_default else render
+    text = separator.join(map(line_of, chosen))
     tokens = count_tokens(tokenizer, text)
-    if tokens != to_tokens(total):
+    if tokens == to_tokens(total):
+        return text, tuple(chosen), tokens
+    if getattr(tokenizer, "fill", None) != "counted":
         return naive()  # the declaration does not hold for this text
-    return text, tuple(chosen), tokens
+    if tokens <= token_budget:
+        return text, tuple(chosen), tokens  # the joins merged: fewer tokens than the sum (CTX-12)
+    # The repair (CTX-12): drop the lowest-ranked pick until the text fits.
+    ranked_picks = picks if picks is not None else rank(None)
+    while ranked_picks:
+        ranked_picks = ranked_picks[:-1]
+        chosen = sorted_by_age(ranked_picks, seq_is_age=seq_is_age)
+        text = separator.join(map(line_of, chosen))
+        tokens = count_tokens(tokenizer, text)
+        if tokens <= token_budget:
+            return text, tuple(chosen), tokens
+    return "", (), empty
 
 
 def _greedy(sizes: Sequence[int], gap: int, room: int) -> tuple[list[int], int]:
@@ -259,3 +331,4 @@ def render_default(entry: Entry) -> str:
 #: The default line and its measure under the estimator, both cached on the entry.
 _line = operator.attrgetter("line")
 _line_units = operator.attrgetter("line_units")
+_seq = operator.attrgetter("seq")

@@ -10,20 +10,25 @@ is hard, pass the model's own tokenizer.
 
 from __future__ import annotations
 
+import itertools
 import math
+import threading
 from collections.abc import Callable, Sized
 from typing import Protocol, runtime_checkable
 
 from .shown import shown
 
 __all__ = [
+    "Counters",
     "Encoder",
+    "LineCounter",
     "Tokenizer",
     "TokenizerLike",
     "additive",
     "as_tokenizer",
     "count_tokens",
     "estimate_tokens",
+    "per_line",
     "upper_bound_tokens",
     "utf16_len",
 ]
@@ -212,7 +217,7 @@ def additive(tokenizer: Tokenizer) -> Tokenizer:
 
 
 def as_tokenizer(tokenizer: object) -> Tokenizer | None:
-    """The counting function for what ``tokenizer=`` was given; None stays None (CTX-9, OPT-1).
+    """The counting function for what ``tokenizer=`` was given; None stays None (CTX-9, CTX-12, OPT-1).
 
     An object with an ``encode`` method counts ``len(encode(text))``; it is
     asked first, because some tokenizer objects (Hugging Face's) are also
@@ -220,7 +225,9 @@ def as_tokenizer(tokenizer: object) -> Tokenizer | None:
     ``encode_ordinary`` (tiktoken's and bpe-openai's ``Encoding``) counts
     with that instead: ``encode`` refuses text that spells a special token
     such as ``<|endoftext|>``, and one chat message holding it must not stop
-    every prompt from being built (CTX-9). A plain callable is used as it is.
+    every prompt from being built (CTX-9). A tokenizer object is counted
+    line by line (a ``LineCounter``, CTX-12). A plain callable is used as it
+    is, and so is a ``LineCounter``.
 
     Args:
         tokenizer: A counting function, an object with ``encode(text)``, or None.
@@ -239,8 +246,8 @@ def as_tokenizer(tokenizer: object) -> Tokenizer | None:
         >>> as_tokenizer(Letters())("abc"), as_tokenizer(None)
         (3, None)
     """
-    if tokenizer is None:
-        return None
+    if tokenizer is None or isinstance(tokenizer, LineCounter):
+        return tokenizer
     encode = getattr(tokenizer, "encode", None)
     if callable(encode) and not isinstance(tokenizer, (str, bytes)):
         ordinary = getattr(tokenizer, "encode_ordinary", None)
@@ -252,10 +259,234 @@ def as_tokenizer(tokenizer: object) -> Tokenizer | None:
 
         count.__wrapped__ = tokenizer  # type: ignore[attr-defined]
         count.__qualname__ = count.__name__ = f"len({type(tokenizer).__name__}.encode)"
-        return count
+        return LineCounter(count, source=tokenizer)
     if callable(tokenizer):
         return tokenizer
     raise TypeError(f"tokenizer must be callable or have an encode(text) method, got {type(tokenizer).__name__}")
+
+
+#: How many lines' counts a ``LineCounter`` keeps, and how many characters of them (CTX-12).
+DEFAULT_MAX_LINES = 100_000
+DEFAULT_MAX_CHARS = 20_000_000
+
+
+class LineCounter:
+    """A tokenizer counted line by line: the context fill CTX-12 for tokenizers whose joins merge.
+
+    A BPE tokenizer (o200k_base, cl100k_base, Llama's) is not additive: its
+    count of ``"What?" + "\\n" + "hi"`` may be less than the counts of the
+    parts, because it merges a line's last punctuation with the line feed.
+    Re-counting the whole text for every candidate (CTX-2) is exact but
+    counts the same lines again and again. A ``LineCounter`` tells the fill
+    to count each line once, keep a running total with the separator, count
+    the joined text once, and drop the lowest-ranked lines while that count
+    is over the budget (CTX-12). So ``tokens`` is still the tokenizer's exact
+    count of the text and never over the budget.
+
+    It also remembers each line's count, keyed by the line itself, so the
+    next context counts only new lines. A count can never be stale: a
+    changed entry, format or separator is a different line. The memory is
+    bounded: past ``max_lines`` lines or ``max_chars`` characters the oldest
+    half is forgotten. The tokenizer must be deterministic, as any
+    tokenizer for a budget must be.
+
+    Args:
+        tokenizer: A counting function ``(text) -> number``.
+        max_lines: The most lines whose counts are kept. Defaults to 100,000.
+        max_chars: The most characters of lines whose counts are kept. Defaults to 20,000,000.
+        source: What the count was made from (the ``Encoding`` object), for ``repr``. Defaults to None.
+
+    Examples:
+        >>> words = per_line(lambda text: len(text.split()))
+        >>> words("a b"), words.measure("a b"), words.cached
+        (2, 2, 1)
+    """
+
+    #: The declaration the context fill reads (CTX-12).
+    fill = "counted"
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        *,
+        max_lines: int = DEFAULT_MAX_LINES,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        source: object = None,
+    ) -> None:
+        if not callable(tokenizer):
+            raise TypeError(f"tokenizer must be callable, got {type(tokenizer).__name__}")
+        self._count = tokenizer
+        self._source = tokenizer if source is None else source
+        self._max_lines = max_lines
+        self._max_chars = max_chars
+        self._lines: dict[str, int | float] = {}
+        self._chars = 0
+        # Only inserts take it: lookups read a dict that is replaced whole, never mutated under them.
+        self._lock = threading.Lock()
+        self.__wrapped__ = self._source
+
+    def __repr__(self) -> str:
+        return f"<LineCounter of {self._source!r}: {len(self._lines)} lines counted>"
+
+    def __call__(self, text: str) -> int | float:
+        """The tokenizer's count of ``text``, counted now: what a joined text is counted with.
+
+        Args:
+            text: The text to count.
+
+        Returns:
+            The tokenizer's count.
+        """
+        return self._count(text)
+
+    @property
+    def cached(self) -> int:
+        """How many lines' counts are kept now."""
+        return len(self._lines)
+
+    def measure(self, line: str) -> int | float:
+        """The count of one line, remembered: counted the first time only.
+
+        Args:
+            line: One rendered line (or the separator).
+
+        Returns:
+            The tokenizer's count of ``line``.
+        """
+        return self.measure_many([line])[0]
+
+    def measure_many(self, lines: list[str]) -> list[int | float]:
+        """The counts of ``lines``, remembered: only the lines not seen before are counted.
+
+        Args:
+            lines: Rendered lines.
+
+        Returns:
+            Their counts, in the same order.
+        """
+        known = self._lines
+        counts = list(map(known.get, lines))
+        if None not in counts:
+            return counts  # type: ignore[return-value]
+        missing = [i for i, count in enumerate(counts) if count is None]
+        new = list(map(self._count, map(lines.__getitem__, missing)))
+        for i, count in zip(missing, new, strict=True):
+            counts[i] = count
+        self._keep([lines[i] for i in missing], new)
+        return counts  # type: ignore[return-value]
+
+    def _keep(self, lines: list[str], counts: list[int | float]) -> None:
+        with self._lock:
+            kept = self._lines
+            size = sum(map(len, lines))
+            if len(kept) + len(lines) > self._max_lines or self._chars + size > self._max_chars:
+                # Forget the older half, into a new dict: readers keep the one they hold.
+                kept = dict(itertools.islice(kept.items(), len(kept) // 2, None))
+                self._chars = sum(map(len, kept))
+                self._lines = kept
+            for line, count in zip(lines, counts, strict=True):
+                if len(kept) < self._max_lines and self._chars + len(line) <= self._max_chars:
+                    kept[line] = count
+                    self._chars += len(line)
+
+    @staticmethod
+    def tokens_from_measure(total: int | float) -> int | float:
+        """A total of line counts, as tokens: the same number (CTX-12).
+
+        Args:
+            total: A sum of line counts and separator counts.
+
+        Returns:
+            ``total`` itself.
+        """
+        return total
+
+    @staticmethod
+    def measure_limit(budget: int | float) -> int:
+        """The largest total of whole counts within ``budget`` (CTX-12).
+
+        Args:
+            budget: A token budget, a finite number >= 0.
+
+        Returns:
+            ``floor(budget)``.
+        """
+        return math.floor(budget)
+
+
+class Counters:
+    """The ``LineCounter`` of each tokenizer object a memory is given per call (CTX-12).
+
+    ``get_context(tokenizer=enc)`` on every turn must not count every line
+    anew, so a memory keeps the counter it made for each of the last few
+    tokenizer objects it was given, by identity, and the one it was created
+    with. Plain functions are not kept: they are counted as they are.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self._size = size
+        self._by_id: dict[int, tuple[object, LineCounter]] = {}
+
+    def get(self, tokenizer: TokenizerLike | None, default: Tokenizer) -> TokenizerLike | None:
+        """What to count with for ``tokenizer=``: the kept counter of a tokenizer object, else ``tokenizer`` itself.
+
+        Args:
+            tokenizer: What the call was given, or None.
+            default: The memory's own tokenizer (its config's), used when it wraps ``tokenizer``.
+
+        Returns:
+            A ``LineCounter`` for a tokenizer object, else ``tokenizer`` unchanged.
+        """
+        if tokenizer is None or isinstance(tokenizer, LineCounter) or not callable(getattr(tokenizer, "encode", None)):
+            return tokenizer
+        if getattr(default, "__wrapped__", None) is tokenizer and isinstance(default, LineCounter):
+            return default  # the tokenizer the memory was created with
+        found = self._by_id.get(id(tokenizer))
+        if found is not None and found[0] is tokenizer:
+            return found[1]
+        counter = as_tokenizer(tokenizer)
+        assert isinstance(counter, LineCounter)
+        kept = self._by_id
+        if len(kept) >= self._size:
+            del kept[next(iter(kept))]  # the oldest; holding the object keeps its id from being reused
+        kept[id(tokenizer)] = (tokenizer, counter)
+        return counter
+
+
+def per_line(tokenizer: object) -> LineCounter:
+    """Count ``tokenizer`` line by line in contexts (CTX-12), as a tokenizer object is.
+
+    A plain function is counted the article's way (CTX-2): the whole text is
+    re-counted for every candidate, because a function may count anything.
+    When it is a BPE tokenizer's count, such as
+    ``lambda text: len(enc.encode(text))``, wrap it: each line is counted
+    once and remembered, the joined text once, and the lowest-ranked lines
+    are dropped while the text counts over the budget. ``tokens`` stays the
+    tokenizer's exact count of the text. A tokenizer object (one with
+    ``encode``) gets this without asking.
+
+    Args:
+        tokenizer: A counting function ``(text) -> number`` or an object with ``encode(text)``.
+
+    Returns:
+        A ``LineCounter``: counts as ``tokenizer`` does and carries the declaration.
+
+    Raises:
+        TypeError: ``tokenizer`` is neither callable nor has an ``encode`` method.
+
+    Examples:
+        >>> words = per_line(lambda text: len(text.split()))
+        >>> counted = create_memory(tokenizer=words)
+        >>> counted.remember("user:name", "Jakub Novak").key
+        'user:name'
+        >>> counted.get_context(token_budget=10).tokens
+        3
+    """
+    if tokenizer is None:
+        raise TypeError("tokenizer must be callable or have an encode(text) method, got None")
+    counter = as_tokenizer(tokenizer)
+    assert counter is not None
+    return counter if isinstance(counter, LineCounter) else LineCounter(counter)
 
 
 def count_tokens(tokenizer: Tokenizer, text: str) -> int | float:

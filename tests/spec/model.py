@@ -156,6 +156,27 @@ class Model:
                 chosen = trial
         return separator.join(fmt(e) for e in chosen), [e.key for e in chosen]
 
+    def context_counted(self, budget, query, tokenizer, fmt, separator, now, must_keep=None) -> tuple[str, list[str]]:
+        """The counted fill (CTX-12), restated: sum the line counts, count the joined text, drop the last pick while over."""
+        ranked = self.ranking(query, now, must_keep)
+        counts = [tokenizer(fmt(e)) for e in ranked]
+        gap = tokenizer(separator)
+        if any(type(c) is not int or c < 0 for c in [gap, *counts]):
+            return self.context(budget, query, tokenizer, fmt, separator, now, must_keep)
+        count_of = {e.key: c for e, c in zip(ranked, counts, strict=True)}
+        picks: list[ModelEntry] = []
+        for entry in ranked:
+            # The selection with the candidate: its lines' counts and one separator between each two.
+            if sum(count_of[p.key] for p in picks) + gap * len(picks) + count_of[entry.key] <= budget:
+                picks.append(entry)
+        while picks:
+            chosen = sorted(picks, key=lambda e: (e.updated_at, e.seq))
+            text = separator.join(fmt(e) for e in chosen)
+            if tokenizer(text) <= budget:
+                return text, [e.key for e in chosen]
+            picks.pop()
+        return "", []
+
     def stats(self, now: float) -> dict[str, int]:
         return {
             "size": len(self.live(now)),

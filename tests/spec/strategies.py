@@ -7,7 +7,7 @@ import math
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
-from sentinel_memory.tokens import additive
+from sentinel_memory.tokens import additive, per_line
 
 #: Few keys, so overwrites and re-remembers happen constantly.
 KEY_POOL = ["user:name", "user:allergy", "chat:1", "chat:2", "order:42", "session:cart", "ž"]
@@ -99,9 +99,18 @@ def half_length(text: str) -> float:
     return len(text) / 2
 
 
+def merging(text: str) -> int:
+    """Joins merge as a BPE's do: a line's last punctuation and the line feed after it count one less,
+    and a line feed before a space two more (so the repair of CTX-12 runs)."""
+    return len(text) - sum(text.count(mark + "\n") for mark in ".?!") + 2 * text.count("\n ")
+
+
 #: The estimator and the additive tokenizers take the fast fill (CTX-8), whose
-#: result must equal the model's naive fill; the other two take the naive one.
+#: result must equal the model's naive fill; word_count and odd_tokenizer take
+#: the naive one; the per_line ones take the counted fill (CTX-12), whose result
+#: must equal the model's counted fill.
 TOKENIZERS = [sm.estimate_tokens, word_count, odd_tokenizer, additive(vowel_count), additive(half_length)]
+COUNTED = [per_line(merging), per_line(odd_tokenizer), per_line(vowel_count), per_line(half_length)]
 #: Declared additive but not: the fast fill must fall back (CTX-8).
 FALSE_ADDITIVE = [additive(odd_tokenizer), additive(word_count), additive(sm.estimate_tokens)]
 FORMATS = [sm.default_format, lambda e: f"[{e.key}] {e.text}", lambda e: e.key]

@@ -138,7 +138,9 @@ class Differential(RuleBasedStateMachine):
         budget=st.sampled_from([0, 4, 10, 25, 60]),
         query=queries,
         wait=waits,
-        tokenizer=st.sampled_from([None, "estimate", "utf16_units", "utf8_bytes", "distinct_words"]),
+        tokenizer=st.sampled_from(
+            [None, "estimate", "utf16_units", "utf8_bytes", "distinct_words", "merging", "merging_whole"]
+        ),
         separator=st.sampled_from([None, " | "]),
         must_keep=st.sampled_from([None, None, 0.5, 0.9]),
     )

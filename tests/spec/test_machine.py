@@ -40,6 +40,7 @@ from support import check_well_formed
 from .model import DAY, Model, ModelEntry, is_num, model_estimate, valid_count, valid_positive
 from .strategies import (
     BAD_TOKEN_RESULTS,
+    COUNTED,
     FORMATS,
     KEY_POOL,
     SEPARATORS,
@@ -376,17 +377,20 @@ class RankingComparison(RuleBasedStateMachine):
     @rule(
         budget=budgets,
         query=st.one_of(st.none(), queries),
-        tokenizer=st.sampled_from(TOKENIZERS),
+        tokenizer=st.sampled_from(TOKENIZERS + COUNTED),
         fmt=st.sampled_from(FORMATS),
         separator=st.sampled_from(SEPARATORS),
         must_keep=st.sampled_from([None, None, None, 0.0, 0.5, 0.9, 1.0]),
     )
     def context(self, budget, query, tokenizer, fmt, separator, must_keep):
-        """CTX-1 .. CTX-6, CTX-8, CTX-10, NUM-1: the budget holds, the count is exact, the fill is the model's naive one.
+        """CTX-1 .. CTX-6, CTX-8, CTX-10, CTX-12 .. CTX-14, NUM-1: the budget holds, the count is exact, the fill is the model's.
 
         CTX-2, CTX-3, CTX-4, CTX-5 and CTX-6 are each asserted below; the
         estimator and the additive tokenizers go through the fast fill, with
-        and without must-keep entries placed first.
+        and without must-keep entries placed first. The tokenizers counted
+        line by line keep their line counts from one step (and one run) to
+        the next, while the model counts afresh: a stale count would show
+        as a different selection (CTX-14).
         """
         options = dict(
             token_budget=budget, query=query, tokenizer=tokenizer, format=fmt, separator=separator, must_keep=must_keep
@@ -403,7 +407,9 @@ class RankingComparison(RuleBasedStateMachine):
         # The model counts with its own copy of each tokenizer, so a bug in
         # the library's estimator cannot hide by being shared.
         model_tokenizer = MODEL_TOKENIZERS.get(tokenizer, tokenizer)
-        text, keys = self.model.context(
+        counted = getattr(tokenizer, "fill", None) == "counted"
+        model_fill = self.model.context_counted if counted else self.model.context
+        text, keys = model_fill(
             budget, query, model_tokenizer, lambda e: fmt(as_entry(e)), separator, self.now, must_keep
         )
         note(f"context {ctx!r}")
@@ -414,6 +420,8 @@ class RankingComparison(RuleBasedStateMachine):
         assert orders == sorted(orders)
         assert ctx.text == separator.join(fmt(e) for e in ctx.entries)
         assert ([e.key for e in ctx.entries], ctx.text) == (keys, text)
+        if counted:
+            return  # the counted fill is greedy on the line counts, not on the joined text's
         # Greedy maximality: no omitted entry would still fit next to the selection.
         chosen = {e.key for e in ctx.entries}
         for left_out in self.model.live(self.now):

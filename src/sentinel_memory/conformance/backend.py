@@ -29,7 +29,7 @@ from ..jsontext import dumps, loads
 from ..lexical import words
 from ..memory import Memory, create_memory
 from ..redisstore import RedisStore, entry_fields
-from ..tokens import Tokenizer, additive, estimate_tokens, upper_bound_tokens, utf16_len
+from ..tokens import Tokenizer, additive, estimate_tokens, per_line, upper_bound_tokens, utf16_len
 from ..values import Compaction, Entry
 from . import OPTIONAL_GROUPS, PROTOCOL, REQUIRED_GROUPS, wire
 
@@ -49,9 +49,22 @@ __all__ = [
 IMPLEMENTATION = {"name": "sentinel-memory", "language": "python", "version": __version__}
 
 
+def merging(text: str) -> int:
+    """The ``merging`` reference tokenizer: not additive the way a BPE is not (PROTOCOL.md section 7).
+
+    UTF-16 units, less one for each ``.``, ``?`` or ``!`` right before a line
+    feed (they merge, as a BPE's pre-tokenizer joins them), plus two for each
+    line feed right before a space (a join that costs more, so the repair of
+    CTX-12 has something to repair).
+    """
+    merged = sum(text.count(mark + "\n") for mark in ".?!")
+    return utf16_len(text) - merged + 2 * text.count("\n ")
+
+
 #: The tokenizers a case may name. Those whose count of a concatenation is
 #: the sum of the counts are declared additive, so the suite runs the fast
-#: fill (CTX-8) as well as the plain one.
+#: fill (CTX-8) as well as the plain one; ``merging`` is counted line by
+#: line (CTX-12) and ``merging_whole``, the same count, takes the naive fill.
 TOKENIZERS: Mapping[str, Tokenizer] = {
     "estimate": estimate_tokens,
     "utf16_units": additive(utf16_len),
@@ -60,6 +73,8 @@ TOKENIZERS: Mapping[str, Tokenizer] = {
     "distinct_words": lambda text: len(words(text)),
     "plus_one": lambda text: utf16_len(text) + 1,
     "negative": lambda text: -1,
+    "merging": per_line(merging),
+    "merging_whole": merging,
 }
 
 #: The formats a case may name; ``number`` breaks CTX-3 on purpose (it returns a number).

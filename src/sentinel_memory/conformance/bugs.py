@@ -99,6 +99,49 @@ def _budget_per_entry() -> None:
     _replace(core, "fill", per_line)
 
 
+def _counted_fill(mistake: str) -> Callable[[], None]:
+    """The counted fill of CTX-12 with one mistake a port could make in it; other tokenizers fill as before."""
+
+    def apply() -> None:
+        fast = prompt.fill
+
+        def fill(count: int, oldest_first: Any, rank: Any, **options: Any) -> Any:
+            tokenizer, render, separator = options["tokenizer"], options["render"], options["separator"]
+            budget = options["token_budget"]
+            if getattr(tokenizer, "fill", None) != "counted":
+                return fast(count, oldest_first, rank, **options)
+            ranked = rank(None)
+            if mistake == "naive":
+                return prompt.fill_naive(
+                    ranked, token_budget=budget, tokenizer=tokenizer, render=render, separator=separator
+                )
+            gap = 0 if mistake == "no-separator" else tokenizer(separator)
+            picks: list[values.Entry] = []
+            total = 0
+            for entry in ranked:
+                cost = tokenizer(render(entry)) + (gap if picks else 0)
+                if total + cost <= budget:
+                    picks.append(entry)
+                    total += cost
+            while picks:
+                chosen = sorted(picks, key=values.by_age)
+                text = separator.join(map(render, chosen))
+                tokens = count_tokens(tokenizer, text)
+                if tokens <= budget:
+                    return text, tuple(chosen), total if mistake == "sum" else tokens
+                if mistake == "repair-naive":
+                    return prompt.fill_naive(
+                        ranked, token_budget=budget, tokenizer=tokenizer, render=render, separator=separator
+                    )
+                picks.remove(chosen[-1] if mistake == "drop-newest" else picks[-1])
+            return "", (), count_tokens(tokenizer, "")
+
+        _replace(core, "fill", fill)
+
+    apply.__doc__ = f"The counted fill (CTX-12) with one mistake: {mistake}."
+    return apply
+
+
 #: Every bug by its flag name.
 BUGS: Mapping[str, Callable[[], None]] = {
     "expiry-gt": _expiry_strictly_after,
@@ -106,6 +149,14 @@ BUGS: Mapping[str, Callable[[], None]] = {
     "estimate-code-points": _estimate_counts_code_points,
     "importance-clamped": _importance_clamped,
     "budget-per-entry": _budget_per_entry,
+    # The counted fill (CTX-12, CTX-13): the naive fill for a tokenizer object, tokens reported as the
+    # sum of the lines, a sum without separators, a repair that drops the newest pick instead of the
+    # lowest-ranked, a repair that falls back to the naive fill.
+    "counted-naive": _counted_fill("naive"),
+    "counted-tokens-sum": _counted_fill("sum"),
+    "counted-no-separator": _counted_fill("no-separator"),
+    "repair-drops-newest": _counted_fill("drop-newest"),
+    "repair-falls-back-naive": _counted_fill("repair-naive"),
 }
 
 
