@@ -14,7 +14,8 @@ import warnings
 import pytest
 
 import sentinel_memory as sm
-from support import T0, RecordingStore, in_processes, saved_then_unloaded
+from sentinel_memory.testing import StoreSuite
+from support import T0, RecordingStore, saved_then_unloaded
 
 
 def sample(mem, clock):
@@ -25,20 +26,13 @@ def sample(mem, clock):
     mem.working.set({"task": "refund", "step": 2})
 
 
-class StoreContract:
-    """The behaviour every store must have (PER-2, PER-3, PER-10, PER-12, MW-1 .. MW-4).
+class StoreContract(StoreSuite):
+    """The behaviour every store must have: the kit's suite (``sentinel_memory.testing``), as any store's tests run it.
 
     In the manner of cachetools' shared test mixin: each store class below
     says how to build one (and, for a store that can be damaged, how to
-    damage it); every test here runs against each.
+    damage it); every test of the kit runs against each.
     """
-
-    def make_store(self, tmp_path):
-        raise NotImplementedError
-
-    def damage(self, store) -> bytes | None:
-        """Put something that is not a memory where the store keeps one; its bytes, or None when impossible."""
-        return None
 
     def snapshot(self, store) -> bytes:
         """Everything the store keeps, to show that a damaged one was left alone."""
@@ -48,200 +42,15 @@ class StoreContract:
         """The same store, opened afresh, as another process would."""
         return type(store)(store.path)
 
-    def test_mw_1_generations_count_saves(self, tmp_path, make, clock):
-        """MW-1: each save of a memory stores the next generation, and a fresh memory loads the last one."""
-        store = self.make_store(tmp_path)
-        assert store.generation() == 0
-        mem = make(store=store, autosave=True)
-        mem.remember("a", 1)
-        mem.working.set({"step": 1})
-        mem.forget("a")
-        assert store.generation() == mem.generation == 3
-        assert make(store=store).generation == 3
-
-    def test_mw_3_two_writers_from_one_generation_one_wins(self, tmp_path, make, clock):
-        """MW-3: two memories that loaded the same generation both save: one succeeds, the other gets ConflictError."""
-        store = self.make_store(tmp_path)
-        make(store=store).save()
-        first, second = make(store=store), make(store=store)
-        first.remember("winner", "first")
-        first.save()
-        second.remember("loser", "second")
-        before = second.state
-        with pytest.raises(sm.ConflictError) as raised:
-            second.save()
-        assert (raised.value.expected, raised.value.found) == (1, 2)
-        assert second.state is before
-        loaded = make(store=store)
-        assert loaded.has("winner") and not loaded.has("loser")
-
-    def test_mw_3_an_autosave_that_conflicts_changes_nothing(self, tmp_path, make, clock):
-        """MW-3, WRP-1: an autosaved change that conflicts raises, and neither the memory nor the store changes."""
-        store = self.make_store(tmp_path)
-        first, second = make(store=store, autosave=True), make(store=store, autosave=True)
-        first.remember("a", 1)
-        with pytest.raises(sm.ConflictError):
-            second.remember("b", 2)
-        assert not second.has("b") and make(store=store).get_recent() == first.get_recent()
-
-    def test_mw_4_incremental_saves_hold_what_a_whole_save_holds(self, tmp_path, make, clock):
-        """MW-4: after autosaved remembers, overwrites, forgets, evictions, expiry and working changes, the store loads as the memory."""
-        store = self.make_store(tmp_path)
-        mem = make(store=store, autosave=True, limit=4)
-        for i in range(7):
-            mem.remember(f"k{i % 5}", {"n": i}, importance=(i % 3) / 3, ttl=5 if i == 2 else None)
-            clock.advance(3)
-        mem.forget("k0")
-        mem.working.set({"task": "refund"})
-        mem.compact()
-        assert store.load() == sm.core.to_document(mem.state, generation=mem.generation)
-        again = make(store=store, limit=4)
-        fields = lambda m: [
-            (e.key, e.data, e.importance, e.created_at, e.updated_at, e.expires_at) for e in m.get_recent()
-        ]
-        assert fields(again) == fields(mem) and again.working.get() == {"task": "refund"}
-
-    def test_per_13_damage_is_reported_and_left_alone(self, tmp_path, make):
-        """PER-13, MW-7: whatever the store keeps, when it is not a memory, raises DamagedStoreError and stays as it was."""
-        store = self.make_store(tmp_path)
-        damaged = self.damage(store)
-        if damaged is None:
-            pytest.skip("this store cannot be damaged from outside")
-        with pytest.raises(sm.DamagedStoreError):
-            make(store=store, autosave=True)
-        with pytest.raises(sm.DamagedStoreError):
-            store.save({"version": 1, "entries": []})
-        assert self.snapshot(store) == damaged
-
-    def test_mw_6_processes_autosaving_in_shared_mode_lose_nothing(self, tmp_path, clock):
-        """MW-6, MW-5: four writers x 50 autosaved remembers into one store in shared mode end with all 200 entries."""
-        store = self.make_store(tmp_path)
-        writers = run_writers(store, workers=4, each=50, reopen=self.reopen)
-        final = sm.create_memory(store=store, limit=10_000)
-        assert final.size() == 200 and writers == 4
-        assert final.generation == 200
-
-    @pytest.mark.parametrize("shared", [False, True])
-    def test_per_19_writes_after_a_lossy_load(self, tmp_path, make, clock, shared):
-        """PER-19, PER-14, ENT-17: after a load that dropped entries before the last, every write works and is saved."""
-        store = self.make_store(tmp_path)
-        record = lambda key, at: {"key": key, "data": at, "importance": 0.5, "createdAt": at, "updatedAt": at}
-        # Two invalid entries, neither of them the last one: an empty key, an importance of 2.
-        bad = dict(record("b", 1), importance=2)
-        store.save({"version": 1, "entries": [record("", 0), bad, record("chat:3", 2), record("a", 3)]})
-        with pytest.warns(sm.LoadWarning):
-            mem = make(store=store, autosave=True, shared=shared)
-        assert mem.last_load == sm.LoadResult(loaded=2, dropped=2)
-        assert [e.seq for e in mem.get_recent()] == [1, 0]
-        mem.remember("x", 1)
-        assert mem.add_turn("user", "hi").key == "chat:4"
-        mem.remember("a", "again")
-        loaded = make(store=store)
-        assert dict(loaded.items()) == {"chat:3": 2, "x": 1, "chat:4": {"role": "user", "content": "hi"}, "a": "again"}
-        assert loaded.add_turn("user", "and on").key == "chat:5"
-
-    def test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing(self, tmp_path, make, clock):
-        """MW-8, WRP-1: while another writer holds the store's lock, a shared write raises LockTimeoutError after lock_wait; the retry works."""
-        import threading
-        import time
-
-        store = self.make_store(tmp_path)
-        mem = make(store=store, autosave=True, shared=True)
-        mem.remember("before", 1)
-        store.lock_wait = 0.2
-        other = store if isinstance(store, sm.MemoryStore) else self.reopen(store)
-        held, done = threading.Event(), threading.Event()
-
-        def hold() -> None:
-            with other.lock():
-                held.set()
-                done.wait(30)
-
-        holder = threading.Thread(target=hold)
-        holder.start()
-        try:
-            assert held.wait(30)
-            started = time.monotonic()
-            with pytest.raises(sm.LockTimeoutError) as raised:
-                mem.remember("during", 2)
-            # A Redis lease is asked for every 20 ms, and given up on when the next ask would be late.
-            assert 0.18 <= time.monotonic() - started < 10 and raised.value.waited == 0.2
-            assert isinstance(raised.value, TimeoutError) and raised.value.location in str(raised.value)
-            assert not mem.has("during")
-        finally:
-            done.set()
-            holder.join()
-        assert make(store=store).get("during") is None
-        mem.remember("during", 2)  # the retry, once the holder has let go
-        assert make(store=store).get("during") == 2
-
-    def test_per_2_empty_store_loads_none(self, tmp_path):
-        """PER-2: a store that was never saved loads None."""
-        assert self.make_store(tmp_path).load() is None
-
-    def test_per_3_round_trip(self, tmp_path, make, clock):
-        """PER-3, PER-12: save then load into a fresh memory gives equal entries, order and working memory."""
-        store = self.make_store(tmp_path)
-        mem = make(store=store)
-        sample(mem, clock)
-        mem.cache.put("scratch", 1)
-        mem.save()
-        again = make(store=store)
-        assert again.get_recent() == mem.get_recent()
-        assert [e.key for e in again.get_recent()] == ["user:allergy", "user:name"]
-        assert again.working.get() == {"task": "refund", "step": 2}
-        assert again.cache.get("scratch") is None
-
-    def test_per_10_saved_document_is_a_copy(self, tmp_path, make, clock):
-        """PER-10: changing a document after saving it, or after loading it, changes no store."""
-        store = self.make_store(tmp_path)
-        document = {"version": 1, "entries": [], "working": {"data": {}, "updatedAt": None}}
-        store.save(document)
-        document["entries"].append("junk")
-        loaded = store.load()
-        assert loaded["entries"] == []
-        loaded["entries"].append("junk")
-        assert store.load()["entries"] == []
-
-    def test_per_12_expired_entries_are_saved_and_stay_invisible(self, tmp_path, make, clock):
-        """PER-12: expired-but-stored entries are saved and stay invisible after load until compact."""
-        store = self.make_store(tmp_path)
-        mem = make(store=store)
-        mem.remember("cart", "2 items", ttl=5)
-        clock.advance(5)
-        mem.save()
-        again = make(store=store)
-        assert not again.has("cart") and again.stats()["stored"] == 1
-        assert [e.key for e in again.compact().expired] == ["cart"]
-
-
-def run_writers(store, *, workers: int, each: int, reopen) -> int:
-    """``workers`` writers, each autosaving ``each`` remembers into ``store`` in shared mode.
-
-    Writers are processes (forked) for stores that live on disk, threads for
-    a MemoryStore, which lives in one process.
-    """
-    import threading
-
-    def write(worker: int, target) -> None:
-        mem = sm.create_memory(store=target, autosave=True, shared=True, limit=10_000, clock=lambda: T0 + worker)
-        for i in range(each):
-            mem.remember(f"w{worker}:{i}", i)
-
-    if isinstance(store, sm.MemoryStore):
-        threads = [threading.Thread(target=write, args=(w, store)) for w in range(workers)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        return workers
-    codes = in_processes(workers, lambda worker: write(worker, reopen(store)))  # each opens its own store
-    return codes.count(0)
-
 
 class TestMemoryStore(StoreContract):
+    processes = False  # it lives in this process: its writers are threads
+
     def make_store(self, tmp_path):
         return sm.MemoryStore()
+
+    def reopen(self, store):
+        return store
 
 
 class TestSqliteStore(StoreContract):

@@ -21,9 +21,15 @@ RULE_ID = re.compile(r"\b((?:" + "|".join(PREFIXES) + r")-[0-9]+)\b")
 
 
 def cited_ids(folder: str = "tests") -> set[str]:
-    """IDs named in a test's name or docstring (tests, state-machine rules, invariants)."""
+    """IDs named in a test's name or docstring (tests, state-machine rules, invariants).
+
+    The store kit's tests (``sentinel_memory.testing``) are tests too: every store's test module runs them.
+    """
     cited: set[str] = set()
-    for path in (ROOT / folder).rglob("*.py"):
+    paths = list((ROOT / folder).rglob("*.py"))
+    if folder == "tests":
+        paths.append(ROOT / "src" / "sentinel_memory" / "testing.py")
+    for path in paths:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -13,6 +13,7 @@ a port can build the same ones.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import itertools
 import json
@@ -21,6 +22,8 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
+
+import attrs
 
 from .. import __version__
 from ..document import check_generation, declared_generation, generation_of, problem
@@ -196,6 +199,114 @@ class RedisProtocolStore(ProtocolStore):
 
     def close(self) -> None:
         self.redis.client.delete(self.redis.meta_key, self.redis.entries_key)
+
+
+class FactoryProtocolStore(ProtocolStore):
+    """The protocol store with any store in the loop (``serve --store module:factory``).
+
+    ``factory()`` makes a new, empty store: one for each case, and a new one
+    whenever a case puts a document into the store behind the memory's back.
+    Every document such a store can hold lives in it, and the memory loads it
+    from there and saves into it (whole, or with ``save_changes`` when the
+    store has it). A store starts at generation 0 and takes only the next
+    generation, so a document put there with generation *g* is written with
+    generation 1 and the store's generations are read *g* - 1 higher (and
+    written that much lower); the store never sees the difference. What no
+    store can hold (damaged text, an unknown version, an entry that is not an
+    object, a key twice) is held beside it as the text a file would hold, as
+    ``RedisProtocolStore`` does.
+    """
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        super().__init__()
+        self.factory = factory
+        self.inner: Any = factory()
+        self.offset = 0  # the protocol's generation less the inner store's
+        # What a case put there, as it put it, until the memory saves: a store may normalise a
+        # document it holds (add the empty working memory, say), which is no difference a memory sees.
+        self.shown: Any = None
+
+    def __repr__(self) -> str:
+        return f"<the protocol store in {self.inner!r}>"
+
+    def _fresh(self, document: dict[str, Any] | None) -> None:
+        self.close()
+        self.inner, self.offset, self.raw, self.shown = self.factory(), 0, None, None
+        if document is None:
+            return
+        if "generation" in document:
+            self.offset = document["generation"] - 1
+            document = {**document, "generation": 1}
+        self.inner.save(document)
+
+    def put(self, raw: bytes | None) -> None:
+        if raw is None:
+            self._fresh(None)
+            return
+        document = _as_redis_document(raw)
+        try:
+            if document is None:
+                raise ValueError("no store holds this")
+            self._fresh(document)
+            self.shown = json.loads(raw)
+        except Exception:  # the store cannot hold it (SQLite refuses an entry without updatedAt, say)
+            self._fresh(None)
+            self.raw = raw
+
+    def _shifted(self, document: dict[str, Any] | None, by: int) -> dict[str, Any] | None:
+        if document is None or "generation" not in document:
+            return document
+        return {**document, "generation": document["generation"] + by}
+
+    def load(self) -> dict[str, Any] | None:
+        return super().load() if self.raw is not None else self._shifted(self.inner.load(), self.offset)
+
+    def save(self, document: dict[str, Any]) -> None:
+        if self.raw is not None:
+            check_generation(self, declared_generation(document), super().generation())
+            self._fresh(document)
+        else:
+            shifted = self._shifted(document, -self.offset)
+            assert shifted is not None
+            self.inner.save(shifted)
+            self.shown = None
+
+    def __getattr__(self, name: str) -> Any:
+        # save_changes only when the store has it, so a memory without it saves whole documents.
+        if name == "save_changes" and callable(getattr(self.__dict__.get("inner"), "save_changes", None)):
+            return self._save_changes
+        raise AttributeError(name)
+
+    def _save_changes(self, changes: Any) -> None:
+        assert self.raw is None, "a memory cannot be in step with content the store does not hold"
+        self.inner.save_changes(attrs.evolve(changes, generation=changes.generation - self.offset))
+        self.shown = None
+
+    def generation(self) -> int:
+        if self.raw is not None:
+            return super().generation()
+        return generation_of(self.load())
+
+    def held(self) -> Any:
+        if self.raw is not None:
+            return super().held()
+        return self.shown if self.shown is not None else self.load()
+
+    def close(self) -> None:
+        close = getattr(self.__dict__.get("inner"), "close", None)
+        if callable(close):
+            close()
+
+
+def store_factory(spec: str) -> Callable[[], Any]:
+    """The factory named ``module:function`` (``serve --store``), imported; ``TypeError`` when it is not callable."""
+    module_name, _, name = spec.partition(":")
+    if not module_name or not name:
+        raise ValueError(f"--store must be a Redis URL or module:factory, got {spec!r}")
+    factory: Callable[[], Any] = getattr(importlib.import_module(module_name), name)
+    if not callable(factory):
+        raise TypeError(f"{spec} is not callable")
+    return factory
 
 
 def _as_redis_document(raw: bytes) -> dict[str, Any] | None:
@@ -481,11 +592,14 @@ def _lines(stream: IO[str]) -> Iterator[str]:
             yield line
 
 
-def serve(source: IO[str], sink: IO[str], *, redis_url: str | None = None) -> None:
+def serve(
+    source: IO[str], sink: IO[str], *, redis_url: str | None = None, factory: Callable[[], Any] | None = None
+) -> None:
     """Answer the handshake and then every case read from ``source``, one JSON line each, until it ends.
 
     With ``redis_url`` every case's store is a [`RedisStore`][sentinel_memory.redisstore.RedisStore]
-    under a key of its own on that server, deleted when the case ends.
+    under a key of its own on that server, deleted when the case ends. With
+    ``factory`` every case's store is one it makes (``FactoryProtocolStore``).
     """
     cases = itertools.count()
     for line in _lines(source):
@@ -493,9 +607,11 @@ def serve(source: IO[str], sink: IO[str], *, redis_url: str | None = None) -> No
         if request.get("op") == "start":
             answer = handshake() if request.get("protocol") == PROTOCOL else {"error": "E_UNSUPPORTED"}
         else:
-            store = None
+            store: ProtocolStore | None = None
             if redis_url is not None:
                 store = RedisProtocolStore(redis_url, f"conformance-{os.getpid()}-{next(cases)}")
+            elif factory is not None:
+                store = FactoryProtocolStore(factory)
             answer = run_case(request, store)
         sink.write(json.dumps(wire.encode(answer), ensure_ascii=True, allow_nan=False) + "\n")
         sink.flush()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import PROTOCOL, wire
-from .backend import run_case, serve
+from .backend import run_case, serve, store_factory
 from .bugs import BUGS, apply
 from .compare import first_difference
 from .runner import (
@@ -90,7 +90,10 @@ def _parser() -> argparse.ArgumentParser:
     serve_ = commands.add_parser("serve", help="this library as a protocol backend on stdin/stdout")
     serve_.add_argument("--bug", choices=sorted(BUGS), help="break the library on purpose (to test the suite)")
     serve_.add_argument(
-        "--store", metavar="REDIS_URL", help="keep every case's memory in this Redis (RedisStore in the loop)"
+        "--store",
+        metavar="REDIS_URL|module:factory",
+        help="keep every case's memory in this Redis (RedisStore in the loop), or in a store that "
+        "module.factory() makes, one per case (any store in the loop)",
     )
 
     answer = commands.add_parser("answer", help="print what this library, the reference, answers for a case")
@@ -203,7 +206,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             apply(options.bug)
         if isinstance(sys.stdout, io.TextIOWrapper):
             sys.stdout.reconfigure(encoding="utf-8")
-        serve(sys.stdin, sys.stdout, redis_url=options.store)
+        spec = options.store
+        if spec is None or spec.startswith(("redis://", "rediss://", "unix://")):
+            serve(sys.stdin, sys.stdout, redis_url=spec)
+        else:
+            serve(sys.stdin, sys.stdout, factory=store_factory(spec))
         return 0
     if options.command == "dump":
         return _dump(options)
