@@ -238,3 +238,62 @@ def test_ctx_14_an_async_memory_keeps_the_counts_of_an_encoding_passed_per_call(
     first, kept, second = asyncio.run(main())
     assert first.tokens == len(O200K.encode(first.text)) and len(second.messages) == 2
     assert kept.cached == 4  # both lines, the separator, and the second message's content
+
+
+def test_ctx_14_counters_let_go_of_the_least_recently_used_and_take_threads():
+    """CTX-14, MW-5: an object used again stays kept; 8 threads rotating 12 objects never raise and keep at most 4."""
+
+    class Letters:
+        def encode(self, text):
+            return list(text)
+
+    counters = Counters()
+    a, b, c, d, e = (Letters() for _ in range(5))
+    made = {o: counters.get(o, sm.estimate_tokens) for o in (a, b, c, d)}
+    counters.get(a, sm.estimate_tokens)  # a is used again, so b is now the least recently used
+    counters.get(e, sm.estimate_tokens)
+    assert counters.get(a, sm.estimate_tokens) is made[a] and counters.get(b, sm.estimate_tokens) is not made[b]
+    objects = [Letters() for _ in range(12)]
+    raised = []
+
+    def rotate(first):
+        try:
+            for i in range(3000):
+                obj = objects[(first + i) % 12]
+                assert counters.get(obj, sm.estimate_tokens)("abc") == 3
+        except Exception as error:  # noqa: BLE001 - any error is the finding
+            raised.append(error)
+
+    threads = [threading.Thread(target=rotate, args=(first,)) for first in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert raised == [] and len(counters._by_id) <= 4
+
+
+def test_ctx_14_bookkeeping_stays_exact():
+    """CTX-14: a line too long to keep never empties the counts, repeated lines count once, clear() forgets."""
+    counter = LineCounter(len, max_chars=100)
+    lines = [f"l{i}" for i in range(20)]
+    for _ in range(3):
+        assert counter.measure_many([*lines, "x" * 200, "l1", "l1"]) == [*map(len, lines), 200, 2, 2]
+    assert counter.cached == 20 and counter._chars == sum(map(len, lines))
+    counter.clear()
+    assert counter.cached == 0 and counter._chars == 0
+
+
+def test_ctx_14_a_counter_copies_and_compares_by_its_tokenizer():
+    """CTX-14, CTX-9: a LineCounter pickles and deep-copies without its counts; configs of one Encoding are equal; Config takes an Encoding."""
+    import copy
+    import pickle
+
+    counter = per_line(len)
+    counter.measure("abc")
+    for clone in (copy.deepcopy(counter), pickle.loads(pickle.dumps(counter))):
+        assert clone.cached == 0 and clone("ab") == 2 and clone.measure("ab") == 2
+    assert sm.make_config(tokenizer=O200K) == sm.make_config(tokenizer=O200K) != sm.make_config(tokenizer=CL100K)
+    assert isinstance(sm.Config(tokenizer=O200K).tokenizer, LineCounter)
+    assert sm.Config(tokenizer=None).tokenizer is sm.estimate_tokens
+    with pytest.raises(TypeError):
+        sm.Config(tokenizer="o200k")

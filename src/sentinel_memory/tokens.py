@@ -14,7 +14,7 @@ import itertools
 import math
 import threading
 from collections.abc import Callable, Sized
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from .shown import shown
 
@@ -288,7 +288,8 @@ class LineCounter:
     changed entry, format or separator is a different line. The memory is
     bounded: past ``max_lines`` lines or ``max_chars`` characters the oldest
     half is forgotten. The tokenizer must be deterministic, as any
-    tokenizer for a budget must be.
+    tokenizer for a budget must be; when a tokenizer object changes how it
+    counts (a Hugging Face tokenizer after ``add_tokens``), call ``clear``.
 
     Args:
         tokenizer: A counting function ``(text) -> number``.
@@ -356,7 +357,7 @@ class LineCounter:
         return self.measure_many([line])[0]
 
     def measure_many(self, lines: list[str]) -> list[int | float]:
-        """The counts of ``lines``, remembered: only the lines not seen before are counted.
+        """The counts of ``lines``, remembered: only the lines not seen before are counted, each once.
 
         Args:
             lines: Rendered lines.
@@ -368,26 +369,50 @@ class LineCounter:
         counts = list(map(known.get, lines))
         if None not in counts:
             return counts  # type: ignore[return-value]
-        missing = [i for i, count in enumerate(counts) if count is None]
-        new = list(map(self._count, map(lines.__getitem__, missing)))
-        for i, count in zip(missing, new, strict=True):
-            counts[i] = count
-        self._keep([lines[i] for i in missing], new)
-        return counts  # type: ignore[return-value]
+        missing = list(dict.fromkeys(line for line, count in zip(lines, counts, strict=True) if count is None))
+        new = dict(zip(missing, map(self._count, missing), strict=True))
+        self._keep(new)
+        return [new[line] if count is None else count for line, count in zip(lines, counts, strict=True)]
 
-    def _keep(self, lines: list[str], counts: list[int | float]) -> None:
+    def clear(self) -> None:
+        """Forget every remembered count: after the tokenizer object changed how it counts (``add_tokens``, say)."""
+        with self._lock:
+            self._lines, self._chars = {}, 0
+
+    def _keep(self, new: dict[str, int | float]) -> None:
         with self._lock:
             kept = self._lines
-            size = sum(map(len, lines))
-            if len(kept) + len(lines) > self._max_lines or self._chars + size > self._max_chars:
+            # A line longer than the whole bound is never kept, so it never makes room either.
+            fresh = {line: count for line, count in new.items() if line not in kept and len(line) <= self._max_chars}
+            size = sum(map(len, fresh))
+            if fresh and (len(kept) + len(fresh) > self._max_lines or self._chars + size > self._max_chars):
                 # Forget the older half, into a new dict: readers keep the one they hold.
                 kept = dict(itertools.islice(kept.items(), len(kept) // 2, None))
                 self._chars = sum(map(len, kept))
                 self._lines = kept
-            for line, count in zip(lines, counts, strict=True):
+            for line, count in fresh.items():
                 if len(kept) < self._max_lines and self._chars + len(line) <= self._max_chars:
                     kept[line] = count
                     self._chars += len(line)
+
+    def __eq__(self, other: object) -> bool:
+        # Counters of one tokenizer count alike, whatever each remembers (so configs made from one Encoding are equal).
+        if not isinstance(other, LineCounter):
+            return NotImplemented
+        return (self._source, self._count if self._source is self._count else None) == (
+            other._source,
+            other._count if other._source is other._count else None,
+        )
+
+    def __hash__(self) -> int:
+        return hash(id(self._source))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled and copied without the lock and without the counts: a copy starts counting afresh.
+        return {**self.__dict__, "_lock": None, "_lines": {}, "_chars": 0}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
 
     @staticmethod
     def tokens_from_measure(total: int | float) -> int | float:
@@ -426,6 +451,7 @@ class Counters:
     def __init__(self, size: int = 4) -> None:
         self._size = size
         self._by_id: dict[int, tuple[object, LineCounter]] = {}
+        self._lock = threading.Lock()  # a memory's reads run in many threads at once (MW-5)
 
     def get(self, tokenizer: TokenizerLike | None, default: Tokenizer) -> TokenizerLike | None:
         """What to count with for ``tokenizer=``: the kept counter of a tokenizer object, else ``tokenizer`` itself.
@@ -441,16 +467,17 @@ class Counters:
             return tokenizer
         if getattr(default, "__wrapped__", None) is tokenizer and isinstance(default, LineCounter):
             return default  # the tokenizer the memory was created with
-        found = self._by_id.get(id(tokenizer))
-        if found is not None and found[0] is tokenizer:
+        with self._lock:
+            kept = self._by_id
+            found = kept.pop(id(tokenizer), None)
+            if found is None or found[0] is not tokenizer:
+                counter = as_tokenizer(tokenizer)
+                assert isinstance(counter, LineCounter)
+                found = (tokenizer, counter)
+                while len(kept) >= self._size:
+                    del kept[next(iter(kept))]  # the least recently used; holding the object keeps its id unique
+            kept[id(tokenizer)] = found  # last, as the most recently used
             return found[1]
-        counter = as_tokenizer(tokenizer)
-        assert isinstance(counter, LineCounter)
-        kept = self._by_id
-        if len(kept) >= self._size:
-            del kept[next(iter(kept))]  # the oldest; holding the object keeps its id from being reused
-        kept[id(tokenizer)] = (tokenizer, counter)
-        return counter
 
 
 def per_line(tokenizer: object) -> LineCounter:

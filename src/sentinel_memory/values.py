@@ -24,7 +24,7 @@ import attrs
 
 from .jsondata import clone, text_of
 from .lexical import words
-from .tokens import Tokenizer, estimate_tokens, utf16_len
+from .tokens import Tokenizer, as_tokenizer, estimate_tokens, utf16_len
 
 __all__ = [
     "JSON",
@@ -321,6 +321,11 @@ class Counters:
     evicted: int = 0
 
 
+def _counting(tokenizer: Any) -> Tokenizer:
+    """The counting function of ``Config(tokenizer=...)``: None is the estimator (CTX-7, CTX-9)."""
+    return as_tokenizer(tokenizer) or estimate_tokens
+
+
 @attrs.frozen
 class Config:
     """The options that shape behaviour, each already through the number rule (NUM-3).
@@ -332,7 +337,8 @@ class Config:
         recency_window: How long an entry counts as fresh, in milliseconds. Defaults to one day.
         working_ttl: How long the working memory lasts without a ``set``. Defaults to one hour.
         cache_ttl: How long a cached item lives by default. Defaults to 5 minutes.
-        tokenizer: The counting function. Defaults to ``estimate_tokens``.
+        tokenizer: The counting function; a tokenizer object becomes its ``LineCounter``
+            (CTX-9, CTX-12). Defaults to ``estimate_tokens``.
 
     Examples:
         >>> Config().limit, make_config(limit=500).limit
@@ -343,7 +349,8 @@ class Config:
     recency_window: int | float = 86_400_000
     working_ttl: int | float = 3_600_000
     cache_ttl: int | float = 300_000
-    tokenizer: Tokenizer = estimate_tokens
+    # A tokenizer object given here directly becomes its counter, as make_config makes it (CTX-9).
+    tokenizer: Tokenizer = attrs.field(default=estimate_tokens, converter=_counting)
 
 
 @attrs.frozen
