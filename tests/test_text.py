@@ -122,3 +122,33 @@ def test_txt_4_a_turn_reads_as_role_and_content_in_a_context(make):
     text = mem.get_context(token_budget=1000).text
     assert text == 'chat:1: user: I\'m allergic to peanuts\nalmost: {"content":"hi","name":"Jakub","role":"user"}'
     assert [hit.entry.key for hit in mem.recall("peanuts")] == ["chat:1"]
+
+
+def test_rec_1_the_unicode_14_table_is_python_3_11s_database():
+    """REC-1: unicode14.ASSIGNED holds exactly the code points Unicode 14.0.0 assigns (checked where the database is 14.0.0)."""
+    import unicodedata
+
+    from sentinel_memory import unicode14
+
+    if unicodedata.unidata_version != unicode14.UNICODE_VERSION:
+        pytest.skip(f"this Python's Unicode is {unicodedata.unidata_version}")
+    assert all(unicode14.assigned(cp) == (unicodedata.category(chr(cp)) != "Cn") for cp in range(0x110000))
+
+
+def test_rec_1_words_hide_what_a_later_unicode_assigned(monkeypatch):
+    """REC-1: on a Python of a later Unicode, code points unassigned in 14.0.0 separate words before lower-casing; the rest is unchanged."""
+    from sentinel_memory import lexical, unicode14
+
+    texts = [
+        "ab\U00011f04cd",
+        "ab\u0cf3cd",
+        "x\ua7cby",
+        "ΟΔΟΣ\U00011f04",
+        "İSTANBUL",
+        "Příliš žluťoučký kůň",
+        "私の名前",
+    ]
+    expected = [lexical.words(text) for text in texts]
+    monkeypatch.setattr(unicode14, "runtime_is_reference", False)
+    assert [lexical.words(text) for text in texts] == expected
+    assert lexical.words("ab\U00011f04cd") == {"ab", "cd"} and lexical.words("ΟΔΟΣ\U00011f04") == {"οδος"}

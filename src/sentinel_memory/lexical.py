@@ -2,7 +2,8 @@
 
 Words are lower-cased (``str.lower``), NFD-normalised with every combining mark
 removed (so ``česky`` matches ``CESKY``), and split on every run of characters
-that are neither letters (L*) nor digits (N*). There is no stemming, no
+that are neither letters (L*) nor digits (N*), all by Unicode 14.0.0
+(``unicode14``), whatever the Python's own version. There is no stemming, no
 stop-word list and no embedding: "jak se jmenuju" does not find ``user:name``.
 
     relevance = share of the distinct query words found in the key or data
@@ -22,6 +23,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from functools import lru_cache
 from itertools import repeat
 from typing import Protocol, TypeVar
+
+from . import unicode14
 
 __all__ = ["FRESHNESS_BONUS", "Recallable", "best_holders", "best_matches", "holding", "relevance", "score", "words"]
 
@@ -53,6 +56,10 @@ def words(text: str) -> frozenset[str]:
     lowered = text.lower()
     if lowered.isascii():
         return frozenset(_ASCII_WORD.findall(lowered))
+    if not unicode14.runtime_is_reference:
+        # A later Unicode knows code points 14.0.0 leaves unassigned; REC-1 reads them as separators,
+        # so they become spaces before lower() can map them, or count them as cased for Final_Sigma.
+        lowered = text.translate({ord(c): " " for c in set(text) if not unicode14.assigned(ord(c))}).lower()
     decomposed = unicodedata.normalize("NFD", lowered)
     table = {ord(char): _kept_as(char) for char in set(decomposed)}
     return frozenset(decomposed.translate(table).split())

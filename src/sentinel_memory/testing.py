@@ -34,9 +34,10 @@ from typing import Any
 
 import pytest
 
-import sentinel_memory as sm
-
 from .core import to_document
+from .errors import ConflictError, DamagedStoreError, LoadWarning, LockTimeoutError
+from .memory import Memory, create_memory
+from .values import LoadResult
 
 __all__ = ["FakeClock", "StoreSuite"]
 
@@ -66,7 +67,7 @@ class FakeClock:
         self.now += ms
 
 
-def _fields(mem: sm.Memory) -> list[tuple[Any, ...]]:
+def _fields(mem: Memory) -> list[tuple[Any, ...]]:
     return [(e.key, e.data, e.importance, e.created_at, e.updated_at, e.expires_at) for e in mem.get_recent()]
 
 
@@ -150,12 +151,12 @@ class StoreSuite:
         return FakeClock()
 
     @pytest.fixture
-    def make(self, clock: FakeClock) -> Callable[..., sm.Memory]:
+    def make(self, clock: FakeClock) -> Callable[..., Memory]:
         """``make(**options)``: a memory on the test's clock."""
 
-        def build(**options: Any) -> sm.Memory:
+        def build(**options: Any) -> Memory:
             options.setdefault("clock", clock)
-            return sm.create_memory(**options)
+            return create_memory(**options)
 
         return build
 
@@ -170,7 +171,7 @@ class StoreSuite:
         """PER-2: a store that was never saved loads None, and a memory on it starts empty."""
         store = self.make_store(tmp_path)
         assert store.load() is None
-        assert sm.create_memory(store=store).size() == 0
+        assert create_memory(store=store).size() == 0
 
     def test_per_3_a_save_loads_back_as_it_was(self, tmp_path: Any, make: Any, clock: FakeClock) -> None:
         """PER-3, PER-12: entries (fields and order), a turn and the working memory load back; the cache does not."""
@@ -227,9 +228,9 @@ class StoreSuite:
         damaged = self.damage(store)
         if damaged is None:
             pytest.skip("this store cannot be damaged from outside")
-        with pytest.raises(sm.DamagedStoreError):
+        with pytest.raises(DamagedStoreError):
             make(store=store, autosave=True)
-        with pytest.raises(sm.DamagedStoreError):
+        with pytest.raises(DamagedStoreError):
             store.save({"version": 1, "entries": []})
         assert self.snapshot(store) == damaged
 
@@ -245,9 +246,9 @@ class StoreSuite:
 
         # Two invalid entries, neither of them the last one: an empty key, an importance of 2.
         store.save({"version": 1, "entries": [record("", 0), dict(record("b", 1), importance=2), record("chat:3", 2)]})
-        with pytest.warns(sm.LoadWarning):
+        with pytest.warns(LoadWarning):
             mem = make(store=store, autosave=True, shared=shared)
-        assert mem.last_load == sm.LoadResult(loaded=1, dropped=2)
+        assert mem.last_load == LoadResult(loaded=1, dropped=2)
         mem.remember("x", 1)
         assert mem.add_turn("user", "hi").key == "chat:4"
         loaded = make(store=store)
@@ -275,7 +276,7 @@ class StoreSuite:
         first.save()
         second.remember("loser", "second")
         before = second.state
-        with pytest.raises(sm.ConflictError) as raised:
+        with pytest.raises(ConflictError) as raised:
             second.save()
         assert (raised.value.expected, raised.value.found) == (1, 2)
         assert second.state is before
@@ -287,7 +288,7 @@ class StoreSuite:
         store = self.make_store(tmp_path)
         first, second = make(store=store, autosave=True), make(store=self.reopen(store), autosave=True)
         first.remember("a", 1)
-        with pytest.raises(sm.ConflictError):
+        with pytest.raises(ConflictError):
             second.remember("b", 2)
         assert not second.has("b") and _fields(make(store=store)) == _fields(first)
         second.load()
@@ -318,7 +319,7 @@ class StoreSuite:
         workers, each = 4, 25
 
         def write(worker: int, target: Any) -> None:
-            mem = sm.create_memory(store=target, autosave=True, shared=True, limit=10_000, clock=lambda: T0 + worker)
+            mem = create_memory(store=target, autosave=True, shared=True, limit=10_000, clock=lambda: T0 + worker)
             for i in range(each):
                 mem.remember(f"w{worker}:{i}", i)
 
@@ -331,7 +332,7 @@ class StoreSuite:
                 thread.start()
             for thread in threads:
                 thread.join()
-        final = sm.create_memory(store=self.reopen(store), limit=10_000)
+        final = create_memory(store=self.reopen(store), limit=10_000)
         assert final.size() == workers * each and final.generation == workers * each
 
     def test_mw_2_a_transaction_reads_and_writes_as_one(self, tmp_path: Any, make: Any) -> None:
@@ -367,7 +368,7 @@ class StoreSuite:
         try:
             assert held.wait(30)
             started = time.monotonic()
-            with pytest.raises(sm.LockTimeoutError):
+            with pytest.raises(LockTimeoutError):
                 mem.remember("during", 2)
             assert 0.18 <= time.monotonic() - started < 10
             assert not mem.has("during")
@@ -384,7 +385,7 @@ class StoreSuite:
         self._needs(store, "preserve")
         entries = [{"key": key, "data": 1, "importance": 0.5, "createdAt": 0, "updatedAt": 0} for key in ("", "a")]
         store.save({"version": 1, "entries": entries})
-        with pytest.warns(sm.LoadWarning):
+        with pytest.warns(LoadWarning):
             mem = make(store=store, autosave=True)
         kept: list[Any] = []
         real = store.preserve
