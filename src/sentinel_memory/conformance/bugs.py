@@ -18,6 +18,7 @@ from .. import core, index, prompt, tokens, values
 from ..expiry import is_past
 from ..options import is_number, number_option
 from ..tokens import count_tokens
+from .mistakes import MISTAKES
 
 __all__ = ["BUGS", "apply"]
 
@@ -157,6 +158,7 @@ BUGS: Mapping[str, Callable[[], None]] = {
     "counted-no-separator": _counted_fill("no-separator"),
     "repair-drops-newest": _counted_fill("drop-newest"),
     "repair-falls-back-naive": _counted_fill("repair-naive"),
+    **MISTAKES,
 }
 
 

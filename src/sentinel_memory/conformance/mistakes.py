@@ -1,0 +1,637 @@
+# Every bug here replaces a function of the library on purpose, so mypy is told not to mind.
+# mypy: disable-error-code="attr-defined, assignment, method-assign"
+"""More deliberate bugs for ``serve --bug NAME``: one plausible port mistake each, by the class it belongs to.
+
+A port makes its mistakes at the wire as often as deep inside, so most of
+these change what one op does with its arguments or its answer, in the
+serving ``Session``; the rest replace one function of the library. Each
+names the rule or protocol clause it breaks. ``bugs.BUGS`` lists them all,
+and the tests insist that the vectors catch every one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .. import core, expiry, jsontext, lexical, memory, options, state, values
+from . import backend
+
+__all__ = ["MISTAKES"]
+
+Step = Callable[[dict[str, Any]], Any]
+Around = Callable[[Any, dict[str, Any], Step], Any]
+
+
+def _around(ops: str, change: Around) -> Callable[[], None]:
+    """A bug that changes how the session answers the ops named (space-separated): ``change(session, args, proceed)``."""
+
+    def apply() -> None:
+        real = backend.Session.step
+        names = set(ops.split())
+
+        def step(self: Any, op: str, args: Any) -> Any:
+            if op in names and isinstance(args, dict):
+                return change(self, dict(args), lambda new: real(self, op, new))
+            return real(self, op, args)
+
+        backend.Session.step = step
+
+    return apply
+
+
+def _bad_now(session: Any) -> bool:
+    now = session.now
+    return not (isinstance(now, (int, float)) and not isinstance(now, bool) and math.isfinite(now))
+
+
+def _checks_now(ops: str) -> Callable[[], None]:
+    """An op that does not read the clock refuses a bad ``now`` anyway (against the protocol's list of ops that check it)."""
+
+    def change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+        if _bad_now(session):
+            raise TypeError("now must be a finite number")
+        return proceed(args)
+
+    return _around(ops, change)
+
+
+def _null_is(ops: str, name: str, value: Any) -> Callable[[], None]:
+    """An explicit ``null`` for ``name`` means ``value`` instead of the default (against section 3: null is absent)."""
+
+    def change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+        if name in args and args[name] is None:
+            if isinstance(value, BaseException):
+                raise value
+            args[name] = value
+        return proceed(args)
+
+    return _around(ops, change)
+
+
+def _answer(ops: str, rewrite: Callable[[Any, dict[str, Any], Any], Any]) -> Callable[[], None]:
+    """A bug in how an op's answer is made: ``rewrite(session, args, answer)``."""
+
+    def change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+        return rewrite(session, args, proceed(args))
+
+    return _around(ops, change)
+
+
+def _first(ops: str, check: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+    """Error precedence: ``check`` runs before the op's own checks, so its error wins when several are bad."""
+
+    def change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+        check(args)
+        return proceed(args)
+
+    return _around(ops, change)
+
+
+def _replace(owner: object, name: str, value: object) -> Callable[[], None]:
+    def apply() -> None:
+        setattr(owner, name, value)
+
+    return apply
+
+
+# -- error precedence ----------------------------------------------------------------------------
+
+
+def _data_first(args: dict[str, Any]) -> None:
+    data = args.get("data")
+    if isinstance(data, float) and not math.isfinite(data):
+        raise TypeError("data must be strict JSON")
+
+
+def _query_first(args: dict[str, Any]) -> None:
+    if "query" in args and args["query"] is not None and not isinstance(args["query"], str):
+        raise TypeError("query must be a str")
+
+
+def _key_before_now(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    key = args.get("key")
+    if not isinstance(key, str):
+        raise TypeError("key must be a str")
+    if key == "":
+        raise ValueError("key must not be empty")
+    return proceed(args)
+
+
+# -- results -------------------------------------------------------------------------------------
+
+
+def _fresh(age: float, window: float) -> float:
+    return max(0.0, 1 - age / window)
+
+
+def _fresh_reordered(age: float, window: float) -> float:
+    return max(0.0, (window - age) / window)
+
+
+def _rescored(
+    formula: Callable[[float, float, float], float], fresh: Callable[[float, float], float] = _fresh
+) -> Callable[[Any, dict[str, Any], Any], Any]:
+    """Recall scores recomputed with another evaluation order of REC-2 or RET-1 (a port's arithmetic)."""
+
+    def rewrite(session: Any, args: dict[str, Any], hits: Any) -> Any:
+        query = lexical.words(args.get("query") or "")
+        window = session.memory.state.config.recency_window
+        for hit in hits:
+            entry = session.memory.get_entry(hit["entry"]["key"]) if isinstance(hit.get("entry"), dict) else None
+            if entry is None or not query:
+                continue
+            relevance = lexical.relevance(query, entry.words)
+            age = max(0, session.now - entry.updated_at)
+            hit["score"] = formula(relevance, entry.importance, fresh(age, window))
+        return sorted(hits, key=lambda hit: -hit["score"]) if hits else hits
+
+    return rewrite
+
+
+def _reassociated_rec_2(relevance: float, importance: float, freshness: float) -> float:
+    """REC-2 with its product spread out: ``relevance * 0.5 + relevance * importance / 2 + ...``."""
+    return relevance * 0.5 + relevance * importance / 2 + lexical.FRESHNESS_BONUS * freshness
+
+
+def _rec_2(relevance: float, importance: float, freshness: float) -> float:
+    return relevance * (0.5 + importance / 2) + lexical.FRESHNESS_BONUS * freshness
+
+
+def _recent_oldest_first(session: Any, args: dict[str, Any], recent: Any) -> Any:
+    return list(reversed(recent))
+
+
+def _delete_always_true(session: Any, args: dict[str, Any], answer: Any) -> Any:
+    return True
+
+
+def _context_by_rank(session: Any, args: dict[str, Any], context: Any) -> Any:
+    """The context rendered in rank order (most important first) instead of oldest first (against CTX-3)."""
+    entries = sorted(context["entries"], key=lambda e: -e["importance"])
+    if entries != context["entries"]:
+        context = dict(context, entries=entries)
+    return context
+
+
+# -- turns ---------------------------------------------------------------------------------------
+
+
+def _counter_reset_by_clear() -> None:
+    """``clear`` forgets the chat counter, so the next turn is chat:1 again (against ENT-16)."""
+    import attrs
+
+    real = core.clear
+    core.clear = lambda state: attrs.evolve(real(state), turns=0)
+
+
+def _largest_turn(counts: Callable[[str], bool]) -> Callable[[], None]:
+    """The chat counter reads the tails after ``chat:`` that ``counts`` accepts (against ENT-16's ASCII digits)."""
+
+    def apply() -> None:
+        def largest_turn(keys: Any) -> int:
+            tails = [key[5:] for key in keys if key.startswith("chat:") and len(key) <= 4005]
+            return max((int(tail) for tail in tails if counts(tail)), default=0)
+
+        core.largest_turn = largest_turn
+        state.largest_turn = largest_turn
+
+    return apply
+
+
+# -- numbers -------------------------------------------------------------------------------------
+
+
+def _number_rule(change: Callable[[str, Any], Any]) -> Callable[[], None]:
+    """A bug in the number rule: ``change(name, value)`` returns a replacement, or ``...`` to keep the rule's answer."""
+
+    def apply() -> None:
+        real = options.number_option
+
+        def number_option(name: str, value: object, *default: Any, **how: Any) -> Any:
+            got = change(name, value)
+            return real(name, value, *default, **how) if got is ... else got
+
+        for module in (core, options, memory, expiry):
+            if hasattr(module, "number_option"):
+                module.number_option = number_option
+
+    return apply
+
+
+def _strings_are_numbers(name: str, value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return ...
+        return number if math.isfinite(number) and (name != "importance" or 0 <= number <= 1) else ...
+    return ...
+
+
+def _bools_are_numbers(name: str, value: Any) -> Any:
+    return int(value) if isinstance(value, bool) and name in ("importance", "limit") else ...
+
+
+def _float_limit_truncated(name: str, value: Any) -> Any:
+    if name == "limit" and isinstance(value, float) and math.isfinite(value) and value >= 1 and value != int(value):
+        return int(value)
+    return ...
+
+
+def _ttl_zero_expires(name: str, value: Any) -> Any:
+    return 1e-9 if name == "ttl" and value == 0 and not isinstance(value, bool) else ...
+
+
+# -- parsing documents ---------------------------------------------------------------------------
+
+
+def _repeated_keys_last_wins() -> None:
+    """Repeated object keys in a stored text are taken, the last one winning (against PER-13)."""
+    jsontext._no_repeats = dict
+
+
+def _depth_off_by_one() -> None:
+    """Nesting one deeper than the limit is read (against PER-13's depth limit)."""
+    real = jsontext._nesting
+    jsontext._nesting = lambda raw: max(0, real(raw) - 1)
+
+
+def _control_characters_read() -> None:
+    """Raw control characters inside strings of a stored text are read (against PER-13's strict JSON)."""
+    import json
+
+    jsontext._parse = lambda text: json.loads(
+        text, strict=False, object_pairs_hook=jsontext._no_repeats, parse_constant=jsontext._no_constants
+    )
+
+
+# -- loading -------------------------------------------------------------------------------------
+
+
+def _duplicate_keeps_first() -> None:
+    """Of two entries with one key, the load keeps the first (against PER-6: the later)."""
+    from .. import document
+
+    real = document.parse
+
+    def parse(raw: Any, *, first_seq: int) -> Any:
+        if isinstance(raw, dict) and isinstance(raw.get("entries"), list):
+            seen: set[Any] = set()
+            kept = []
+            for item in raw["entries"]:
+                key = item.get("key") if isinstance(item, dict) else None
+                if isinstance(key, str) and key in seen:
+                    continue
+                seen.add(key) if isinstance(key, str) else None
+                kept.append(item)
+            if len(kept) != len(raw["entries"]):
+                raw = dict(raw, entries=kept)
+        return real(raw, first_seq=first_seq)
+
+    document.parse = parse
+
+
+def _no_compaction_on_load(session: Any, args: dict[str, Any], answer: Any) -> Any:
+    if isinstance(answer, dict) and answer.get("compacted"):
+        return dict(answer, compacted=0)
+    return answer
+
+
+def _working_null_kept(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """A working memory with data and ``updatedAt: null`` is kept, as if set now (against PER-7, PER-20)."""
+    document = args.get("document")
+    if isinstance(document, dict) and isinstance(document.get("working"), dict):
+        working = document["working"]
+        if working.get("updatedAt", 0) is None and working.get("data"):
+            args["document"] = dict(document, working=dict(working, updatedAt=session.now))
+    return proceed(args)
+
+
+def _load_saves(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    answer = proceed(args)
+    if session.memory._autosave:
+        try:
+            session.memory.save()
+        except Exception:
+            pass
+    return answer
+
+
+def _empty_generation_zero(session: Any, args: dict[str, Any], held: Any) -> Any:
+    if isinstance(held, dict) and held.get("generation") == 1 and not held.get("entries"):
+        return dict(held, generation=0)
+    return held
+
+
+# -- the cache and the working memory ------------------------------------------------------------
+
+
+def _working_replaces(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    patch = args.get("patch")
+    if isinstance(patch, dict):
+        session.memory.working.clear()
+    return proceed(args)
+
+
+def _cache_never_expires_by_default(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    if args.get("ttl") is None:
+        args["ttl"] = 10**15
+    return proceed(args)
+
+
+# -- batch two: entries, reads, text, contexts, stores, config -----------------------------------
+
+
+def _stored_but_expired(session: Any, key: Any) -> bool:
+    if not isinstance(key, str):
+        return False
+    entry = session.memory.state.entries.get(key)
+    return (
+        entry is not None and entry.expires_at is not None and _finite(session.now) and session.now >= entry.expires_at
+    )
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _expired_still_there(answer_of: Callable[[Any, Any], Any]) -> Around:
+    """A read that does not check expiry: an entry stored but expired answers as if live (against EXP-3)."""
+
+    def change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+        if _stored_but_expired(session, args.get("key")):
+            return answer_of(session, session.memory.state.entries.get(args["key"]))
+        return proceed(args)
+
+    return change
+
+
+def _read_early(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """The read compares with a clock a millisecond early, so what expires now is still there (against EXP-2, L0-2, L1-2)."""
+    if _finite(session.now):
+        session.now = session.now - 1
+    return proceed(args)
+
+
+def _overwrite(change_args: Callable[[Any, Any, dict[str, Any]], None]) -> Around:
+    def change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+        key = args.get("key")
+        old = session.memory.state.entries.get(key) if isinstance(key, str) else None
+        if old is not None and _finite(session.now) and (old.expires_at is None or session.now < old.expires_at):
+            change_args(session, old, args)
+        return proceed(args)
+
+    return change
+
+
+def _keep_expiry(session: Any, old: Any, args: dict[str, Any]) -> None:
+    if args.get("ttl") is None and old.expires_at is not None:
+        args["ttl"] = old.expires_at - session.now
+
+
+def _default_importance(session: Any, old: Any, args: dict[str, Any]) -> None:
+    if args.get("importance") is None:
+        args["importance"] = 0.5
+
+
+def _created_is_updated(session: Any, args: dict[str, Any], answer: Any) -> Any:
+    return dict(answer, createdAt=answer["updatedAt"]) if isinstance(answer, dict) and "createdAt" in answer else answer
+
+
+def _negative_n_slices(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    n = args.get("n")
+    if isinstance(n, int) and not isinstance(n, bool) and n < 0:
+        return proceed({"n": 10**6})[:n]
+    return proceed(args)
+
+
+def _limit_zero_all(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    if args.get("limit") == 0 and not isinstance(args.get("limit"), bool):
+        args["limit"] = 10**6
+    return proceed(args)
+
+
+def _dropped(name: str) -> Around:
+    """The op ignores its argument ``name`` (a port that forgot to pass it on)."""
+
+    def change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+        args.pop(name, None)
+        return proceed(args)
+
+    return change
+
+
+def _budget_zero_refused(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    if args.get("token_budget") == 0 and not isinstance(args.get("token_budget"), bool):
+        raise ValueError("a budget of 0 holds nothing")
+    return proceed(args)
+
+
+def _omitted_counts_stored(session: Any, args: dict[str, Any], answer: Any) -> Any:
+    if isinstance(answer, dict) and "omitted" in answer:
+        stored = len(session.memory.state.entries)
+        return dict(answer, omitted=stored - len(answer["entries"]))
+    return answer
+
+
+def _missing_is_damage(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    if args.get("missing") is True:
+        from ..errors import DamagedStoreError
+
+        raise DamagedStoreError("nothing there", "the protocol store")
+    return proceed(args)
+
+
+def _damage_loads_empty(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    from ..errors import DamagedStoreError
+
+    try:
+        return proceed(args)
+    except DamagedStoreError:
+        return {"loaded": 0, "dropped": 0, "compacted": 0}
+
+
+def _on_evict_every_change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """on_evict is called after every remember, with an empty compaction when nothing was dropped (against CMP-3)."""
+    before = len(session.evicted)
+    answer = proceed(args)
+    if len(session.evicted) == before:
+        session.evicted.append(values.Compaction(expired=(), evicted=()))
+    return answer
+
+
+def _no_generation_check() -> None:
+    """A save that does not check the generation it overwrites (against MW-3)."""
+    from .. import document
+
+    nothing = lambda *args, **kwargs: None
+    document.check_generation = nothing
+    backend.check_generation = nothing
+
+
+def _config_ignored(name: str) -> Callable[[], None]:
+    """The backend does not pass the config's ``name`` on to the memory (a port that forgot it)."""
+
+    def apply() -> None:
+        real = backend.create_memory
+
+        def create(**options: Any) -> Any:
+            options.pop(name, None)
+            return real(**options)
+
+        backend.create_memory = create
+
+    return apply
+
+
+def _words_without(step: str) -> Callable[[], None]:
+    """REC-1's words with one step left out: ``lower`` or ``marks``."""
+
+    def apply() -> None:
+        import unicodedata
+
+        def words(text: str) -> frozenset[str]:
+            lowered = text if step == "lower" else text.lower()
+            decomposed = unicodedata.normalize("NFD", lowered) if step != "marks" else lowered
+            kept = "".join(
+                " " if unicodedata.category(c)[0] not in "LNM" else ("" if unicodedata.category(c)[0] == "M" else c)
+                for c in decomposed
+            )
+            return frozenset(kept.split())
+
+        for module in (lexical, values, core):
+            module.words = words
+
+    return apply
+
+
+def _estimate_floor() -> None:
+    """The estimator rounds down: ``floor(n / 4)`` (against TOK-1)."""
+    from .. import tokens
+
+    tokens._quarter_up = lambda units: units // 4
+    tokens.estimate_tokens.tokens_from_measure = tokens._quarter_up
+    tokens.estimate_tokens.measure_limit = lambda budget: 4 * math.floor(budget) + 3
+
+
+def _text_as_json() -> None:
+    """A string's text is written as JSON, quotes and all (against TXT-1: a string renders as itself)."""
+    import json
+
+    real = values.text_of
+    values.text_of = lambda data: json.dumps(data, ensure_ascii=False) if isinstance(data, str) else real(data)
+
+
+def _json_keys_unsorted() -> None:
+    """Data that is not a string renders as JSON with its keys as given, not sorted (against TXT-2)."""
+    import json
+
+    real = values.text_of
+    values.text_of = lambda data: (
+        json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        if isinstance(data, dict) and "role" not in data
+        else real(data)
+    )
+
+
+MORE: Mapping[str, Callable[[], None]] = {
+    # expiry on every read path
+    "has-ignores-expiry": _around("has", _expired_still_there(lambda session, entry: True)),
+    "get-ignores-expiry": _around("get", _expired_still_there(lambda session, entry: entry.data)),
+    "forget-ignores-expiry": _around("forget", _expired_still_there(lambda session, entry: True)),
+    "cache-read-early": _around("cache_get", _read_early),
+    "working-read-early": _around("working_get", _read_early),
+    "size-read-early": _around("size stats", _read_early),
+    # remembering again
+    "overwrite-keeps-expiry": _around("remember", _overwrite(_keep_expiry)),
+    "overwrite-default-importance": _around("remember", _overwrite(_default_importance)),
+    "overwrite-resets-created": _answer("remember", _created_is_updated),
+    # reads and their arguments
+    "recent-negative-n-slices": _around("get_recent", _negative_n_slices),
+    "recall-limit-zero-all": _around("recall", _limit_zero_all),
+    "get-default-ignored": _around("get", _dropped("default")),
+    "cache-get-default-ignored": _around("cache_get", _dropped("default")),
+    "context-must-keep-ignored": _around("get_context", _dropped("must_keep")),
+    "context-query-ignored": _around("get_context", _dropped("query")),
+    "context-format-ignored": _around("get_context", _dropped("format")),
+    "context-only-ignored": _around("get_context", _dropped("only")),
+    "messages-facts-share-ignored": _around("get_messages", _dropped("facts_share")),
+    "budget-zero-refused": _around("get_context", _budget_zero_refused),
+    "context-omitted-counts-stored": _answer("get_context", _omitted_counts_stored),
+    "message-overhead-4": _replace(core, "MESSAGE_TOKENS", 4),
+    # words and text
+    "words-not-lowered": _words_without("lower"),
+    "words-keep-marks": _words_without("marks"),
+    "estimate-floor": _estimate_floor,
+    "string-text-as-json": _text_as_json,
+    "json-keys-unsorted": _json_keys_unsorted,
+    # compaction callbacks
+    "on-evict-every-change": _around("remember", _on_evict_every_change),
+    # stores
+    "missing-store-is-damage": _around("load", _missing_is_damage),
+    "damaged-store-loads-empty": _around("load", _damage_loads_empty),
+    "no-generation-check": _no_generation_check,
+    # config
+    "config-limit-ignored": _config_ignored("limit"),
+    "config-recency-window-ignored": _config_ignored("recency_window"),
+    "config-working-ttl-ignored": _config_ignored("working_ttl"),
+    "config-cache-ttl-ignored": _config_ignored("cache_ttl"),
+    "config-tokenizer-ignored": _config_ignored("tokenizer"),
+    "config-autosave-ignored": _config_ignored("autosave"),
+}
+
+
+#: Every mistake by its flag name, grouped as the classes the vectors must catch.
+MISTAKES: Mapping[str, Callable[[], None]] = {
+    # error precedence: which error wins when several arguments are bad
+    "data-error-first": _first("remember", _data_first),
+    "query-error-first": _first("get_context get_messages", _query_first),
+    "key-before-now": _around("get has forget", _key_before_now),
+    # null arguments: null is the default, for every optional argument
+    "null-importance-refused": _null_is("remember add_turn", "importance", TypeError("importance")),
+    "null-limit-zero": _null_is("recall", "limit", 0),
+    "null-n-zero": _null_is("get_recent", "n", 0),
+    "null-separator-empty": _null_is("get_context", "separator", ""),
+    "null-query-refused": _null_is("get_context", "query", TypeError("query")),
+    "null-ttl-refused": _null_is("remember", "ttl", TypeError("ttl")),
+    "null-budget-zero": _null_is("get_context", "token_budget", 0),
+    # which ops check now
+    "clear-checks-now": _checks_now("clear"),
+    "save-checks-now": _checks_now("save"),
+    "stored-checks-now": _checks_now("stored"),
+    "evictions-checks-now": _checks_now("evictions"),
+    "cache-clear-checks-now": _checks_now("cache_clear"),
+    "working-clear-checks-now": _checks_now("working_clear"),
+    # the chat counter
+    "turn-counter-reset-by-clear": _counter_reset_by_clear,
+    "turn-leading-zeros": _largest_turn(lambda tail: tail.isascii() and tail.isdigit() and not tail.startswith("0")),
+    "turn-unicode-digits": _largest_turn(str.isdigit),
+    # floating-point evaluation order
+    "rec-2-reassociated": _answer("recall", _rescored(_reassociated_rec_2)),
+    "ret-1-reordered": _answer("recall", _rescored(_rec_2, _fresh_reordered)),
+    # the number rule
+    "numeric-strings": _number_rule(_strings_are_numbers),
+    "bools-are-numbers": _number_rule(_bools_are_numbers),
+    "float-limit-truncated": _number_rule(_float_limit_truncated),
+    "ttl-zero-expires": _number_rule(_ttl_zero_expires),
+    # parsing what a store holds
+    "repeated-keys-read": _repeated_keys_last_wins,
+    "depth-off-by-one": _depth_off_by_one,
+    "control-characters-read": _control_characters_read,
+    # loading
+    "duplicate-keeps-first": _duplicate_keeps_first,
+    "load-compaction-uncounted": _answer("load", _no_compaction_on_load),
+    "working-null-updated-kept": _around("load stored", _working_null_kept),
+    "load-autosaves": _around("load", _load_saves),
+    "empty-save-generation-zero": _answer("save", _empty_generation_zero),
+    # answers
+    "recent-oldest-first": _answer("get_recent", _recent_oldest_first),
+    "cache-delete-always-true": _answer("cache_delete", _delete_always_true),
+    "context-entries-by-rank": _answer("get_context", _context_by_rank),
+    # the cache and the working memory
+    "working-set-replaces": _around("working_set", _working_replaces),
+    "cache-default-ttl-ignored": _around("cache_put", _cache_never_expires_by_default),
+    **MORE,
+}
