@@ -998,6 +998,7 @@ def messages(
     """
     _check_now(now)
     _check_budget(token_budget)
+    _query_words(query, optional=True)  # a bad query is refused even when no fact needs it (REC-4)
     counting = as_tokenizer(tokenizer) or state.config.tokenizer
     # A tokenizer counted line by line remembers each message's count (CTX-12); the count is the same.
     per_message = counting.measure if isinstance(counting, LineCounter) else counting

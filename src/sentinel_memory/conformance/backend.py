@@ -19,16 +19,17 @@ import itertools
 import json
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import attrs
 
 from .. import __version__
 from ..document import check_generation, declared_generation, generation_of, problem
 from ..errors import ConflictError, DamagedStoreError
-from ..jsontext import dumps, loads
+from ..jsontext import _nesting, dumps, loads
 from ..lexical import words
 from ..memory import Memory, create_memory
 from ..redisstore import RedisStore, entry_fields
@@ -132,11 +133,11 @@ class ProtocolStore:
         self.raw = raw
 
     def held(self) -> Any:
-        """What the store holds: its JSON value, None when nothing, ``{"$text": ...}`` when it is not JSON."""
+        """What the store holds: its JSON value, None when nothing, ``{"$text": ...}`` when it is not strict JSON."""
         if self.raw is None:
             return None
         try:
-            return json.loads(self.raw)
+            return json.loads(self.raw, parse_constant=_not_json)
         except ValueError:
             return {"$text": self.raw.decode("utf-8", "surrogatepass")}
 
@@ -199,6 +200,10 @@ class RedisProtocolStore(ProtocolStore):
 
     def close(self) -> None:
         self.redis.client.delete(self.redis.meta_key, self.redis.entries_key)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # NaN and Infinity: Python's parser would take them
 
 
 class FactoryProtocolStore(ProtocolStore):
@@ -504,7 +509,9 @@ class Session:
                 raise Unsupported("text must be a string")
             self.store.put(text.encode("utf-8", "surrogatepass"))
         elif document is not ...:
-            self.store.put(json.dumps(document, ensure_ascii=False, allow_nan=False).encode("utf-8", "surrogatepass"))
+            # NaN or an infinity in the document is written as the bare token a careless writer would
+            # write: the text is then no JSON, and reads as damage (section 8).
+            self.store.put(json.dumps(document, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
     def op_stored(self, document: Any = ..., text: Any = None, missing: Any = False) -> Any:
         self._put(document, text, missing)
@@ -602,7 +609,8 @@ def serve(
     ``factory`` every case's store is one it makes (``FactoryProtocolStore``).
     """
     cases = itertools.count()
-    for line in _lines(source):
+
+    def respond(line: str) -> str:
         request = json.loads(line, parse_int=_integer)
         if request.get("op") == "start":
             answer = handshake() if request.get("protocol") == PROTOCOL else {"error": "E_UNSUPPORTED"}
@@ -613,5 +621,49 @@ def serve(
             elif factory is not None:
                 store = FactoryProtocolStore(factory)
             answer = run_case(request, store)
-        sink.write(json.dumps(wire.encode(answer), ensure_ascii=True, allow_nan=False) + "\n")
+        return json.dumps(wire.encode(answer), ensure_ascii=True, allow_nan=False) + "\n"
+
+    for line in _lines(source):
+        sink.write(deep_enough(line, respond))
         sink.flush()
+
+
+T = TypeVar("T")
+
+#: Requests nested deeper than this are answered on a thread with room for them (section 1: one answer per request).
+_SHALLOW = 150
+
+
+def deep_enough(line: str, respond: Callable[[str], T]) -> T:
+    """``respond(line)``, with the stack and recursion limit a request nested as deep as ``line`` needs.
+
+    Python's JSON parser, the wire decoding and the library's checks recurse
+    once per level; data 5,000 levels deep must still get its answer
+    (``E_RANGE``, ENT-13), not end the backend.
+    """
+    depth = _nesting(line.encode("utf-8", "surrogatepass"))
+    if depth <= _SHALLOW:
+        return respond(line)
+    outcome: list[Any] = []
+    limit = sys.getrecursionlimit()
+    size = threading.stack_size()
+
+    def run() -> None:
+        try:
+            outcome.append((True, respond(line)))
+        except BaseException as error:  # handed back to the serving thread as it is
+            outcome.append((False, error))
+
+    sys.setrecursionlimit(max(limit, 8 * depth + 1_000))
+    threading.stack_size(min(512 * 2**20, max(size, 64 * 2**20, depth * 8 * 1024)))
+    try:
+        worker = threading.Thread(target=run, name="sentinel-memory-deep-request")
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(size)
+        sys.setrecursionlimit(limit)
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]

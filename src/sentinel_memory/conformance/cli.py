@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import PROTOCOL, wire
-from .backend import run_case, serve, store_factory
+from .backend import _integer, deep_enough, run_case, serve, store_factory
 from .bugs import BUGS, apply
 from .compare import first_difference
 from .runner import (
@@ -222,7 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _answer(options: argparse.Namespace) -> int:
     """The reference's answer to each case in a file: what would this library do here?"""
     try:
-        content = json.loads(options.case.read_text(encoding="utf-8"))
+        text = options.case.read_text(encoding="utf-8")
+        content = deep_enough(text, lambda text: json.loads(text, parse_int=_integer))
     except (OSError, ValueError) as error:
         print(f"cannot read {options.case}: {error}", file=sys.stderr)
         return 2
@@ -234,6 +235,13 @@ def _answer(options: argparse.Namespace) -> int:
         )
         return 2
     for case in cases:
-        answer = run_case(request_of(case), None)
-        print(json.dumps(wire.encode(answer), ensure_ascii=False, allow_nan=False))
+        line = json.dumps(request_of(case), ensure_ascii=False)
+        print(
+            deep_enough(
+                line,
+                lambda line: json.dumps(
+                    wire.encode(run_case(json.loads(line, parse_int=_integer))), ensure_ascii=False, allow_nan=False
+                ),
+            )
+        )
     return 0
