@@ -171,3 +171,27 @@ def test_answer_prints_what_the_reference_does_for_a_case(tmp_path):
     answer = json.loads(result.stdout)
     assert answer["id"] == "mine" and [e["key"] for e in answer["results"][-1]["ok"]] == ["c", "b"]
     assert cli("answer", str(tmp_path / "missing.json")).returncode == 2
+
+
+def test_a_vector_that_expects_e_unsupported_is_compared_not_skipped():
+    """Section 10: where a vector expects E_UNSUPPORTED (an unknown argument), that answer passes and any other fails; elsewhere it is a skip."""
+    from sentinel_memory.conformance.runner import judge
+
+    case = {
+        "id": "c",
+        "steps": [
+            {
+                "op": "remember",
+                "args": {"key": "a", "no_such_argument": 1},
+                "now": 0,
+                "expect": {"error": "E_UNSUPPORTED"},
+            }
+        ],
+    }
+    assert judge(case, {"id": "c", "results": [{"error": "E_UNSUPPORTED"}]}).status == "passed"
+    assert judge(case, {"id": "c", "results": [{"ok": None}]}).status == "failed"
+    refused = {"id": "r", "config": {"no_such_key": 1}, "steps": [], "error": "E_UNSUPPORTED"}
+    assert judge(refused, {"id": "r", "error": "E_UNSUPPORTED"}).status == "passed"
+    assert judge(refused, {"id": "r", "results": []}).status == "failed"
+    other = {"id": "o", "steps": [{"op": "size", "now": 0, "expect": {"ok": 0}}]}
+    assert judge(other, {"id": "o", "results": [{"error": "E_UNSUPPORTED"}]}).status == "skipped"

@@ -23,7 +23,7 @@ from typing import ClassVar
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
 from sentinel_memory.conformance import backend as reference
 from sentinel_memory.conformance.compare import first_difference
@@ -53,8 +53,57 @@ data = st.one_of(
 )
 importances = st.one_of(st.none(), st.sampled_from([0, 0.1, 0.5, 0.9, 1, 1.5, -1, "0.5"]), st.floats(0, 1))
 ttls = st.one_of(st.none(), st.sampled_from([1, MINUTE, 15 * MINUTE, 0, -5]))
-# Minutes to let pass before a step: often none (ties), often exactly a ttl (expiry edges).
-waits = st.sampled_from([0, 0, 0, 1, 14, 15, 60, 24 * 60])
+# Minutes to let pass before a step: often none (ties), often exactly a ttl (expiry edges), sometimes
+# backwards (a clock that went back) or a fraction of a millisecond.
+waits = st.one_of(
+    st.sampled_from([0, 0, 0, 1, 14, 15, 60, 24 * 60]),
+    st.sampled_from([-1, -15, 0.5 / MINUTE, 1e-3]),
+)
+configs = st.fixed_dictionaries(
+    {},
+    optional={
+        "limit": st.sampled_from([1, 2, 4, 8, 2.5, 0, "3"]),
+        "recency_window": st.sampled_from([MINUTE, 15 * MINUTE, 0, -1]),
+        "working_ttl": st.sampled_from([MINUTE, 15 * MINUTE, 0]),
+        "cache_ttl": st.sampled_from([1, MINUTE, -1]),
+        "tokenizer": st.sampled_from(["estimate", "utf8_bytes", "distinct_words", "merging"]),
+        "autosave": st.booleans(),
+    },
+)
+records = st.fixed_dictionaries(
+    {
+        "key": st.one_of(st.sampled_from(KEYS + ["chat:007", "chat:9", ""]), st.integers(0, 2)),
+        "data": st.one_of(data, st.sampled_from([2**53 + 1, 10**30, -(2**63)])),
+        "importance": st.sampled_from([0.5, 0.9, 0, 2, None, "0.5"]),
+        "createdAt": st.sampled_from([0, T0, T0 + 0.5, None]),
+        "updatedAt": st.sampled_from([0, T0, T0 + MINUTE, -1, None]),
+    },
+    optional={"expiresAt": st.sampled_from([None, T0 + MINUTE, 0])},
+)
+documents = st.fixed_dictionaries(
+    {"version": st.sampled_from([1, 1, 1, 2]), "entries": st.lists(st.one_of(records, st.just("junk")), max_size=4)},
+    optional={
+        "generation": st.sampled_from([0, 1, 5, 10**20]),
+        "working": st.sampled_from(
+            [
+                {"data": {"task": "refund"}, "updatedAt": T0},
+                {"data": {"a": 1}, "updatedAt": None},
+                {"data": {}, "updatedAt": None},
+                5,
+            ]
+        ),
+    },
+)
+damaged_texts = st.sampled_from(
+    [
+        '{"version": 1, "entries": [',
+        '{"version": 1, "entries": [], "version": 1}',
+        "NaN",
+        "",
+        '{"version": 1, "entries": []}\u0000',
+        "[]",
+    ]
+)
 queries = st.one_of(st.none(), st.lists(st.sampled_from(WORDS), max_size=3).map(" ".join))
 
 
@@ -66,23 +115,33 @@ class Differential(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.config = {"limit": 4}
+        self.config: dict[str, object] = {"limit": 4}
         self.steps: list[dict] = []
-        self.now = T0
-        session = reference.start(self.config)
-        assert not isinstance(session, str)
-        self.session = session
+        self.now: int | float = T0
+        self.session: reference.Session | None = None
         if type(self).process is None:
             type(self).process = Subprocess(self.command, timeout=10, env=default_env())
             type(self).process.start()
 
-    def send(self, op: str, wait: int = 0, **args: object) -> None:
+    @initialize(config=configs)
+    def configure(self, config: dict[str, object]) -> None:
+        """Each case its own config: limits, windows, ttls, a tokenizer, autosave (or a refused one)."""
+        self.config = config
+        session = reference.start(config)
+        self.session = None if isinstance(session, str) else session
+
+    def send(self, op: str, wait: int | float = 0, **args: object) -> None:
+        if self.session is None:
+            return  # a refused config: the case is that refusal alone
         self.now += wait * MINUTE
         step = {"op": op, "args": args, "now": self.now}
         self.steps.append({**step, "expect": reference.answer_step(self.session, step)})
 
     def teardown(self) -> None:
         """Send the whole case to the backend once and compare every step's result."""
+        if self.session is None:
+            self.compare_refusal()
+            return
         if not self.steps:
             return
         self.send("stats")
@@ -102,6 +161,13 @@ class Differential(RuleBasedStateMachine):
                     f"step {number} ({step['op']}) differs at {where}\n  expected: {compact(step['expect'])}\n"
                     f"  got:      {compact(got)}\nas a vector:\n{self.as_vector()}"
                 )
+
+    def compare_refusal(self) -> None:
+        expected = reference.run_case({"id": "differential", "config": self.config, "steps": []})
+        assert self.process is not None
+        answer = self.process.ask({"id": "differential", "config": self.config, "steps": []})
+        if first_difference(expected, answer) is not None:
+            raise AssertionError(f"the config {self.config} is answered {compact(answer)}, not {compact(expected)}")
 
     def as_vector(self) -> str:
         case = {
@@ -168,6 +234,67 @@ class Differential(RuleBasedStateMachine):
     def save_and_load(self) -> None:
         self.send("save")
         self.send("load")
+
+    @rule(role=st.sampled_from(["user", "assistant", "", 5]), text=texts, importance=importances, wait=waits)
+    def add_turn(self, role: object, text: str, importance: object, wait: int) -> None:
+        self.send("add_turn", wait, role=role, text=text, **({} if importance is None else {"importance": importance}))
+
+    @rule(
+        budget=st.sampled_from([0, 3, 10, 40, 200]),
+        query=queries,
+        share=st.sampled_from([None, 0, 0.5, 1, 2]),
+        must_keep=st.sampled_from([None, 0.9]),
+        wait=waits,
+    )
+    def messages(self, budget: int, query: str | None, share: object, must_keep: object, wait: int) -> None:
+        args: dict[str, object] = {"token_budget": budget}
+        for name, value in (("query", query), ("facts_share", share), ("must_keep", must_keep)):
+            if value is not None:
+                args[name] = value
+        self.send("get_messages", wait, **args)
+
+    @rule(key=st.sampled_from(["otp", "draft", 5]), value=data, ttl=ttls, wait=waits)
+    def cache_put(self, key: object, value: object, ttl: object, wait: int) -> None:
+        self.send("cache_put", wait, key=key, value=value, **({} if ttl is None else {"ttl": ttl}))
+
+    @rule(key=st.sampled_from(["otp", "draft"]), op=st.sampled_from(["cache_get", "cache_delete"]), wait=waits)
+    def cache_read(self, key: str, op: str, wait: int) -> None:
+        self.send(op, wait, key=key)
+
+    @rule(
+        patch=st.one_of(
+            st.dictionaries(st.sampled_from(["task", "step"]), data, max_size=2), st.sampled_from([None, [1], "x"])
+        ),
+        wait=waits,
+    )
+    def working_set(self, patch: object, wait: int) -> None:
+        self.send("working_set", wait, patch=patch)
+
+    @rule(
+        op=st.sampled_from(["working_get", "working_clear", "cache_clear", "clear", "stored", "save"]),
+        wait=waits,
+        bad_now=st.booleans(),
+    )
+    def plain(self, op: str, wait: int, bad_now: bool) -> None:
+        """The ops without arguments, some of which read no clock: sometimes at a now that is no number."""
+        if bad_now and self.session is not None:
+            step = {"op": op, "args": {}, "now": {"$number": "NaN"}}
+            self.steps.append({**step, "expect": reference.answer_step(self.session, step)})
+            return
+        self.send(op, wait)
+
+    @rule(document=documents, how=st.sampled_from(["load", "stored"]))
+    def put_document(self, document: dict, how: str) -> None:
+        """A hand-built document, often invalid in places (bad entries, big integers, working memories), put behind the memory's back."""
+        self.send(how, 0, document=document)
+
+    @rule(text=damaged_texts, how=st.sampled_from(["load", "stored"]))
+    def put_damage(self, text: str, how: str) -> None:
+        self.send(how, 0, text=text)
+
+    @rule(how=st.sampled_from(["load", "stored"]))
+    def put_nothing(self, how: str) -> None:
+        self.send(how, 0, missing=True)
 
 
 @pytest.fixture(scope="module")

@@ -583,6 +583,132 @@ MORE: Mapping[str, Callable[[], None]] = {
 }
 
 
+# -- batch three: ranking, unknown names, callbacks, load positions --------------------------------
+
+
+def _matches_by_retention() -> None:
+    """A context ranks the query's matches by retention, not by recall score (against CTX-1)."""
+    from ..retention import retention
+
+    real_context, real_matches = core.context, core._matches
+
+    def by_retention(state: Any, query_words: Any, now: Any, limit: int, among: Any = None) -> Any:
+        found = real_matches(state, query_words, now, 10**9, among)
+        window = state.config.recency_window
+        found.sort(key=lambda pair: (retention(pair[1], now, window), pair[1].updated_at, pair[1].seq), reverse=True)
+        return found[:limit]
+
+    def context(*args: Any, **kwargs: Any) -> Any:
+        core._matches = by_retention
+        try:
+            return real_context(*args, **kwargs)
+        finally:
+            core._matches = real_matches
+
+    core.context = context
+
+
+def _must_keep_by_importance() -> None:
+    """Must-keep entries come first by importance, not by retention (against CTX-10)."""
+
+    def kept_first(keep: float, oldest_first: Any, rank: Any, rank_among: Any, now: Any, window: Any) -> Any:
+        def kept(entries: Any) -> list[Any]:
+            chosen = [e for e in entries if e.importance >= keep]
+            chosen.sort(key=lambda e: (e.importance, e.updated_at, e.seq), reverse=True)
+            return chosen
+
+        def ranked(_: Any) -> list[Any]:
+            return kept(oldest_first()) + [e for e in rank(None) if e.importance < keep]
+
+        def ranked_among(some: Any) -> list[Any]:
+            rest: list[Any] = rank_among([e for e in some if e.importance < keep])
+            return kept(some) + rest
+
+        return ranked, ranked_among
+
+    core._kept_first = kept_first
+
+
+def _unknown_names_ignored() -> None:
+    """An argument the op does not have is ignored, not refused (against section 5's E_UNSUPPORTED)."""
+    import inspect
+
+    real = backend.Session.step
+
+    def step(self: Any, op: str, args: Any) -> Any:
+        handler = getattr(self, f"op_{op}", None)
+        if handler is not None and isinstance(args, dict):
+            known = set(inspect.signature(handler).parameters)
+            args = {name: value for name, value in args.items() if name in known}
+        return real(self, op, args)
+
+    backend.Session.step = step
+
+
+def _unknown_config_ignored() -> None:
+    """A config key the backend does not know is ignored, not refused (against section 3)."""
+    real = backend.Session.__init__
+
+    def init(self: Any, config: Any, store: Any = None) -> None:
+        real(self, {k: v for k, v in config.items() if k in backend.CONFIG_KEYS}, store)
+
+    backend.Session.__init__ = init
+
+
+def _on_evict_after_save(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """on_evict runs after the autosave, so a save that fails delivers nothing (against WRP-1's order)."""
+    from ..errors import ConflictError
+
+    before = len(session.evicted)
+    try:
+        return proceed(args)
+    except ConflictError:
+        del session.evicted[before:]
+        raise
+
+
+def _duplicate_at_first_place() -> None:
+    """Of two entries with one key, the later one's content takes the first one's place (against PER-6's order)."""
+    from .. import document
+
+    real = document.parse
+
+    def parse(raw: Any, *, first_seq: int) -> Any:
+        if isinstance(raw, dict) and isinstance(raw.get("entries"), list):
+            entries = list(raw["entries"])
+            place: dict[Any, int] = {}
+            for i, item in enumerate(entries):
+                key = item.get("key") if isinstance(item, dict) else None
+                if isinstance(key, str) and key in place:
+                    entries[place[key]], entries[i] = item, None
+                elif isinstance(key, str):
+                    place[key] = i
+            raw = dict(raw, entries=[item for item in entries if item is not None])
+        return real(raw, first_seq=first_seq)
+
+    document.parse = parse
+
+
+def _text_made_a_string(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """A ``text`` that is not a string is written as its JSON, not refused (against section 8)."""
+    import json
+
+    if "text" in args and args["text"] is not None and not isinstance(args["text"], str):
+        args["text"] = json.dumps(args["text"])
+    return proceed(args)
+
+
+THIRD: Mapping[str, Callable[[], None]] = {
+    "matches-by-retention": _matches_by_retention,
+    "must-keep-by-importance": _must_keep_by_importance,
+    "unknown-arguments-ignored": _unknown_names_ignored,
+    "unknown-config-ignored": _unknown_config_ignored,
+    "on-evict-after-save": _around("remember add_turn", _on_evict_after_save),
+    "duplicate-at-first-place": _duplicate_at_first_place,
+    "stored-text-stringified": _around("stored load", _text_made_a_string),
+}
+
+
 #: Every mistake by its flag name, grouped as the classes the vectors must catch.
 MISTAKES: Mapping[str, Callable[[], None]] = {
     # error precedence: which error wins when several arguments are bad
@@ -634,4 +760,5 @@ MISTAKES: Mapping[str, Callable[[], None]] = {
     "working-set-replaces": _around("working_set", _working_replaces),
     "cache-default-ttl-ignored": _around("cache_put", _cache_never_expires_by_default),
     **MORE,
+    **THIRD,
 }

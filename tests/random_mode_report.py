@@ -1,0 +1,73 @@
+"""How many of ``serve --bug``'s injected bugs the random mode finds on its own: ``make random-report``.
+
+Runs the differential machine of ``tests/spec/test_differential.py`` against
+a backend with each deliberate bug, with a fixed budget of examples and a
+fixed seed, and prints one row per bug: found or not, and in how many
+seconds. The vectors must catch every bug (the tests insist); this measures
+the other net, the one that finds what nobody wrote down.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import ClassVar
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from sentinel_memory.conformance.bugs import BUGS
+from sentinel_memory.conformance.runner import Subprocess
+from spec.test_differential import SERVE, Differential
+
+#: The fixed budget: this many random cases of up to this many steps, the same ones for every bug.
+EXAMPLES = 100
+STEPS = 15
+
+
+def finds(bug: str) -> bool:
+    """Whether the machine, against a backend with ``bug``, fails within the budget."""
+
+    class Broken(Differential):
+        command: ClassVar[list[str]] = [*SERVE, "--bug", bug]
+        process: ClassVar[Subprocess | None] = None
+
+    try:
+        run_state_machine_as_test(
+            Broken,
+            settings=settings(
+                max_examples=EXAMPLES,
+                stateful_step_count=STEPS,
+                database=None,
+                derandomize=True,
+                suppress_health_check=list(HealthCheck),
+                deadline=None,
+            ),
+        )
+        return False
+    except AssertionError:
+        return True
+    finally:
+        if Broken.process is not None:
+            Broken.process.stop()
+
+
+def main(names: list[str]) -> int:
+    chosen = [name for name in sorted(BUGS) if not names or any(part in name for part in names)]
+    found = 0
+    print(f"| bug | found by {EXAMPLES} random cases of up to {STEPS} steps | seconds |")
+    print("|---|---|---:|")
+    for name in chosen:
+        started = time.perf_counter()
+        hit = finds(name)
+        found += hit
+        print(f"| {name} | {'yes' if hit else 'no'} | {time.perf_counter() - started:.1f} |", flush=True)
+    print(f"\nthe random mode found {found} of {len(chosen)} injected bugs on its own")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
