@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-dev
 # The demo needs the package alone (attrs is its one dependency), not the dev toolchain.
 DEMO_STAMP := $(VENV)/.installed-package
 
-.PHONY: demo test lint redis-server test-thorough mutants notebooks docs serve bench venv clean
+.PHONY: demo test lint redis-server test-thorough mutants random-report notebooks docs serve bench venv clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ test: lint redis-server
 ## make test-thorough: the property tests with many more examples
 test-thorough: $(STAMP)
 	$(PY) -m pytest --hypothesis-profile=thorough
+
+## make random-report: how many of serve --bug's injected bugs the random mode finds on its own
+random-report: $(STAMP)
+	$(PY) tests/random_mode_report.py
 
 ## make mutants: apply deliberate one-line bugs and show the spec (machines and properties) catches each
 mutants: $(STAMP)

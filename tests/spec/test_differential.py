@@ -51,7 +51,7 @@ data = st.one_of(
     st.lists(st.integers(0, 3), max_size=2),
     st.dictionaries(st.sampled_from(["b", "a", "é"]), st.integers(0, 2), max_size=2),
 )
-importances = st.one_of(st.none(), st.sampled_from([0, 0.1, 0.5, 0.9, 1, 1.5, -1, "0.5"]), st.floats(0, 1))
+importances = st.one_of(st.none(), st.sampled_from([0, 0.1, 0.5, 0.9, 1, 1.5, -1, "0.5", True]), st.floats(0, 1))
 ttls = st.one_of(st.none(), st.sampled_from([1, MINUTE, 15 * MINUTE, 0, -5]))
 # Minutes to let pass before a step: often none (ties), often exactly a ttl (expiry edges), sometimes
 # backwards (a clock that went back) or a fraction of a millisecond.
@@ -188,9 +188,30 @@ class Differential(RuleBasedStateMachine):
             args["ttl"] = ttl
         self.send("remember", wait, **args)
 
-    @rule(key=st.sampled_from(KEYS), op=st.sampled_from(["get", "has", "forget"]), wait=waits)
-    def by_key(self, key: str, op: str, wait: int) -> None:
-        self.send(op, wait, key=key)
+    @rule(
+        key=st.sampled_from(KEYS),
+        op=st.sampled_from(["get", "has", "forget"]),
+        wait=waits,
+        default=st.sampled_from([None, None, "<missing>", 0]),
+    )
+    def by_key(self, key: str, op: str, wait: int, default: object) -> None:
+        self.send(op, wait, key=key, **({"default": default} if op == "get" and default is not None else {}))
+
+    @rule(
+        op=st.sampled_from(["remember", "get_recent", "recall", "get_context", "cache_put"]),
+        name=st.sampled_from(["importance", "ttl", "n", "limit", "separator", "query", "no_such_argument"]),
+        wait=waits,
+    )
+    def null_or_unknown(self, op: str, name: str, wait: int) -> None:
+        """An optional argument given as null (section 3), or one the op does not have (section 5)."""
+        args: dict[str, object] = {
+            "remember": {"key": "note", "data": "x"},
+            "get_recent": {},
+            "recall": {"query": "refund"},
+            "get_context": {"token_budget": 30},
+            "cache_put": {"key": "otp", "value": 1},
+        }[op]
+        self.send(op, wait, **{**args, name: None if name != "no_such_argument" else True})
 
     @rule(op=st.sampled_from(["size", "stats", "compact", "evictions", "get_recent"]), wait=waits)
     def read(self, op: str, wait: int) -> None:
@@ -209,6 +230,8 @@ class Differential(RuleBasedStateMachine):
         ),
         separator=st.sampled_from([None, " | "]),
         must_keep=st.sampled_from([None, None, 0.5, 0.9]),
+        fmt=st.sampled_from([None, None, "text", "key"]),
+        only=st.sampled_from([None, None, "facts", "turns"]),
     )
     def context(
         self,
@@ -218,6 +241,8 @@ class Differential(RuleBasedStateMachine):
         separator: str | None,
         wait: int,
         must_keep: float | None,
+        fmt: str | None,
+        only: str | None,
     ) -> None:
         args: dict[str, object] = {"token_budget": budget}
         for name, value in (
@@ -225,6 +250,8 @@ class Differential(RuleBasedStateMachine):
             ("tokenizer", tokenizer),
             ("separator", separator),
             ("must_keep", must_keep),
+            ("format", fmt),
+            ("only", only),
         ):
             if value is not None:
                 args[name] = value
@@ -271,7 +298,9 @@ class Differential(RuleBasedStateMachine):
         self.send("working_set", wait, patch=patch)
 
     @rule(
-        op=st.sampled_from(["working_get", "working_clear", "cache_clear", "clear", "stored", "save"]),
+        op=st.sampled_from(
+            ["working_get", "working_clear", "cache_clear", "clear", "stored", "save", "evictions", "size", "stats"]
+        ),
         wait=waits,
         bad_now=st.booleans(),
     )

@@ -90,7 +90,7 @@ FORMATS: Mapping[str, Callable[[Entry], Any] | None] = {
 }
 
 #: The config keys a case may set, all optional.
-CONFIG_KEYS = ("limit", "recency_window", "working_ttl", "cache_ttl", "tokenizer", "autosave")
+CONFIG_KEYS = ("limit", "recency_window", "working_ttl", "cache_ttl", "tokenizer", "autosave", "shared")
 
 
 class Unsupported(Exception):
@@ -355,28 +355,47 @@ def _named(table: Mapping[str, Any], kind: str, name: object) -> Any:
 
 
 class Session:
-    """One case: a memory, the time its clock reads, and what ``on_evict`` received."""
+    """One case: its memories on one store, the time their clocks read, and what each ``on_evict`` received.
+
+    Memory 1 is made with the case; a step with ``"memory": N`` (the
+    ``sessions`` group, section 9) runs on memory N instead, made from the
+    same config on the same store at its first step. ``memory`` and
+    ``evicted`` are those of the memory the current step runs on.
+    """
 
     def __init__(self, config: Mapping[str, Any], store: ProtocolStore | None = None) -> None:
         unknown = set(config) - set(CONFIG_KEYS)
         if unknown:
             raise Unsupported(f"unknown config keys {sorted(unknown)}")
         self.now: Any = 0
-        self.evicted: list[Compaction] = []
         self.store = store if store is not None else ProtocolStore()
-        options = {
-            name: wire.decode(config[name])
-            for name in ("limit", "recency_window", "working_ttl", "cache_ttl")
-            if name in config
-        }
-        self.memory: Memory = create_memory(
-            store=self.store,
-            clock=lambda: self.now,
-            on_evict=self.evicted.append,
-            tokenizer=_named(TOKENIZERS, "tokenizer", config.get("tokenizer")),
-            autosave=config.get("autosave", False),
-            **options,
-        )
+        self.config = dict(config)
+        self.memories: dict[int, tuple[Memory, list[Compaction]]] = {}
+        self.select(1)
+
+    def select(self, number: object) -> None:
+        """Run the next steps on memory ``number``, made now if this is its first step."""
+        if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+            raise Unsupported(f"memory must be an integer >= 1, got {number!r}")
+        if number not in self.memories:
+            evicted: list[Compaction] = []
+            config = self.config
+            options = {
+                name: wire.decode(config[name])
+                for name in ("limit", "recency_window", "working_ttl", "cache_ttl")
+                if name in config
+            }
+            made = create_memory(
+                store=self.store,
+                clock=lambda: self.now,
+                on_evict=evicted.append,
+                tokenizer=_named(TOKENIZERS, "tokenizer", config.get("tokenizer")),
+                autosave=config.get("autosave", False),
+                shared=config.get("shared", False),
+                **options,
+            )
+            self.memories[number] = (made, evicted)
+        self.memory, self.evicted = self.memories[number]
 
     def step(self, op: str, args: Mapping[str, Any]) -> Any:
         handler = getattr(self, f"op_{op}", None)
@@ -561,7 +580,12 @@ def answer_step(session: Session, step: Mapping[str, Any]) -> dict[str, Any]:
     """One step's result: ``{"ok": value}`` or ``{"error": code}``."""
     session.now = wire.decode(step.get("now"))
     args = wire.decode(step.get("args") or {})
-    return _answer(lambda: session.step(str(step.get("op")), args))
+
+    def run() -> Any:
+        session.select(step.get("memory", 1))
+        return session.step(str(step.get("op")), args)
+
+    return _answer(run)
 
 
 def run_case(case: Mapping[str, Any], store: ProtocolStore | None = None) -> dict[str, Any]:

@@ -580,6 +580,7 @@ MORE: Mapping[str, Callable[[], None]] = {
     "config-cache-ttl-ignored": _config_ignored("cache_ttl"),
     "config-tokenizer-ignored": _config_ignored("tokenizer"),
     "config-autosave-ignored": _config_ignored("autosave"),
+    "config-shared-ignored": _config_ignored("shared"),
 }
 
 

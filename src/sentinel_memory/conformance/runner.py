@@ -279,7 +279,7 @@ def judge(case: Vector, answer: dict[str, Any], tolerance: float = 0.0) -> Outco
                 expected=want,
                 got=got,
                 where=where,
-                before=tuple({k: s[k] for k in ("op", "args", "now") if k in s} for s in steps[: number - 1]),
+                before=tuple({k: s[k] for k in ("op", "args", "now", "memory") if k in s} for s in steps[: number - 1]),
                 **base,
             )
     return Outcome(status="passed", **base)

@@ -51,7 +51,9 @@ def load_all(folder: Path | None = None) -> Iterator[tuple[Path, Vector]]:
 
 def request_of(case: Vector) -> dict[str, Any]:
     """What the runner sends a backend: the case without its expectations and notes."""
-    steps = [{key: step[key] for key in ("op", "args", "now") if key in step} for step in case.get("steps", [])]
+    steps = [
+        {key: step[key] for key in ("op", "args", "now", "memory") if key in step} for step in case.get("steps", [])
+    ]
     return {"id": case["id"], "config": case.get("config", {}), "steps": steps}
 
 

@@ -108,10 +108,12 @@ def encode(value: Any) -> Any:
 
 
 def case_groups(case: Mapping[str, Any]) -> set[str]:
-    """The optional groups a case needs: those of its ops, and persistence for an autosaving config."""
+    """The groups a case needs: those of its ops, persistence for an autosaving config, sessions for several memories."""
     needed = {OP_GROUPS.get(step.get("op"), "entries") for step in case.get("steps", [])}
     if case.get("config", {}).get("autosave") is True:
         needed.add("persistence")
+    if "shared" in case.get("config", {}) or any("memory" in step for step in case.get("steps", [])):
+        needed.update(("sessions", "persistence"))
     return needed
 
 
