@@ -312,18 +312,18 @@ class Differential(RuleBasedStateMachine):
             return
         self.send(op, wait)
 
-    @rule(document=documents, how=st.sampled_from(["load", "stored"]))
-    def put_document(self, document: dict, how: str) -> None:
-        """A hand-built document, often invalid in places (bad entries, big integers, working memories), put behind the memory's back."""
-        self.send(how, 0, document=document)
-
-    @rule(text=damaged_texts, how=st.sampled_from(["load", "stored"]))
-    def put_damage(self, text: str, how: str) -> None:
-        self.send(how, 0, text=text)
-
-    @rule(how=st.sampled_from(["load", "stored"]))
-    def put_nothing(self, how: str) -> None:
-        self.send(how, 0, missing=True)
+    @rule(
+        what=st.one_of(
+            documents.map(lambda document: {"document": document}),
+            damaged_texts.map(lambda text: {"text": text}),
+            st.just({"missing": True}),
+        ),
+        how=st.sampled_from(["load", "stored"]),
+    )
+    def put_behind_its_back(self, what: dict, how: str) -> None:
+        """What another writer leaves in the store, then a load or a look at it: a hand-built document (bad
+        entries, big integers, working memories, another version), damaged text, or nothing."""
+        self.send(how, 0, **what)
 
 
 @pytest.fixture(scope="module")
