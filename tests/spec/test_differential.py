@@ -68,6 +68,7 @@ configs = st.fixed_dictionaries(
         "cache_ttl": st.sampled_from([1, MINUTE, -1]),
         "tokenizer": st.sampled_from(["estimate", "utf8_bytes", "distinct_words", "merging"]),
         "autosave": st.booleans(),
+        "shared": st.booleans(),
     },
 )
 records = st.fixed_dictionaries(
@@ -123,12 +124,20 @@ class Differential(RuleBasedStateMachine):
             type(self).process = Subprocess(self.command, timeout=10, env=default_env())
             type(self).process.start()
 
-    @initialize(config=configs)
-    def configure(self, config: dict[str, object]) -> None:
-        """Each case its own config: limits, windows, ttls, a tokenizer, autosave (or a refused one)."""
+    @initialize(
+        config=configs,
+        seed=st.lists(
+            st.tuples(st.sampled_from(KEYS), texts, st.sampled_from([0.1, 0.5, 0.9, 1]), st.sampled_from([0, 1, 60])),
+            max_size=4,
+        ),
+    )
+    def configure(self, config: dict[str, object], seed: list[tuple[str, str, float, int]]) -> None:
+        """Each case its own config (limits, windows, ttls, a tokenizer, autosave, shared), and a few entries to start from."""
         self.config = config
         session = reference.start(config)
         self.session = None if isinstance(session, str) else session
+        for key, text, importance, wait in seed:
+            self.send("remember", wait, key=key, data=text, importance=importance)
 
     def send(self, op: str, wait: int | float = 0, **args: object) -> None:
         if self.session is None:
@@ -148,7 +157,7 @@ class Differential(RuleBasedStateMachine):
         case = {
             "id": "differential",
             "config": self.config,
-            "steps": [{k: s[k] for k in ("op", "args", "now")} for s in self.steps],
+            "steps": [{k: s[k] for k in ("op", "args", "now", "memory") if k in s} for s in self.steps],
         }
         assert self.process is not None
         answer = self.process.ask(case)
@@ -284,9 +293,29 @@ class Differential(RuleBasedStateMachine):
     def cache_put(self, key: object, value: object, ttl: object, wait: int) -> None:
         self.send("cache_put", wait, key=key, value=value, **({} if ttl is None else {"ttl": ttl}))
 
-    @rule(key=st.sampled_from(["otp", "draft"]), op=st.sampled_from(["cache_get", "cache_delete"]), wait=waits)
-    def cache_read(self, key: str, op: str, wait: int) -> None:
-        self.send(op, wait, key=key)
+    @rule(
+        key=st.sampled_from(["otp", "draft"]),
+        op=st.sampled_from(["cache_get", "cache_delete"]),
+        wait=waits,
+        default=st.sampled_from([None, "<none>"]),
+    )
+    def cache_read(self, key: str, op: str, wait: int, default: object) -> None:
+        self.send(op, wait, key=key, **({"default": default} if op == "cache_get" and default is not None else {}))
+
+    @rule(
+        op=st.sampled_from(["remember", "save", "load", "get_recent", "add_turn"]),
+        key=st.sampled_from(KEYS),
+        text=texts,
+        wait=waits,
+    )
+    def other_memory(self, op: str, key: str, text: str, wait: int) -> None:
+        """A second memory on the same store (the sessions group): conflicts, generations, shared reloads."""
+        if self.session is None:
+            return
+        args = {"remember": {"key": key, "data": text}, "add_turn": {"role": "user", "text": text}}.get(op, {})
+        self.now += wait * MINUTE
+        step = {"op": op, "args": args, "now": self.now, "memory": 2}
+        self.steps.append({**step, "expect": reference.answer_step(self.session, step)})
 
     @rule(
         patch=st.one_of(
