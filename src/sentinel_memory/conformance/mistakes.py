@@ -159,6 +159,11 @@ def _rec_2(relevance: float, importance: float, freshness: float) -> float:
     return relevance * (0.5 + importance / 2) + lexical.FRESHNESS_BONUS * freshness
 
 
+def _rec_2_bonus_divided(relevance: float, importance: float, freshness: float) -> float:
+    """REC-2 with ``0.05 * freshness`` written ``freshness / 20``: equal in reals, not in doubles."""
+    return relevance * (0.5 + importance / 2) + freshness / 20
+
+
 def _recent_oldest_first(session: Any, args: dict[str, Any], recent: Any) -> Any:
     return list(reversed(recent))
 
@@ -738,6 +743,7 @@ MISTAKES: Mapping[str, Callable[[], None]] = {
     # floating-point evaluation order
     "rec-2-reassociated": _answer("recall", _rescored(_reassociated_rec_2)),
     "ret-1-reordered": _answer("recall", _rescored(_rec_2, _fresh_reordered)),
+    "rec-2-bonus-divided": _answer("recall", _rescored(_rec_2_bonus_divided)),
     # the number rule
     "numeric-strings": _number_rule(_strings_are_numbers),
     "bools-are-numbers": _number_rule(_bools_are_numbers),
