@@ -669,6 +669,27 @@ MUTANTS = [
         "    if True:\n        return naive()",
         tests=("tests/test_counted.py", "tests/spec/test_counted_properties.py"),
     ),
+    Mutant(
+        "a Python of a later Unicode reads the code points assigned since 14.0.0",
+        "lexical.py",
+        "    if not unicode14.runtime_is_reference:",
+        "    if False:",
+        tests=("tests/test_text.py",),
+    ),
+    Mutant(
+        "a store in the loop gets the protocol's generations, unshifted",
+        "conformance/backend.py",
+        "            shifted = self._shifted(document, -self.offset)",
+        "            shifted = self._shifted(document, 0)",
+        tests=("tests/test_store_kit.py",),
+    ),
+    Mutant(
+        "the per-call counters drop the most recently used",
+        "tokens.py",
+        "            found = kept.pop(id(tokenizer), None)",
+        "            found = kept.get(id(tokenizer))",
+        tests=("tests/test_counted.py",),
+    ),
 ]
 
 

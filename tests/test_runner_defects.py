@@ -195,3 +195,12 @@ def test_a_vector_that_expects_e_unsupported_is_compared_not_skipped():
     assert judge(refused, {"id": "r", "results": []}).status == "failed"
     other = {"id": "o", "steps": [{"op": "size", "now": 0, "expect": {"ok": 0}}]}
     assert judge(other, {"id": "o", "results": [{"error": "E_UNSUPPORTED"}]}).status == "skipped"
+
+
+def test_a_run_of_no_cases_is_no_pass(tmp_path):
+    """PROTOCOL section 10: a selection that matches no case fails, and a folder without vector files is refused; neither reports a pass."""
+    serve = f"{sys.executable} -m sentinel_memory.conformance serve"
+    nothing = cli("run", "--backend", serve, "--only", "no-such-case-*", "--quiet")
+    assert nothing.returncode == 1 and "nothing was checked" in nothing.stdout
+    empty = cli("run", "--backend", serve, "--vectors", str(tmp_path), "--quiet")
+    assert empty.returncode == 2 and "no vector files" in empty.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -15,6 +16,10 @@ from sentinel_memory.testing import StoreSuite
 
 TESTS = Path(__file__).resolve().parent
 DictStore = example_store_class()
+#: How many vectors there are: a run through a store in the loop must pass every one, not a vacuous none.
+CASES = sum(
+    len(json.loads(p.read_text(encoding="utf-8"))["cases"]) for p in (TESTS.parent / "spec" / "vectors").glob("*.json")
+)
 
 
 class TestTheExtendingPagesStore(StoreSuite):
@@ -117,7 +122,7 @@ def test_per_2_every_vector_passes_with_a_store_from_a_factory_in_the_loop(facto
             "--json",
             str(report),
         ],
-        env={**os.environ, "PYTHONPATH": str(TESTS)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))},
         check=False,
         capture_output=True,
         text=True,
@@ -126,6 +131,7 @@ def test_per_2_every_vector_passes_with_a_store_from_a_factory_in_the_loop(facto
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     summary = result.stdout.strip().splitlines()[-1]
     assert re.fullmatch(r"[0-9]+ passed, 0 failed, 0 skipped, 0 errored", summary)
+    assert int(summary.split()[0]) == CASES
 
 
 def test_per_2_a_store_factory_that_is_not_there_is_named():

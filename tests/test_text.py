@@ -152,3 +152,8 @@ def test_rec_1_words_hide_what_a_later_unicode_assigned(monkeypatch):
     monkeypatch.setattr(unicode14, "runtime_is_reference", False)
     assert [lexical.words(text) for text in texts] == expected
     assert lexical.words("ab\U00011f04cd") == {"ab", "cd"} and lexical.words("ΟΔΟΣ\U00011f04") == {"οδος"}
+    # Pretend é were new since 14.0.0: it must separate words, and never reach lower() or the Final_Sigma test.
+    real = unicode14.assigned
+    monkeypatch.setattr(unicode14, "assigned", lambda cp: cp not in (ord("é"), ord("É")) and real(cp))
+    assert lexical.words("CAFÉX café") == {"caf", "x"}
+    assert lexical.words("ΟΔΟΣÉ") == {"οδος"}

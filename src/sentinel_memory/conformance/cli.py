@@ -30,7 +30,7 @@ from .runner import (
     run,
     select,
 )
-from .vectors import answer_of, compact, files, load_all, request_of, write_file
+from .vectors import answer_of, compact, files, load_all, request_of, spec_dir, write_file
 
 __all__ = ["main"]
 
@@ -112,7 +112,14 @@ def _run(options: argparse.Namespace) -> int:
     if options.expected_failures is not None:
         expected = read_expected_failures(options.expected_failures)
     every = [case for _, case in load_all(options.vectors)]
+    if not every:
+        where = options.vectors or spec_dir() / "vectors"
+        print(f"no vector files in {where}: nothing was checked", file=sys.stderr)
+        return 2
     cases = select(every, options.only, options.skip)
+    if not cases:
+        print("no case matches --only and --skip: nothing was checked (a run of no cases is no pass)")
+        return 1
     backend = Subprocess(options.backend, timeout=options.timeout, env=default_env())
 
     def show(outcome: Outcome) -> None:
