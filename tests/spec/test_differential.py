@@ -31,8 +31,8 @@ from sentinel_memory.conformance.runner import Subprocess, default_env, run
 from sentinel_memory.conformance.vectors import compact
 
 SERVE = [sys.executable, "-m", "sentinel_memory.conformance", "serve"]
-KEYS = ["user:name", "order:42", "chat:1", "chat:2", "note"]
-WORDS = ["name", "order", "refund", "chat", "milk", "prague", "jakub", "?"]
+KEYS = ["user:name", "order:42", "chat:1", "chat:2", "note", "chat:007", "chat:\u0663"]
+WORDS = ["name", "order", "refund", "chat", "milk", "prague", "jakub", "?", "REFUND", "Kůň", "KUN"]
 MINUTE = 60_000
 T0 = 1_700_000_000_000
 
@@ -207,20 +207,95 @@ class Differential(RuleBasedStateMachine):
         self.send(op, wait, key=key, **({"default": default} if op == "get" and default is not None else {}))
 
     @rule(
-        op=st.sampled_from(["remember", "get_recent", "recall", "get_context", "cache_put"]),
-        name=st.sampled_from(["importance", "ttl", "n", "limit", "separator", "query", "no_such_argument"]),
+        call=st.sampled_from(
+            [
+                ("remember", {"key": "note", "data": "x"}, ("importance", "ttl")),
+                ("get_recent", {}, ("n",)),
+                ("recall", {"query": "refund"}, ("limit",)),
+                ("get_context", {"token_budget": 30}, ("query", "separator", "token_budget", "must_keep", "format")),
+                ("get_messages", {"token_budget": 30}, ("query", "facts_share")),
+                ("cache_put", {"key": "otp", "value": 1}, ("ttl",)),
+            ]
+        ),
+        pick=st.integers(0, 10),
+        unknown=st.booleans(),
         wait=waits,
     )
-    def null_or_unknown(self, op: str, name: str, wait: int) -> None:
-        """An optional argument given as null (section 3), or one the op does not have (section 5)."""
-        args: dict[str, object] = {
-            "remember": {"key": "note", "data": "x"},
-            "get_recent": {},
-            "recall": {"query": "refund"},
-            "get_context": {"token_budget": 30},
-            "cache_put": {"key": "otp", "value": 1},
-        }[op]
-        self.send(op, wait, **{**args, name: None if name != "no_such_argument" else True})
+    def null_or_unknown(self, call: tuple[str, dict, tuple[str, ...]], pick: int, unknown: bool, wait: int) -> None:
+        """An optional argument of the op given as null (section 3), or an argument no op has (section 5)."""
+        op, args, optional = call
+        name = "no_such_argument" if unknown else optional[pick % len(optional)]
+        self.send(op, wait, **{**args, name: True if unknown else None})
+
+    @rule(
+        call=st.sampled_from(
+            [
+                ("remember", {"key": "", "data": {"$number": "NaN"}}),
+                ("remember", {"key": 5, "data": {"$number": "NaN"}}),
+                ("get_context", {"token_budget": -1, "query": 5}),
+                ("get_messages", {"token_budget": -1, "query": 5}),
+                ("add_turn", {"role": "", "text": 5}),
+                ("get", {"key": ""}),
+                ("has", {"key": 5}),
+            ]
+        ),
+        bad_now=st.booleans(),
+    )
+    def several_bad(self, call: tuple[str, dict], bad_now: bool) -> None:
+        """Several bad arguments at once (and sometimes a bad now): which error wins (section 3)."""
+        if self.session is None:
+            return
+        op, args = call
+        step = {"op": op, "args": args, "now": {"$number": "NaN"} if bad_now else self.now}
+        self.steps.append({**step, "expect": reference.answer_step(self.session, step)})
+
+    @rule(
+        key=st.sampled_from(KEYS[:5]),
+        ttl=st.sampled_from([1, MINUTE, 15 * MINUTE]),
+        read=st.sampled_from(["get", "has", "forget", "size", "get_recent", "stats", "get_context", "recall"]),
+        early=st.sampled_from([0, 0, 1]),
+    )
+    def expiry_edge(self, key: str, ttl: int, read: str, early: int) -> None:
+        """Remember with a ttl, then read exactly when it runs out (or a millisecond before): EXP-2's edge."""
+        self.send("remember", 0, key=key, data="refund soon", ttl=ttl)
+        self.now += ttl - early
+        args = {"get": {"key": key}, "has": {"key": key}, "forget": {"key": key}, "get_context": {"token_budget": 100}}
+        args["recall"] = {"query": "refund"}
+        self.send(read, 0, **args.get(read, {}))
+
+    @rule(ttl=st.sampled_from([None, 1, MINUTE]), early=st.sampled_from([0, 1]), working=st.booleans())
+    def scratch_edge(self, ttl: int | None, early: int, working: bool) -> None:
+        """The cache item or the working memory read exactly when it runs out: L0-2's and L1-2's edges."""
+        if working:
+            self.send("working_set", 0, patch={"task": "refund"})
+            window = self.config.get("working_ttl")
+            window = window if isinstance(window, int) and window > 0 else 3_600_000
+            self.now += window - early
+            self.send("working_get", 0)
+        else:
+            self.send("cache_put", 0, key="otp", value=1, **({} if ttl is None else {"ttl": ttl}))
+            window = ttl if ttl is not None else self.config.get("cache_ttl")
+            window = window if isinstance(window, int) and window > 0 else 300_000
+            self.now += window - early
+            self.send("cache_get", 0, key="otp")
+
+    @rule(
+        must_keep=st.sampled_from([None, 0.9]),
+        budget=st.sampled_from([5, 8, 12]),
+        query=st.sampled_from(["refund status", "REFUND", "kun", "name"]),
+        fmt=st.sampled_from([None, "text"]),
+    )
+    def ranking_probe(self, must_keep: float | None, budget: int, query: str, fmt: str | None) -> None:
+        """Entries whose importance, freshness and query match disagree, then a context that fits one or two of them."""
+        self.send("remember", 0, key="a", data="refund", importance=0.9)
+        self.send("remember", 60, key="b", data="refund status Kůň", importance=0.5)
+        self.send("remember", 24 * 60, key="c", data="name", importance=0.92)
+        args: dict[str, object] = {"token_budget": budget, "query": query}
+        if must_keep is not None:
+            args["must_keep"] = must_keep
+        if fmt is not None:
+            args["format"] = fmt
+        self.send("get_context", 0, **args)
 
     @rule(op=st.sampled_from(["size", "stats", "compact", "evictions", "get_recent"]), wait=waits)
     def read(self, op: str, wait: int) -> None:
