@@ -98,9 +98,19 @@ def check_generation(location: object, generation: int | None, stored: int) -> N
 
 def generation_of(document: object) -> int:
     """A document's generation: 0 when it has none, or is no document (MW-1)."""
-    value = document.get("generation", 0) if isinstance(document, dict) else 0
-    valid = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return value if valid else 0
+    value = _whole(document.get("generation", 0) if isinstance(document, dict) else 0)
+    return value if value is not None and value >= 0 else 0
+
+
+def _whole(value: object) -> int | None:
+    """``value`` as an int when it is a whole number (``2`` or ``2.0``: JSON cannot tell them apart), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
 
 
 def parse(document: object, *, first_seq: int) -> tuple[list[Entry], Working, LoadResult]:
@@ -174,9 +184,9 @@ def problem(document: object) -> str | None:
         return f"unknown memory document version {shown(version)}; this release reads version {VERSION}"
     if not isinstance(document.get("entries"), list):
         return "a memory document needs a list of entries"
-    generation = document.get("generation", 0)
-    if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
-        return f"a memory document's generation must be an integer >= 0, got {shown(generation)}"
+    generation = _whole(document.get("generation", 0))
+    if generation is None or generation < 0:
+        return f"a memory document's generation must be a whole number >= 0, got {shown(document.get('generation'))}"
     return None
 
 

@@ -240,7 +240,7 @@ class FactoryProtocolStore(ProtocolStore):
         if document is None:
             return
         if "generation" in document:
-            self.offset = document["generation"] - 1
+            self.offset = generation_of(document) - 1
             document = {**document, "generation": 1}
         self.inner.save(document)
 
@@ -339,7 +339,7 @@ def _write_as_is(store: Any, document: dict[str, Any]) -> None:
         pipe.hset(store.entries_key, key, value)
     meta = {"version": "1", "next_ord": str(len(document["entries"]))}
     if "generation" in document:
-        meta["generation"] = str(document["generation"])
+        meta["generation"] = str(generation_of(document))  # 2.0 is 2 (MW-1)
     if "working" in document:
         meta["working"] = json.dumps(document["working"], ensure_ascii=False, allow_nan=False)
     pipe.hset(store.meta_key, mapping=meta)
