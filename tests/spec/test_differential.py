@@ -448,15 +448,15 @@ def test_a_backend_agrees_with_this_library_step_by_step(machine):
 class Broken(Differential):
     """The machine against a backend with one deliberate bug."""
 
-    command: ClassVar[list[str]] = [*SERVE, "--bug", "importance-clamped"]
+    command: ClassVar[list[str]] = [*SERVE, "--bug", "string-text-as-json"]
     process: ClassVar[Subprocess | None] = None
 
 
 def test_the_machine_catches_a_broken_backend_and_writes_a_vector():
-    """Against a clamped importance, the machine fails and its report is a vector that the runner also fails on."""
+    """Against a backend that renders a string as JSON, the machine fails and its report is a vector that the runner also fails on."""
     try:
         with pytest.raises(AssertionError, match="as a vector") as failure:
-            run_state_machine_as_test(Broken, settings=settings(max_examples=300, stateful_step_count=6, database=None))
+            run_state_machine_as_test(Broken, settings=settings(max_examples=300, stateful_step_count=10, database=None))
     finally:
         if Broken.process is not None:
             Broken.process.stop()
