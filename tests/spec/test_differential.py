@@ -456,7 +456,9 @@ def test_the_machine_catches_a_broken_backend_and_writes_a_vector():
     """Against a backend that renders a string as JSON, the machine fails and its report is a vector that the runner also fails on."""
     try:
         with pytest.raises(AssertionError, match="as a vector") as failure:
-            run_state_machine_as_test(Broken, settings=settings(max_examples=300, stateful_step_count=10, database=None))
+            run_state_machine_as_test(
+                Broken, settings=settings(max_examples=300, stateful_step_count=10, database=None)
+            )
     finally:
         if Broken.process is not None:
             Broken.process.stop()

@@ -29,7 +29,7 @@ import attrs
 from .. import __version__
 from ..document import check_generation, declared_generation, generation_of, problem
 from ..errors import ConflictError, DamagedStoreError
-from ..jsontext import _nesting, dumps, loads
+from ..jsontext import _nesting, _no_repeats, dumps, loads
 from ..lexical import words
 from ..memory import Memory, create_memory
 from ..redisstore import RedisStore, entry_fields
@@ -137,7 +137,9 @@ class ProtocolStore:
         if self.raw is None:
             return None
         try:
-            return json.loads(self.raw, parse_constant=_not_json)
+            if self.raw.startswith(b"\xef\xbb\xbf"):
+                raise ValueError("a byte order mark")  # no JSON text starts with one (PER-13)
+            return json.loads(self.raw, parse_constant=_not_json, object_pairs_hook=_no_repeats)
         except ValueError:
             return {"$text": self.raw.decode("utf-8", "surrogatepass")}
 
