@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import functools
 import itertools
-import statistics
-import time
 
 import pytest
+from pairing import paired
 from workload import NOW, QUERIES, SHAPES, live_texts, make_state, mass_expiry_state
 
 from sentinel_memory import JsonFileStore, additive, core, create_memory, prompt
@@ -213,34 +212,8 @@ def test_paired_with_trim(benchmark, case, what):
         if what == "turn"
         else functools.partial(core.context, state_of(shape, n), now=NOW, token_budget=budget, query=QUERIES.get(what))
     )
-    ratios: list[float] = []
-    own_times: list[float] = []
-    peer_times: list[float] = []
-    swap = itertools.cycle([False, True])
-
-    def timed(function) -> float:
-        start = time.perf_counter()
-        function()
-        return time.perf_counter() - start
-
-    def paired_round() -> None:
-        if next(swap):
-            peer, own = timed(trim), timed(ours)
-        else:
-            own, peer = timed(ours), timed(trim)
-        ratios.append(own / peer)
-        own_times.append(own)
-        peer_times.append(peer)
-
-    for _ in range(0 if benchmark.disabled else 20):  # both past their first calls; not counted
-        paired_round()
-    for kept in (ratios, own_times, peer_times):
-        kept.clear()
     benchmark.extra_info.update(kind="paired", shape=shape, n=n, budget=budget, query=what)
-    benchmark.pedantic(paired_round, rounds=300 if n <= 1_000 else 100)
-    benchmark.extra_info.update(
-        ratio=statistics.median(ratios), own=statistics.median(own_times), peer=statistics.median(peer_times)
-    )
+    ratios = paired(benchmark, ours, trim, rounds=300 if n <= 1_000 else 100, warmup=20)
     assert ratios and all(r > 0 for r in ratios)
 
 

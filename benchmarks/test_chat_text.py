@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import functools
 import itertools
-import statistics
-import time
 
 import pytest
+from pairing import paired
 from workload import NOW, chat_queries, make_chat_state
 
 from sentinel_memory import core, per_line
@@ -74,36 +73,6 @@ def context(name: str, n: int, budget: int, warm: bool):
     return call
 
 
-def paired(benchmark, own, peer, rounds: int) -> None:
-    """Time ``own`` and ``peer`` back to back, in turns of order; record the medians and the median ratio."""
-    ratios: list[float] = []
-    own_times: list[float] = []
-    peer_times: list[float] = []
-    swap = itertools.cycle([False, True])
-
-    def timed(function) -> float:
-        start = time.perf_counter()
-        function()
-        return time.perf_counter() - start
-
-    def one_round() -> None:
-        if next(swap):
-            theirs, ours = timed(peer), timed(own)
-        else:
-            ours, theirs = timed(own), timed(peer)
-        ratios.append(ours / theirs)
-        own_times.append(ours)
-        peer_times.append(theirs)
-
-    one_round()  # both past their first calls; not counted
-    for kept in (ratios, own_times, peer_times):
-        kept.clear()
-    benchmark.pedantic(one_round, rounds=1 if benchmark.disabled else rounds)
-    benchmark.extra_info.update(
-        ratio=statistics.median(ratios), own=statistics.median(own_times), peer=statistics.median(peer_times)
-    )
-
-
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
 @pytest.mark.parametrize("case", CASES, ids=lambda case: f"{case[0]}-{case[1]}")
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -114,7 +83,7 @@ def test_chat_context_against_trim(benchmark, name, case, warm):
     ctx = own()
     assert ctx.tokens == len(encoding(name).encode_ordinary(ctx.text)) <= budget
     benchmark.extra_info.update(kind="chat " + ("warm" if warm else "cold"), shape=name, n=n, budget=budget)
-    paired(benchmark, own, trimming(name, n, budget), rounds=30 if n <= 1_000 else 10)
+    paired(benchmark, own, trimming(name, n, budget), rounds=30 if n <= 1_000 else 10, warmup=1)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: f"{case[0]}-{case[1]}")

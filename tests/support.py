@@ -45,22 +45,6 @@ class RecordingStore(sm.MemoryStore):
         super().save(document)
 
 
-def in_processes(count: int, work: Callable[[int], object]) -> list[int]:
-    """Run ``work(worker)`` in ``count`` forked processes at once; their exit codes (0: ``work`` returned)."""
-    pids = []
-    for worker in range(count):
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                work(worker)
-                code = 0
-            finally:
-                os._exit(code)  # never back into the test runner
-        pids.append(pid)
-    return [os.waitpid(pid, 0)[1] for pid in pids]
-
-
 def saved_then_unloaded(path: os.PathLike[str] | str, n: int) -> sm.Memory:
     """Save a memory of n entries ``k0``, ``k1``, ... to a file at ``path``; return a second memory on it, not loaded yet."""
     store = sm.JsonFileStore(path)

@@ -103,7 +103,7 @@ def test_fld_3_opens_per_request_in_threads_and_processes_lose_nothing(tmp_path)
     """FLD-3, MW-5, MW-6: 8 threads and 3 processes, each opening carol's memory per request, 120 writes: all 120 are there."""
     import threading
 
-    from support import in_processes
+    from sentinel_memory.testing import in_processes
 
     users = sm.MemoryFolder(tmp_path)
     errors: list[BaseException] = []

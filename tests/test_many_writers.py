@@ -18,7 +18,8 @@ import time
 import pytest
 
 import sentinel_memory as sm
-from support import T0, in_processes
+from sentinel_memory.testing import in_processes
+from support import T0
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs POSIX fork and flock")
 

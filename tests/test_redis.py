@@ -11,7 +11,8 @@ import pytest
 import redis
 
 import sentinel_memory as sm
-from support import T0, RedisServer, in_processes
+from sentinel_memory.testing import in_processes
+from support import T0, RedisServer
 
 
 def test_rds_1_one_hash_of_entries_and_one_of_meta_in_one_slot(redis_client):

@@ -39,7 +39,7 @@ from .errors import ConflictError, DamagedStoreError, LoadWarning, LockTimeoutEr
 from .memory import Memory, create_memory
 from .values import LoadResult
 
-__all__ = ["FakeClock", "StoreSuite"]
+__all__ = ["FakeClock", "StoreSuite", "in_processes"]
 
 #: The kit's clocks start here: 2026-10-17, in milliseconds.
 T0 = 1_792_310_400_000
@@ -80,8 +80,19 @@ def _refuses(call: Callable[[], object], what: str) -> None:
     pytest.fail(f"{what} did not raise DamagedStoreError")
 
 
-def _in_processes(count: int, work: Callable[[int], object]) -> list[int]:
-    """Run ``work(worker)`` in ``count`` forked processes at once; their exit codes (0: it returned)."""
+def in_processes(count: int, work: Callable[[int], object]) -> list[int]:
+    """Run ``work(worker)`` in ``count`` forked processes at once, for many-writers tests of a store's own.
+
+    Each process opens what it needs itself (a store's connection must not
+    cross a fork) and ends without returning to the test runner.
+
+    Args:
+        count: How many processes.
+        work: Called with the worker's number, 0 to ``count - 1``.
+
+    Returns:
+        The exit statuses, in worker order: 0 when ``work`` returned.
+    """
     pids = []
     for worker in range(count):
         pid = os.fork()
@@ -331,7 +342,7 @@ class StoreSuite:
                 mem.remember(f"w{worker}:{i}", i)
 
         if self.processes:
-            codes = _in_processes(workers, lambda worker: write(worker, self.reopen(store)))
+            codes = in_processes(workers, lambda worker: write(worker, self.reopen(store)))
             assert codes == [0] * workers
         else:
             threads = [threading.Thread(target=write, args=(w, self.reopen(store))) for w in range(workers)]
