@@ -204,3 +204,41 @@ def test_a_run_of_no_cases_is_no_pass(tmp_path):
     assert nothing.returncode == 1 and "nothing was checked" in nothing.stdout
     empty = cli("run", "--backend", serve, "--vectors", str(tmp_path), "--quiet")
     assert empty.returncode == 2 and "no vector files" in empty.stderr
+
+
+def test_serve_answers_a_request_nested_20000_deep_and_the_next(tmp_path):
+    """Sections 1 and 4: data 20,000 levels deep gets its E_RANGE (ENT-13) and the echo of a deep default, and serve goes on to the next request."""
+    deep = "[" * 20_000 + "1" + "]" * 20_000
+    requests = [
+        '{"op": "start", "protocol": 1}',
+        '{"id": "deep", "config": {}, "steps": [{"op": "remember", "args": {"key": "a", "data": DEEP}, "now": 0},'
+        ' {"op": "get", "args": {"key": "b", "default": DEEP}, "now": 0}]}'.replace("DEEP", deep),
+        '{"id": "next", "config": {}, "steps": [{"op": "size", "args": {}, "now": 0}]}',
+    ]
+    result = subprocess.run(
+        [sys.executable, "-m", "sentinel_memory.conformance", "serve"],
+        input="\n".join(requests) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    lines = result.stdout.splitlines()
+    assert result.returncode == 0 and len(lines) == 3, result.stderr[-2000:]
+    assert lines[1].startswith('{"id": "deep", "results": [{"error": "E_RANGE"}, {"ok": [[[[')
+    assert json.loads(lines[2]) == {"id": "next", "results": [{"ok": 0}]}
+
+
+def test_answer_reads_integers_of_any_length(tmp_path):
+    """Section 10: answer CASE.json takes a default of 5,001 digits, as serve does, and prints it as a $number."""
+    case = tmp_path / "case.json"
+    digits = "9" * 5_001
+    case.write_text(
+        '{"id": "big", "config": {}, "steps": [{"op": "get", "args": {"key": "k", "default": DIGITS}, "now": 0}]}'.replace(
+            "DIGITS", digits
+        ),
+        encoding="utf-8",
+    )
+    result = cli("answer", str(case))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"id": "big", "results": [{"ok": {"$number": digits}}]}
