@@ -41,16 +41,15 @@ def _around(ops: str, change: Around) -> Callable[[], None]:
     return apply
 
 
-def _bad_now(session: Any) -> bool:
-    now = session.now
-    return not (isinstance(now, (int, float)) and not isinstance(now, bool) and math.isfinite(now))
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _checks_now(ops: str) -> Callable[[], None]:
     """An op that does not read the clock refuses a bad ``now`` anyway (against the protocol's list of ops that check it)."""
 
     def change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
-        if _bad_now(session):
+        if not _finite(session.now):
             raise TypeError("now must be a finite number")
         return proceed(args)
 
@@ -356,10 +355,6 @@ def _stored_but_expired(session: Any, key: Any) -> bool:
     return (
         entry is not None and entry.expires_at is not None and _finite(session.now) and session.now >= entry.expires_at
     )
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _expired_still_there(answer_of: Callable[[Any, Any], Any]) -> Around:
