@@ -27,11 +27,12 @@ venv: $(STAMP)
 demo: $(DEMO_STAMP)
 	$(PY) examples/chat.py
 
-## make lint: ruff (check and format) and mypy --strict on the package
+## make lint: ruff (check and format), mypy --strict on the package, and the import contracts (lint-imports)
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
 
 # The tests run their own redis-server on a free localhost port; install Debian's when it is missing.
 redis-server:

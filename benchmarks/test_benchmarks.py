@@ -9,7 +9,7 @@ Every operation runs on each workload shape of :mod:`workload` (seven
 importances, continuous importances, continuous with expiring entries), with
 the default estimator unless the case says otherwise. Each context case is
 timed with the fast fill and, where it finishes in reasonable time, with the
-naive reference fill (:func:`sentinel_memory.prompt.fill_naive`), and next to
+naive reference fill (:func:`sentinel_memory.core.prompt.fill_naive`), and next to
 the peers a user might pick instead, so the report can print their ratios
 from one run.
 """
@@ -23,7 +23,8 @@ import pytest
 from pairing import paired
 from workload import NOW, QUERIES, SHAPES, live_texts, make_state, mass_expiry_state
 
-from sentinel_memory import JsonFileStore, additive, core, create_memory, prompt
+from sentinel_memory import JsonFileStore, additive, core, create_memory
+from sentinel_memory.core import prompt
 
 #: (entries, budget) per shape: the seven-importance workload keeps its full table.
 CONTEXT_CASES = {

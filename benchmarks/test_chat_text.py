@@ -22,7 +22,7 @@ from pairing import paired
 from workload import NOW, chat_queries, make_chat_state
 
 from sentinel_memory import core, per_line
-from sentinel_memory.tokens import LineCounter
+from sentinel_memory.core.tokens import LineCounter
 
 bpe_openai = pytest.importorskip("bpe_openai")
 messages_module = pytest.importorskip("langchain_core.messages")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 
 from sentinel_memory import MemoryState
-from sentinel_memory.values import Config, Entry
+from sentinel_memory.core.values import Config, Entry
 
 NOW = 1_792_310_400_000
 DAY = 86_400_000

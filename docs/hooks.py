@@ -8,7 +8,7 @@ from typing import Any
 
 from mkdocs.utils import get_relative_url
 
-from sentinel_memory.options import NUMBER_RULES
+from sentinel_memory.core.options import NUMBER_RULES
 
 MARKER = "<!-- number-rules-table -->"
 ROOT = Path(__file__).resolve().parent.parent

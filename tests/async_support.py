@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import sentinel_memory as sm
-from sentinel_memory.document import working_record
+from sentinel_memory.core.document import working_record
 
 #: The store kinds every async test runs on: three threaded, two native (AIO-3).
 KINDS = ["memory", "json", "sqlite", "redis", "coroutines"]

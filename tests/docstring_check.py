@@ -29,7 +29,7 @@ FORBIDDEN = re.compile(r":(param|returns?|raises?|rtype|type|class|func|meth|att
 
 
 #: The public namespaces: the package's names, the pure core (the Extending page), the LangChain adapter.
-NAMESPACES = ("sentinel_memory", "sentinel_memory.core", "sentinel_memory.langchain")
+NAMESPACES = ("sentinel_memory", "sentinel_memory.core", "sentinel_memory.integrations.langchain")
 
 
 def public(namespaces: tuple[str, ...] = NAMESPACES) -> Iterator[tuple[str, object, str]]:

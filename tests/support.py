@@ -172,7 +172,7 @@ def check_well_formed(state: sm.MemoryState) -> None:
     stored turn, and an index that holds exactly the table's entries in each
     of its orders.
     """
-    from sentinel_memory.index import Index
+    from sentinel_memory.core.index import Index
 
     entries = list(state.entries.values())
     seqs = [e.seq for e in entries]

@@ -6,7 +6,7 @@ import pytest
 
 import sentinel_memory as sm
 from sentinel_memory import core
-from sentinel_memory.retention import freshness, retention
+from sentinel_memory.core.retention import freshness, retention
 from support import DAY, HOUR
 
 

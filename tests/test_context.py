@@ -10,9 +10,10 @@ import pytest
 from spec.strategies import TOKENIZERS as MACHINE_TOKENIZERS
 
 import sentinel_memory as sm
-from sentinel_memory import core, prompt
-from sentinel_memory.lexical import words
-from sentinel_memory.tokens import additive
+from sentinel_memory import core
+from sentinel_memory.core import prompt
+from sentinel_memory.core.lexical import words
+from sentinel_memory.core.tokens import additive
 
 
 def word_count(text: str) -> int:

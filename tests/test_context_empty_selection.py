@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
-from sentinel_memory.tokens import additive
+from sentinel_memory.core.tokens import additive
 from support import T0
 
 

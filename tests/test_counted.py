@@ -12,7 +12,8 @@ from spec.strategies import merging
 
 import sentinel_memory as sm
 from sentinel_memory import core
-from sentinel_memory.tokens import Counters, LineCounter, as_tokenizer, per_line
+from sentinel_memory.core.tokens import LineCounter, as_tokenizer, per_line
+from sentinel_memory.shell import Counters
 
 bpe_openai = pytest.importorskip("bpe_openai")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
-from sentinel_memory import jsontext
+from sentinel_memory.stores import jsontext
 from support import T0
 
 EMPTY = {"version": 1, "entries": []}

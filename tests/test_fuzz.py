@@ -15,7 +15,8 @@ import warnings
 import pytest
 
 import sentinel_memory as sm
-from sentinel_memory import core, lexical
+from sentinel_memory import core
+from sentinel_memory.core import lexical
 from support import T0, nest
 
 

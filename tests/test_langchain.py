@@ -30,7 +30,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.runnables.history import RunnableWithMessageHistory
 
 import sentinel_memory as sm
-from sentinel_memory.langchain import SentinelChatMessageHistory, message_from_turn, turn_from_message
+from sentinel_memory.integrations.langchain import SentinelChatMessageHistory, message_from_turn, turn_from_message
 from support import MINUTE, T0
 
 SESSION = {"configurable": {"session_id": "table-7"}}
@@ -385,16 +385,16 @@ def test_lc_5_importing_the_package_does_not_import_langchain():
     """LC-5, DEP-1: `import sentinel_memory` imports no langchain module; importing the adapter does."""
     code = (
         "import sys, sentinel_memory; print(any(m.split('.')[0].startswith('langchain') for m in sys.modules)); "
-        "import sentinel_memory.langchain; print('langchain_core' in sys.modules)"
+        "import sentinel_memory.integrations.langchain; print('langchain_core' in sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False", "True"]
 
 
 def test_lc_5_without_langchain_core_the_adapter_names_the_extra(monkeypatch):
-    """LC-5: with langchain-core missing, importing sentinel_memory.langchain raises ImportError naming the [langchain] extra."""
+    """LC-5: with langchain-core missing, importing sentinel_memory.integrations.langchain raises ImportError naming the [langchain] extra."""
     for name in [m for m in sys.modules if m == "langchain_core" or m.startswith("langchain_core.")]:
         monkeypatch.setitem(sys.modules, name, None)
-    monkeypatch.delitem(sys.modules, "sentinel_memory.langchain")
+    monkeypatch.delitem(sys.modules, "sentinel_memory.integrations.langchain")
     with pytest.raises(ImportError, match=r"sentinel-memory\[langchain\]"):
-        importlib.import_module("sentinel_memory.langchain")
+        importlib.import_module("sentinel_memory.integrations.langchain")

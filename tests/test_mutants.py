@@ -34,9 +34,9 @@ def test_each_mutant_names_test_files_that_exist():
 def test_the_stores_cli_folder_and_runner_have_mutants_of_their_own():
     """Issue 36: every store, the command line, the folder and the runner's comparison are measured by at least one mutant."""
     modules = {
-        "sqlitestore.py",
-        "filestore.py",
-        "redisstore.py",
+        "stores/sqlitestore.py",
+        "stores/filestore.py",
+        "stores/redisstore.py",
         "cli.py",
         "folder.py",
         "conformance/compare.py",

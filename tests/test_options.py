@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 import sentinel_memory as sm
-from sentinel_memory.options import NUMBER_RULES, number_option
+from sentinel_memory.core.options import NUMBER_RULES, number_option
 from support import MINUTE
 
 GARBAGE = ["0.9", math.nan, math.inf, -math.inf, None, True, False, [1], object()]

@@ -6,7 +6,7 @@ import pytest
 
 import sentinel_memory as sm
 from sentinel_memory import core
-from sentinel_memory.lexical import words
+from sentinel_memory.core.lexical import words
 from support import DAY
 
 

@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from sentinel_memory import estimate_tokens
-from sentinel_memory.jsondata import canonical_json, ecmascript_number, text_of
+from sentinel_memory.core.jsondata import canonical_json, ecmascript_number, text_of
 
 
 def test_txt_1_str_data_renders_as_itself():
@@ -128,7 +128,7 @@ def test_rec_1_the_unicode_14_table_is_python_3_11s_database():
     """REC-1: unicode14.ASSIGNED holds exactly the code points Unicode 14.0.0 assigns (checked where the database is 14.0.0)."""
     import unicodedata
 
-    from sentinel_memory import unicode14
+    from sentinel_memory.core import unicode14
 
     if unicodedata.unidata_version != unicode14.UNICODE_VERSION:
         pytest.skip(f"this Python's Unicode is {unicodedata.unidata_version}")
@@ -137,7 +137,7 @@ def test_rec_1_the_unicode_14_table_is_python_3_11s_database():
 
 def test_rec_1_words_hide_what_a_later_unicode_assigned(monkeypatch):
     """REC-1: on a Python of a later Unicode, code points unassigned in 14.0.0 separate words before lower-casing; the rest is unchanged."""
-    from sentinel_memory import lexical, unicode14
+    from sentinel_memory.core import lexical, unicode14
 
     texts = [
         "ab\U00011f04cd",

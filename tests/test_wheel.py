@@ -35,7 +35,7 @@ def test_the_sdist_ships_what_its_tests_need(dist):
         "pyproject.toml",
         "README.md",
         "LICENSE",
-        "src/sentinel_memory/core.py",
+        "src/sentinel_memory/core/__init__.py",
         "src/sentinel_memory/py.typed",
         "tests/conftest.py",
         "tests/support.py",

@@ -7,9 +7,8 @@ applications use ``create_memory``.
 """
 
 from .aio import AsyncCacheMemory, AsyncMemory, AsyncStore, AsyncWorkingMemory, create_async_memory
-from .aioredis import AsyncRedisMemories, AsyncRedisStore
 from .core import make_config
-from .errors import (
+from .core.errors import (
     ConflictError,
     DamagedStoreError,
     IgnoredValueWarning,
@@ -21,17 +20,11 @@ from .errors import (
     StoreError,
     StoreWarning,
 )
-from .filestore import JsonFileStore
-from .folder import MemoryFolder
-from .jsondata import MAX_DEPTH
-from .memory import CacheMemory, Memory, WorkingMemory, create_memory
-from .options import DEFAULTS, NUMBER_RULES
-from .redisstore import RedisMemories, RedisStore
-from .sqlitestore import SqliteStore
-from .state import MemoryState
-from .stores import MemoryStore, Store
-from .tokens import LineCounter, additive, estimate_tokens, per_line, upper_bound_tokens
-from .values import (
+from .core.jsondata import MAX_DEPTH
+from .core.options import DEFAULTS, NUMBER_RULES
+from .core.state import MemoryState
+from .core.tokens import LineCounter, additive, estimate_tokens, per_line, upper_bound_tokens
+from .core.values import (
     JSON,
     Changes,
     Compaction,
@@ -43,6 +36,14 @@ from .values import (
     Messages,
     default_format,
 )
+from .folder import MemoryFolder
+from .memory import CacheMemory, Memory, WorkingMemory, create_memory
+from .redismemories import AsyncRedisMemories, RedisMemories
+from .stores.aioredis import AsyncRedisStore
+from .stores.contract import MemoryStore, Store
+from .stores.filestore import JsonFileStore
+from .stores.redisstore import RedisStore
+from .stores.sqlitestore import SqliteStore
 
 __version__ = "0.1.0"
 

@@ -34,21 +34,20 @@ import functools
 import inspect
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from . import core, logs
-from .document import generation_of
-from .errors import DamagedStoreError, ReentrantCallError
-from .jsondata import MAX_DEPTH, is_json_text
-from .jsontext import with_stack_room
-from .memory import NOTHING_DROPPED, Memory, _cycle_collector_paused, create_memory, wall_clock
-from .options import Duration, is_number
-from .shell import load_warning, must_reload, preserved, what_to_save
-from .shown import shown
-from .state import MemoryState
-from .stores import Store
-from .tokens import Counters, TokenizerLike
-from .values import Changes, Compaction, Context, Entry, Hit, LoadResult, Messages
+from .core.errors import ReentrantCallError
+from .core.jsondata import is_json_text
+from .core.options import Duration, is_number
+from .core.shown import shown
+from .core.state import MemoryState
+from .core.tokens import TokenizerLike
+from .core.values import Compaction, Context, Entry, Hit, LoadResult, Messages
+from .memory import Memory, _cycle_collector_paused, create_memory, wall_clock
+from .shell import Counters, Plumbing, Steps
+from .shell import Now as _Now
+from .stores.contract import AsyncStore, Store, is_async_store
 
 if TYPE_CHECKING:
     import asyncio
@@ -62,138 +61,10 @@ __all__ = ["AsyncCacheMemory", "AsyncMemory", "AsyncStore", "AsyncWorkingMemory"
 T = TypeVar("T")
 
 
-@runtime_checkable
-class AsyncStore(Protocol):
-    """A store for the native engine: ``load`` and ``save`` are coroutines (AIO-3).
-
-    It may also offer ``save_changes(changes)``, ``generation()`` and
-    ``preserve()`` as coroutines, ``lock()`` as an async context manager, and
-    ``close()``, with the meanings the sync stores give them (MW-2 .. MW-4,
-    PER-14, WRP-5). ``AsyncRedisStore`` is one. It is a ``typing.Protocol``:
-    any class with these two coroutines is one, no subclassing needed, and
-    ``isinstance`` checks for them.
-
-
-    Examples:
-        >>> import asyncio
-        >>> class DictStore:
-        ...     document = None
-        ...     async def load(self):
-        ...         return self.document
-        ...     async def save(self, document):
-        ...         self.document = document
-        >>> isinstance(DictStore(), AsyncStore), asyncio.run(create_async_memory(store=DictStore())).threaded
-        (True, False)
-    """
-
-    async def load(self) -> dict[str, Any] | None:
-        """The saved document, or None when nothing was saved yet.
-
-        Returns:
-            The document the last ``save`` kept, as a dict of JSON values, or None.
-        """
-        ...
-
-    async def save(self, document: dict[str, Any]) -> None:
-        """Keep ``document`` so that the next ``load`` returns it; raise and keep the old one if that fails.
-
-        Args:
-            document: The whole memory, as ``core.to_document`` writes it.
-        """
-        ...
-
-
-def is_async_store(store: object) -> bool:
-    """Whether ``store`` is driven natively: its ``load`` is a coroutine function (AIO-3)."""
-    return inspect.iscoroutinefunction(getattr(store, "load", None))
-
-
 async def _call(method: Callable[..., Any], *args: Any) -> Any:
     """Call a store's method, awaiting what it returns when that is awaitable."""
     result = method(*args)
     return await result if inspect.isawaitable(result) else result
-
-
-def _dropped_keys(compaction: Compaction) -> tuple[str, ...]:
-    return tuple(entry.key for entry in compaction.expired + compaction.evicted)
-
-
-# -- the changes, as steps over the core: (state, now, *args) -> _Outcome -----------------
-
-
-class _Outcome(NamedTuple):
-    """What one change gives the native shell to commit: the same calls ``Memory`` makes."""
-
-    state: MemoryState | None  # None: nothing to commit (a forget that removed nothing)
-    result: Any = None
-    dropped: Compaction = NOTHING_DROPPED
-    persist: bool = True
-    keys: tuple[str, ...] | None = None
-
-
-_Now = Callable[[], int | float]
-
-
-def _remember(start: MemoryState, now: _Now, key: str, data: Any, **options: Any) -> _Outcome:
-    state, dropped = core.remember(start, key, data, now=now(), **options)
-    entry = core.remembered(state, dropped, key)  # before any side effect: nothing may raise after them
-    return _Outcome(state, entry, dropped, keys=(key, *_dropped_keys(dropped)))
-
-
-def _add_turn(start: MemoryState, now: _Now, role: str, text: str, **options: Any) -> _Outcome:
-    state, dropped, key = core.add_turn(start, role, text, now=now(), **options)
-    return _Outcome(state, core.remembered(state, dropped, key), dropped, keys=(key, *_dropped_keys(dropped)))
-
-
-def _forget(start: MemoryState, now: _Now, key: str) -> _Outcome:
-    state, removed = core.forget(start, key, now=now())
-    return _Outcome(state if removed else None, removed, keys=(key,))
-
-
-def _clear(start: MemoryState, now: _Now) -> _Outcome:
-    return _Outcome(core.clear(start))
-
-
-def _compact(start: MemoryState, now: _Now) -> _Outcome:
-    state, dropped = core.compact(start, now=now())
-    # An explicit compaction returns what it dropped and does not call on_evict (CMP-3).
-    return _Outcome(state, dropped, persist=bool(dropped), keys=_dropped_keys(dropped))
-
-
-def _cache_put(start: MemoryState, now: _Now, key: str, value: Any, **options: Any) -> _Outcome:
-    return _Outcome(core.cache_put(start, key, value, now=now(), **options), persist=False)
-
-
-def _cache_delete(start: MemoryState, now: _Now, key: str) -> _Outcome:
-    state, removed = core.cache_delete(start, key, now=now())
-    return _Outcome(state, removed, persist=False)
-
-
-def _cache_clear(start: MemoryState, now: _Now) -> _Outcome:
-    return _Outcome(core.cache_clear(start), persist=False)
-
-
-def _working_set(start: MemoryState, now: _Now, patch: dict[str, Any]) -> _Outcome:
-    return _Outcome(core.working_set(start, patch, now=now()), keys=())
-
-
-def _working_clear(start: MemoryState, now: _Now) -> _Outcome:
-    return _Outcome(core.working_clear(start), keys=())
-
-
-#: Each change by the name of the sync memory's method, and whether it is persisted (a shared transaction).
-_STEPS: dict[str, tuple[Callable[..., _Outcome], bool]] = {
-    "remember": (_remember, True),
-    "add_turn": (_add_turn, True),
-    "forget": (_forget, True),
-    "clear": (_clear, True),
-    "compact": (_compact, True),
-    "cache.put": (_cache_put, False),
-    "cache.delete": (_cache_delete, False),
-    "cache.clear": (_cache_clear, False),
-    "working.set": (_working_set, True),
-    "working.clear": (_working_clear, True),
-}
 
 
 # -- the engines -----------------------------------------------------------------------------
@@ -263,10 +134,12 @@ class _Threaded:
 
 
 class _Native:
-    """The async shell over the core for a store of coroutines (AIO-3): ``Memory``'s plumbing, awaited.
+    """The async driver of the shell's plumbing, for a store of coroutines (AIO-3).
 
-    Each change: the step of ``_STEPS`` (one clock read, one core call),
-    then ``on_evict``, then the store's save, then the new state (WRP-1).
+    ``Memory`` and this engine run the very same ``shell.Plumbing``
+    operations: here each store call they yield is awaited, and the heavy
+    work of a load (parsing the whole document) runs in a worker thread, so
+    the event loop never stalls on a big memory (AIO-3).
     """
 
     def __init__(
@@ -279,94 +152,83 @@ class _Native:
         on_evict: Callable[[Compaction], Any] | None,
         shared: bool,
     ) -> None:
-        self.state = state
-        self.store = store
-        self.now = now
-        self.autosave = autosave
-        self.on_evict = on_evict
-        self.shared = shared
-        self.generation = 0  # the store's generation this memory last loaded or saved (MW-1)
-        self.dirty = False  # a persisted change is not saved yet
-        self.in_sync = True  # the store holds exactly this memory's persisted state (MW-4)
-        self.preserve_first = False  # a load dropped entries the store still holds (PER-14)
-        self.last_load: LoadResult | None = None
-        self.effects_task: asyncio.Task[Any] | None = None  # the task running a change's side effects (WRP-3)
-        self._transactions = 0
+        self.plumbing = Plumbing(state, store=store, clock=now, autosave=autosave, on_evict=on_evict, shared=shared)
 
-    async def change(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        step, persisted = _STEPS[name]
-        if persisted and self.shared and not self._transactions:
-            async with self._transaction():
-                return await self._apply(step, args, kwargs)
-        return await self._apply(step, args, kwargs)
+    @property
+    def state(self) -> MemoryState:
+        return self.plumbing.state
 
-    async def _apply(self, step: Callable[..., _Outcome], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        outcome = step(self.state, self.now, *args, **kwargs)
-        if outcome.state is not None:
-            await self._commit(outcome.state, outcome.dropped, persist=outcome.persist, keys=outcome.keys)
-        return outcome.result
+    @property
+    def store(self) -> Any:
+        return self.plumbing.store
 
-    async def _commit(
-        self, state: MemoryState, dropped: Compaction, *, persist: bool, keys: tuple[str, ...] | None
-    ) -> None:
+    @property
+    def generation(self) -> int:
+        return self.plumbing.generation
+
+    @property
+    def last_load(self) -> LoadResult | None:
+        return self.plumbing.last_load
+
+    @property
+    def effects_task(self) -> Any:
+        """The task running a change's side effects, or None (WRP-3)."""
+        return self.plumbing.changing
+
+    @staticmethod
+    async def _run(steps: Steps[T]) -> T:
+        """Drive one plumbing operation, awaiting each store call it yields (the twin of ``Memory._run``)."""
         import asyncio
 
-        before = self.state
-        self.effects_task = asyncio.current_task()
         try:
-            if dropped and self.on_evict is not None:
-                self.on_evict(dropped)
-            if persist and self.autosave:
-                await self._save(before, state, keys)
-        finally:
-            self.effects_task = None
-        self.state = state
-        if persist and not self.autosave:
-            self.dirty, self.in_sync = True, False
-        logs.dropped(self.store, dropped)
+            call = next(steps)
+            while True:
+                try:
+                    if call.heavy and not inspect.iscoroutinefunction(call.function):
+                        # Parsing a whole document is CPU work: off the loop, and the cycle collector
+                        # paused only in that thread's stretch of work (PER-18).
+                        result = await asyncio.to_thread(_paused, call.function, *call.args)
+                    else:
+                        result = await _call(call.function, *call.args)
+                except BaseException as error:
+                    call = steps.throw(error)
+                else:
+                    call = steps.send(result)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
-    async def _save(self, before: MemoryState, state: MemoryState, keys: tuple[str, ...] | None) -> None:
-        generation = self.generation + 1
-        if self.preserve_first:
-            preserve = getattr(self.store, "preserve", None)
-            if callable(preserve):
-                await _call(preserve)
-                preserved(self.store)
-            self.preserve_first = False
-        save_changes = getattr(self.store, "save_changes", None)
-        what = what_to_save(
-            before, state, keys, generation=generation, in_sync=self.in_sync, incremental=callable(save_changes)
-        )
-        if isinstance(what, Changes):
-            await _call(save_changes, what)  # type: ignore[arg-type]  # callable, checked above
-        else:
-            await _call(self.store.save, what)
-        self.generation, self.dirty, self.in_sync = generation, False, True
+    async def change(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        import asyncio
+
+        task = asyncio.current_task()
+        if self.plumbing.needs_transaction(name):
+            async with self._transaction():
+                return await self._run(self.plumbing.change(name, args, kwargs, task))
+        return await self._run(self.plumbing.change(name, args, kwargs, task))
 
     async def save(self) -> None:
-        await self._save(self.state, self.state, None)
+        await self._run(self.plumbing.save_all())
 
     @contextlib.asynccontextmanager
     async def _transaction(self) -> AsyncIterator[None]:
-        if self._transactions:
-            self._transactions += 1
+        import asyncio
+
+        plumbing = self.plumbing
+        if plumbing.transactions:
+            plumbing.transactions += 1
             try:
                 yield
             finally:
-                self._transactions -= 1
+                plumbing.transactions -= 1
             return
-        lock = getattr(self.store, "lock", None)
+        lock = getattr(plumbing.store, "lock", None)
         async with lock() if callable(lock) else contextlib.nullcontext():
-            generation = getattr(self.store, "generation", None)
-            if callable(generation):
-                found = await _call(generation)
-                if must_reload(found, self.generation, dirty=self.dirty, store=self.store):
-                    await self.load()
-            self._transactions += 1
+            await self._run(plumbing.refresh(asyncio.current_task()))
+            plumbing.transactions += 1
             try:
                 yield
             finally:
-                self._transactions -= 1
+                plumbing.transactions -= 1
 
     async def enter_transaction(self) -> Any:
         block = contextlib.AsyncExitStack()
@@ -377,36 +239,20 @@ class _Native:
         await block.__aexit__(type(error) if error else None, error, error.__traceback__ if error else None)
 
     async def load(self) -> LoadResult:
-        start = self.state
-        try:
-            document = await _call(self.store.load)
-            with _cycle_collector_paused():  # not across an await: the pause is the whole process's (PER-18)
-                load = functools.partial(core.from_document, start, document, now=self.now())
-                state, result, dropped = with_stack_room(2 * MAX_DEPTH + 100, load)  # PER-17
-        except DamagedStoreError as error:
-            if error.location is not None:
-                raise
-            raise DamagedStoreError(error.problem, repr(self.store)) from None
-        before = (self.generation, self.dirty, self.in_sync, self.preserve_first)
-        self.generation = generation_of(document) if isinstance(document, dict) else 0
-        self.dirty, self.in_sync = False, not result.lost
-        self.preserve_first = self.preserve_first or bool(result.lost)
-        try:
-            await self._commit(state, dropped, persist=bool(dropped), keys=None)
-        except BaseException:
-            self.generation, self.dirty, self.in_sync, self.preserve_first = before
-            raise
-        self.last_load = result
-        if result.lost:
-            can_preserve = callable(getattr(self.store, "preserve", None))
-            limit = self.state.config.limit
-            warnings.warn(load_warning(self.store, result, limit, can_preserve=can_preserve), stacklevel=2)
+        import asyncio
+
+        result, warning = await self._run(self.plumbing.load(asyncio.current_task()))
+        if warning is not None:
+            warnings.warn(warning, stacklevel=2)
         return result
 
     async def close(self) -> None:
-        close = getattr(self.store, "close", None)
-        if callable(close):
-            await _call(close)
+        await self._run(self.plumbing.close())
+
+
+def _paused(function: Callable[..., T], *args: Any) -> T:
+    with _cycle_collector_paused():
+        return function(*args)
 
 
 # -- the memory ------------------------------------------------------------------------------
@@ -513,11 +359,11 @@ class AsyncMemory(Mapping[str, Any]):
             self._turns.release()
 
     @staticmethod
-    async def _whole(work: Callable[[], Awaitable[T]]) -> T:
-        """Run ``work`` to its end even when the caller is cancelled, then pass the cancel on (AIO-4)."""
+    async def _whole(work: Callable[[], Awaitable[T]] | asyncio.Future[T]) -> T:
+        """Run ``work`` (or wait for a started one) to its end even when the caller is cancelled, then pass the cancel on (AIO-4)."""
         import asyncio
 
-        inner = asyncio.ensure_future(work())
+        inner = work if isinstance(work, asyncio.Future) else asyncio.ensure_future(work())
         try:
             return await asyncio.shield(inner)
         except asyncio.CancelledError:
@@ -900,9 +746,19 @@ class AsyncMemory(Mapping[str, Any]):
             >>> asyncio.run(main())
             3
         """
+        import asyncio
+
         self._refuse_reentry()
         async with self._turn():
-            block = await self._whole(self._engine.enter_transaction)
+            entering = asyncio.ensure_future(self._engine.enter_transaction())
+            try:
+                block = await self._whole(entering)
+            except asyncio.CancelledError:
+                # Cancelled while entering: the block was entered all the same (AIO-4), and its body
+                # will not run, so leave it now: the store's lock and the memory's must not stay held.
+                if not entering.cancelled() and entering.exception() is None:
+                    await self._whole(lambda: self._engine.exit_transaction(entering.result(), None))
+                raise
             error: BaseException | None = None
             try:
                 yield self

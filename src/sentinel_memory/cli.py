@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from . import core
-from .errors import ConflictError, DamagedStoreError, LoadWarning, LockTimeoutError
-from .filestore import JsonFileStore
+from .core.errors import ConflictError, DamagedStoreError, LoadWarning, LockTimeoutError
+from .core.retention import retention
+from .core.tokens import TokenizerLike, estimate_tokens, upper_bound_tokens
+from .core.values import Compaction, Entry
 from .memory import Memory, create_memory, wall_clock
-from .retention import retention
-from .tokens import TokenizerLike, estimate_tokens, upper_bound_tokens
-from .values import Compaction, Entry
+from .stores.filestore import JsonFileStore
 
 __all__ = ["main"]
 

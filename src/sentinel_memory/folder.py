@@ -21,11 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .filestore import JsonFileStore
+from .core.options import Duration
+from .core.tokens import TokenizerLike
+from .core.values import Compaction
 from .memory import Memory, create_memory
-from .options import Duration
-from .tokens import TokenizerLike
-from .values import Compaction
+from .stores.filestore import JsonFileStore
 
 __all__ = ["MemoryFolder", "file_name_for"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 
-from .values import Compaction
+from .core.values import Compaction
 
 __all__ = ["dropped", "logger"]
 

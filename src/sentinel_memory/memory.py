@@ -40,34 +40,27 @@ called before the next save overwrites the original.
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import threading
 import time
 import warnings
-from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, Literal, TypeVar, overload
 
-from . import core, logs, shell
-from .document import generation_of
-from .errors import DamagedStoreError, ReentrantCallError
-from .jsondata import MAX_DEPTH, is_json_text
-from .jsontext import with_stack_room
-from .options import Duration, is_number, require_bool, require_callable
-from .shown import shown
-from .state import MemoryState
-from .stores import MemoryStore, Store, check_store
-from .tokens import Counters, TokenizerLike
-from .values import JSON, Changes, Compaction, Context, Entry, Hit, LoadResult, Messages
+from . import core, shell
+from .core.jsondata import is_json_text
+from .core.options import Duration, require_bool, require_callable
+from .core.state import MemoryState
+from .core.tokens import TokenizerLike
+from .core.values import JSON, Compaction, Context, Entry, Hit, LoadResult, Messages
+from .shell import Counters
+from .stores.contract import MemoryStore, Store, check_store
 
 __all__ = ["CacheMemory", "Memory", "WorkingMemory", "create_memory", "wall_clock"]
 
 
 #: The type of a ``default`` that ``get`` hands back when there is no live value.
 T = TypeVar("T")
-
-#: The Compaction of a change that dropped nothing.
-NOTHING_DROPPED = Compaction()
 
 
 def wall_clock() -> int:
@@ -82,11 +75,6 @@ def wall_clock() -> int:
         True
     """
     return time.time_ns() // 1_000_000
-
-
-def _dropped_keys(compaction: Compaction) -> Iterator[str]:
-    for entry in compaction.expired + compaction.evicted:
-        yield entry.key
 
 
 class Memory(Mapping[str, JSON]):
@@ -126,22 +114,13 @@ class Memory(Mapping[str, JSON]):
         on_evict: Callable[[Compaction], Any] | None,
         shared: bool = False,
     ) -> None:
-        self._state = state
-        self._store = store
+        # Everything the memory keeps between calls, and every step of a change, is the
+        # plumbing's, shared with the async memory; this class drives it (sentinel_memory.shell).
+        self._plumbing = shell.Plumbing(
+            state, store=store, clock=clock, autosave=autosave, on_evict=on_evict, shared=shared
+        )
         self._counters = Counters()  # the line counts of the tokenizer objects passed per call (CTX-12)
-        self._clock = clock
-        self._autosave = autosave
-        self._on_evict = on_evict
-        self._shared = shared
         self._lock = threading.RLock()
-        self._changing: int | None = None  # the thread running a change's side effects
-        self._transactions = 0  # how deep the lock holder is in transaction() blocks
-        self._generation = 0  # the store's generation this memory last loaded or saved (MW-1)
-        self._dirty = False  # a persisted change is not saved yet
-        self._in_sync = True  # the store holds exactly this memory's persisted state (MW-4)
-        self._preserve_first = False  # a load dropped entries the store still holds
-        #: The ``LoadResult`` of the last load, None before the first (PER-14).
-        self.last_load: LoadResult | None = None
         self.cache = CacheMemory(self)
         self.working = WorkingMemory(self)
 
@@ -150,94 +129,84 @@ class Memory(Mapping[str, JSON]):
     @property
     def state(self) -> MemoryState:
         """The current immutable state, for inspection or the pure functions."""
-        return self._state
+        return self._plumbing.state
+
+    @property
+    def _state(self) -> MemoryState:
+        return self._plumbing.state
+
+    @_state.setter
+    def _state(self, state: MemoryState) -> None:
+        # Replacing the state whole, by hand (tests do, to read one state at another moment).
+        self._plumbing.state = state
 
     @property
     def store(self) -> Store:
         """The store this memory loads from and saves to."""
-        return self._store
+        store: Store = self._plumbing.store
+        return store
+
+    _store = store
 
     @property
     def generation(self) -> int:
         """The store generation this memory last loaded or saved (MW-1)."""
-        return self._generation
+        return self._plumbing.generation
+
+    @property
+    def last_load(self) -> LoadResult | None:
+        """The ``LoadResult`` of the last load, None before the first (PER-14)."""
+        return self._plumbing.last_load
+
+    @property
+    def _autosave(self) -> bool:
+        return self._plumbing.autosave
 
     def _now(self) -> int | float:
         """Read the clock once for one operation (TIME-1)."""
-        now = self._clock()
-        if not is_number(now):
-            raise TypeError(f"clock must return a finite number of milliseconds, got {shown(now)}")
-        return now
+        return self._plumbing.now()
+
+    @staticmethod
+    def _run(steps: shell.Steps[T]) -> T:
+        """Drive one plumbing operation: make each store call it yields, here, and send back the result.
+
+        A call that raises is thrown back into the operation where it asked,
+        so its ``finally`` and "nothing happened" rules run as written. A
+        heavy call (a load) runs with the cycle collector paused (PER-18).
+        """
+        try:
+            call = next(steps)
+            while True:
+                try:
+                    if call.heavy:
+                        with _cycle_collector_paused():
+                            result = call.function(*call.args)
+                    else:
+                        result = call.function(*call.args)
+                except BaseException as error:
+                    call = steps.throw(error)
+                else:
+                    call = steps.send(result)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
     def _begin(self) -> MemoryState:
         """The state a change starts from; refused from inside this memory's own side effects (WRP-3)."""
-        if self._changing == threading.get_ident():
-            raise ReentrantCallError(
-                "a memory cannot be changed from inside its own on_evict or store save; "
-                "the change in progress would overwrite it"
-            )
-        return self._state
+        self._plumbing.refuse_reentry(threading.get_ident())
+        return self._plumbing.state
 
-    @contextlib.contextmanager
-    def _change(self, *, persisted: bool = True) -> Iterator[MemoryState]:
-        """Hold the memory for one change and give the state it starts from (WRP-3, MW-5, MW-6).
+    def _change(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """One change of ``shell.STEPS``, holding the memory (WRP-3, MW-5, MW-6).
 
         In shared mode a persisted change is a transaction of its own: the
         store is locked and the state brought up to date first.
         """
         with self._lock:
             self._begin()
-            if persisted and self._shared and not self._transactions:
+            if self._plumbing.needs_transaction(name):
                 with self.transaction():
-                    yield self._state
-            else:
-                yield self._state
-
-    def _commit(
-        self,
-        state: MemoryState,
-        dropped: Compaction = NOTHING_DROPPED,
-        *,
-        persist: bool = True,
-        keys: Iterable[str] | None = None,
-    ) -> None:
-        """Side effects, then the new state (WRP-1, PER-11); ``persist=False`` for what is never saved (L0-2).
-
-        ``keys`` are the keys the change may have touched, so a store that
-        saves incrementally gets only those (MW-4); None means anything.
-        """
-        before = self._state
-        self._changing = threading.get_ident()
-        try:
-            if dropped and self._on_evict is not None:
-                self._on_evict(dropped)
-            if persist and self._autosave:
-                self._save(before, state, keys)
-        finally:
-            self._changing = None
-        self._state = state
-        if persist and not self._autosave:
-            self._dirty, self._in_sync = True, False
-        logs.dropped(self._store, dropped)
-
-    def _save(self, before: MemoryState, state: MemoryState, keys: Iterable[str] | None) -> None:
-        """Save ``state`` as the next generation (MW-1, MW-3, MW-4, PER-14)."""
-        generation = self._generation + 1
-        if self._preserve_first:
-            preserve = getattr(self._store, "preserve", None)
-            if callable(preserve):
-                preserve()
-                shell.preserved(self._store)
-            self._preserve_first = False
-        save_changes = getattr(self._store, "save_changes", None)
-        what = shell.what_to_save(
-            before, state, keys, generation=generation, in_sync=self._in_sync, incremental=callable(save_changes)
-        )
-        if isinstance(what, Changes):
-            save_changes(what)  # type: ignore[misc]  # callable, as what_to_save was told
-        else:
-            self._store.save(what)
-        self._generation, self._dirty, self._in_sync = generation, False, True
+                    return self._run(self._plumbing.change(name, args, kwargs, threading.get_ident()))
+            return self._run(self._plumbing.change(name, args, kwargs, threading.get_ident()))
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Memory]:
@@ -263,31 +232,24 @@ class Memory(Mapping[str, JSON]):
             ...     mem.remember("visits", count + 1).data
             1
         """
+        plumbing = self._plumbing
         with self._lock:
             self._begin()
-            if self._transactions:
-                self._transactions += 1
+            if plumbing.transactions:
+                plumbing.transactions += 1
                 try:
                     yield self
                 finally:
-                    self._transactions -= 1
+                    plumbing.transactions -= 1
                 return
-            lock = getattr(self._store, "lock", None)
+            lock = getattr(plumbing.store, "lock", None)
             with lock() if callable(lock) else contextlib.nullcontext():
-                self._refresh()
-                self._transactions += 1
+                self._run(plumbing.refresh(threading.get_ident()))
+                plumbing.transactions += 1
                 try:
                     yield self
                 finally:
-                    self._transactions -= 1
-
-    def _refresh(self) -> None:
-        """Reload when the store holds a generation this memory has not seen (MW-6)."""
-        generation = getattr(self._store, "generation", None)
-        if not callable(generation):
-            return
-        if shell.must_reload(generation(), self._generation, dirty=self._dirty, store=self._store):
-            self.load()
+                    plumbing.transactions -= 1
 
     # -- entries -----------------------------------------------------------
 
@@ -323,11 +285,8 @@ class Memory(Mapping[str, JSON]):
             >>> entry.expires_at - entry.created_at, entry.importance
             (900000, 0.5)
         """
-        with self._change() as start:
-            state, dropped = core.remember(start, key, data, now=self._now(), importance=importance, ttl=ttl)
-            entry = core.remembered(state, dropped, key)  # before any side effect: nothing may raise after them
-            self._commit(state, dropped, keys=(key, *_dropped_keys(dropped)))
-            return entry
+        entry: Entry = self._change("remember", key, data, importance=importance, ttl=ttl)
+        return entry
 
     def add_turn(self, role: str, text: str, *, importance: float | None = None, ttl: Duration | None = None) -> Entry:
         """Remember one chat turn under the next ``chat:N`` key, as ``{"role": role, "content": text}`` (ENT-16).
@@ -357,11 +316,8 @@ class Memory(Mapping[str, JSON]):
             >>> mem["chat:1"]
             {'role': 'user', 'content': "I'm allergic to peanuts"}
         """
-        with self._change() as start:
-            state, dropped, key = core.add_turn(start, role, text, now=self._now(), importance=importance, ttl=ttl)
-            entry = core.remembered(state, dropped, key)
-            self._commit(state, dropped, keys=(key, *_dropped_keys(dropped)))
-            return entry
+        entry: Entry = self._change("add_turn", role, text, importance=importance, ttl=ttl)
+        return entry
 
     @overload
     def get(self, key: str) -> JSON: ...
@@ -458,11 +414,8 @@ class Memory(Mapping[str, JSON]):
             >>> mem.forget("user:name"), mem.forget("user:name")
             (True, False)
         """
-        with self._change() as start:
-            state, removed = core.forget(start, key, now=self._now())
-            if removed:
-                self._commit(state, keys=(key,))
-            return removed
+        removed: bool = self._change("forget", key)
+        return removed
 
     def clear(self) -> None:
         """Remove every entry; the cache and working memory have their own ``clear``.
@@ -474,8 +427,7 @@ class Memory(Mapping[str, JSON]):
             >>> len(mem)
             0
         """
-        with self._change() as start:
-            self._commit(core.clear(start))
+        self._change("clear")
 
     def size(self) -> int:
         """The number of live entries, the same as ``len(mem)``.
@@ -552,11 +504,8 @@ class Memory(Mapping[str, JSON]):
             >>> [entry.key for entry in clocked.compact().expired]
             ['session:cart']
         """
-        with self._change() as start:
-            state, dropped = core.compact(start, now=self._now())
-            self._commit(state, persist=bool(dropped), keys=tuple(_dropped_keys(dropped)))
-            logs.dropped(self._store, dropped)  # not passed to _commit: that would call on_evict (CMP-3)
-            return dropped
+        dropped: Compaction = self._change("compact")
+        return dropped
 
     def get_context(
         self,
@@ -714,7 +663,7 @@ class Memory(Mapping[str, JSON]):
             'Jakub'
         """
         with self._lock:
-            self._save(self._state, self._state, None)
+            self._run(self._plumbing.save_all())
 
     def load(self) -> LoadResult:
         """Replace entries and working memory with the store's content (PER-3, PER-14, PER-18).
@@ -740,34 +689,11 @@ class Memory(Mapping[str, JSON]):
             1
         """
         with self._lock:
-            start = self._begin()
-            # Checking a document copies its data, two frames per nesting level
-            # (ENT-13): make sure that works from any call depth (PER-17).
-            try:
-                with _cycle_collector_paused():
-                    document = self._store.load()
-                    load = functools.partial(core.from_document, start, document, now=self._now())
-                    state, result, dropped = with_stack_room(2 * MAX_DEPTH + 100, load)
-            except DamagedStoreError as error:
-                if error.location is not None:
-                    raise
-                # A store without a path of its own: name it, so the message says whose memory is damaged.
-                raise DamagedStoreError(error.problem, repr(self._store)) from None
-            before = (self._generation, self._dirty, self._in_sync, self._preserve_first)
-            self._generation = generation_of(document) if isinstance(document, dict) else 0
-            self._dirty, self._in_sync = False, not result.lost
-            self._preserve_first = self._preserve_first or bool(result.lost)
-            try:
-                self._commit(state, dropped, persist=bool(dropped))
-            except BaseException:
-                self._generation, self._dirty, self._in_sync, self._preserve_first = before
-                raise
-            self.last_load = result
-            if result.lost:
-                can_preserve = callable(getattr(self._store, "preserve", None))
-                warning = shell.load_warning(self._store, result, self._state.config.limit, can_preserve=can_preserve)
-                warnings.warn(warning, stacklevel=3)
-            return result
+            self._begin()
+            result, warning = self._run(self._plumbing.load(threading.get_ident()))
+        if warning is not None:
+            warnings.warn(warning, stacklevel=3)
+        return result
 
     # -- Python conveniences -----------------------------------------------
 
@@ -860,9 +786,7 @@ class Memory(Mapping[str, JSON]):
             >>> kept["user:name"]
             'Jakub'
         """
-        close = getattr(self._store, "close", None)
-        if callable(close):
-            close()
+        self._run(self._plumbing.close())
 
     def __enter__(self) -> Memory:
         return self
@@ -912,8 +836,7 @@ class CacheMemory:
             {'temp': 21}
         """
         m = self._memory
-        with m._change(persisted=False) as start:
-            m._commit(core.cache_put(start, key, value, now=m._now(), ttl=ttl), persist=False)
+        m._change("cache.put", key, value, ttl=ttl)
 
     @overload
     def get(self, key: str) -> JSON: ...
@@ -962,10 +885,8 @@ class CacheMemory:
             (True, False)
         """
         m = self._memory
-        with m._change(persisted=False) as start:
-            state, removed = core.cache_delete(start, key, now=m._now())
-            m._commit(state, persist=False)
-            return removed
+        removed: bool = m._change("cache.delete", key)
+        return removed
 
     def clear(self) -> None:
         """Remove every cached item; the entries and the working memory stay (L0-4).
@@ -977,8 +898,7 @@ class CacheMemory:
             True
         """
         m = self._memory
-        with m._change(persisted=False) as start:
-            m._commit(core.cache_clear(start), persist=False)
+        m._change("cache.clear")
 
 
 class WorkingMemory:
@@ -1019,8 +939,7 @@ class WorkingMemory:
             {'task': 'refund', 'step': 2}
         """
         m = self._memory
-        with m._change() as start:
-            m._commit(core.working_set(start, patch, now=m._now()), keys=())
+        m._change("working.set", patch)
 
     def get(self) -> dict[str, JSON]:
         """A copy of the working memory, or ``{}`` once it has been idle for ``working_ttl`` (L1-2).
@@ -1048,8 +967,7 @@ class WorkingMemory:
             {}
         """
         m = self._memory
-        with m._change() as start:
-            m._commit(core.working_clear(start), keys=())
+        m._change("working.clear")
 
 
 #: A load that leaves more new objects than this hands them to the oldest generation at once.

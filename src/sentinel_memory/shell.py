@@ -1,23 +1,318 @@
-"""The decisions a stateful shell makes around the core, as pure functions (MW-4, MW-6, PER-14).
+"""The shell's plumbing, written once for the sync and the async memory (WRP-1, WRP-3, MW-1 .. MW-6, PER-14).
 
-A shell (the sync ``Memory``, the native
-engine of ``AsyncMemory``) reads a clock,
-calls the core and talks to a store. What it sends the store, whether it
-must reload first and what it says after a lossy load do not depend on how
-it talks to the store, sync or async, so they are decided here once.
+A shell reads a clock, calls the core and talks to a store. Everything it
+decides and keeps between calls does not depend on *how* it talks to the
+store, sync or async: which core function a change calls, the order of the
+side effects (``on_evict``, then the save, then the new state), what a save
+sends (the whole document or only the changes), when a transaction must
+reload, what a load keeps and what it warns about, and the bookkeeping
+(the generation, unsaved changes, a copy to preserve).
+
+So it is written here once, as ``Plumbing``, in the sans-I/O style of h11:
+each operation is a generator that *yields* the store calls it needs
+(``Call``) and is *sent* their results. It never calls a store itself. Two
+small drivers run the same generators: ``Memory._run`` calls each store
+method directly, and the native engine of ``AsyncMemory`` awaits each one
+(``sentinel_memory.aio``). An exception a store raises is thrown back into
+the generator at the point of the call, so every ``finally`` and every
+"nothing happened" rule holds in both shells alike. A ``Call`` marked
+``heavy`` is CPU work on a whole document (parsing a load), which a driver
+may run where it does not stall anything: the sync driver pauses the cycle
+collector around it (PER-18), the async one runs it in a worker thread, off
+the event loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+import functools
+import threading
+from collections.abc import Callable, Generator, Iterable
+from typing import Any, NamedTuple, TypeVar
 
 from . import core, logs
-from .errors import ConflictError, LoadWarning
-from .state import MemoryState
-from .values import Changes, LoadResult
+from .core.document import generation_of
+from .core.errors import ConflictError, DamagedStoreError, LoadWarning, ReentrantCallError
+from .core.jsondata import MAX_DEPTH
+from .core.options import is_number
+from .core.shown import shown
+from .core.state import MemoryState
+from .core.tokens import LineCounter, Tokenizer, TokenizerLike, as_tokenizer
+from .core.values import Changes, Compaction, LoadResult
+from .stores.jsontext import with_stack_room
 
-__all__ = ["load_warning", "must_reload", "preserved", "what_to_save"]
+__all__ = [
+    "NOTHING_DROPPED",
+    "STEPS",
+    "Call",
+    "Counters",
+    "Outcome",
+    "Plumbing",
+    "load_warning",
+    "must_reload",
+    "preserved",
+    "what_to_save",
+]
+
+T = TypeVar("T")
+
+#: The Compaction of a change that dropped nothing.
+NOTHING_DROPPED = Compaction()
+
+
+class Call(NamedTuple):
+    """One store call a ``Plumbing`` step needs: the driver makes it and sends back the result."""
+
+    function: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    #: CPU work on a whole document: a driver may run it off its thread of control (PER-18, AIO-3).
+    heavy: bool = False
+
+
+#: What a ``Plumbing`` operation is: yields ``Call`` s, is sent their results, returns its own.
+Steps = Generator[Call, Any, T]
+
+
+# -- the changes, as steps over the core: (state, now, *args) -> Outcome --------------------
+
+
+class Outcome(NamedTuple):
+    """What one change hands the plumbing to commit."""
+
+    state: MemoryState | None  # None: nothing to commit (a forget that removed nothing)
+    result: Any = None
+    dropped: Compaction = NOTHING_DROPPED  # an automatic compaction: on_evict hears of it, and it is logged
+    persist: bool = True
+    keys: tuple[str, ...] | None = None  # the keys the change may have touched (MW-4); None: anything
+    logged: Compaction = NOTHING_DROPPED  # an explicit compaction: logged only (CMP-3, LOG-2)
+
+
+Now = Callable[[], int | float]
+
+
+def _dropped_keys(compaction: Compaction) -> tuple[str, ...]:
+    return tuple(entry.key for entry in compaction.expired + compaction.evicted)
+
+
+def _remember(start: MemoryState, now: Now, key: str, data: Any, **options: Any) -> Outcome:
+    state, dropped = core.remember(start, key, data, now=now(), **options)
+    entry = core.remembered(state, dropped, key)  # before any side effect: nothing may raise after them
+    return Outcome(state, entry, dropped, keys=(key, *_dropped_keys(dropped)))
+
+
+def _add_turn(start: MemoryState, now: Now, role: str, text: str, **options: Any) -> Outcome:
+    state, dropped, key = core.add_turn(start, role, text, now=now(), **options)
+    return Outcome(state, core.remembered(state, dropped, key), dropped, keys=(key, *_dropped_keys(dropped)))
+
+
+def _forget(start: MemoryState, now: Now, key: str) -> Outcome:
+    state, removed = core.forget(start, key, now=now())
+    return Outcome(state if removed else None, removed, keys=(key,))
+
+
+def _clear(start: MemoryState, now: Now) -> Outcome:
+    return Outcome(core.clear(start))
+
+
+def _compact(start: MemoryState, now: Now) -> Outcome:
+    state, dropped = core.compact(start, now=now())
+    # An explicit compaction returns what it dropped and does not call on_evict (CMP-3); it is logged (LOG-2).
+    return Outcome(state, dropped, persist=bool(dropped), keys=_dropped_keys(dropped), logged=dropped)
+
+
+def _cache_put(start: MemoryState, now: Now, key: str, value: Any, **options: Any) -> Outcome:
+    return Outcome(core.cache_put(start, key, value, now=now(), **options), persist=False)
+
+
+def _cache_delete(start: MemoryState, now: Now, key: str) -> Outcome:
+    state, removed = core.cache_delete(start, key, now=now())
+    return Outcome(state, removed, persist=False)
+
+
+def _cache_clear(start: MemoryState, now: Now) -> Outcome:
+    return Outcome(core.cache_clear(start), persist=False)
+
+
+def _working_set(start: MemoryState, now: Now, patch: dict[str, Any]) -> Outcome:
+    return Outcome(core.working_set(start, patch, now=now()), keys=())
+
+
+def _working_clear(start: MemoryState, now: Now) -> Outcome:
+    return Outcome(core.working_clear(start), keys=())
+
+
+#: Each change by the name of its method, and whether it is persisted (with ``shared``, a transaction).
+STEPS: dict[str, tuple[Callable[..., Outcome], bool]] = {
+    "remember": (_remember, True),
+    "add_turn": (_add_turn, True),
+    "forget": (_forget, True),
+    "clear": (_clear, True),
+    "compact": (_compact, True),
+    "cache.put": (_cache_put, False),
+    "cache.delete": (_cache_delete, False),
+    "cache.clear": (_cache_clear, False),
+    "working.set": (_working_set, True),
+    "working.clear": (_working_clear, True),
+}
+
+
+class Plumbing:
+    """A memory's state and its bookkeeping with its store, and every operation on them as ``Steps``.
+
+    The sync ``Memory`` and the native engine of ``AsyncMemory`` each hold
+    one and drive it; neither keeps any of this itself. A driver runs one
+    operation at a time (a lock, or the memory's turns) and passes who runs
+    it (a thread id, a task) so a change from inside its own side effects
+    is refused (WRP-3).
+
+    Args:
+        state: The ``MemoryState`` to start from.
+        store: Where the memory loads from and saves to.
+        clock: Returns the time in milliseconds since the epoch (TIME-1).
+        autosave: Save after every persisted change.
+        on_evict: Called with every automatic compaction that dropped something, or None.
+        shared: Make every persisted change a transaction of its own (MW-6).
+    """
+
+    def __init__(
+        self,
+        state: MemoryState,
+        *,
+        store: Any,
+        clock: Now,
+        autosave: bool,
+        on_evict: Callable[[Compaction], Any] | None,
+        shared: bool,
+    ) -> None:
+        self.state = state
+        self.store = store
+        self.clock = clock
+        self.autosave = autosave
+        self.on_evict = on_evict
+        self.shared = shared
+        self.generation = 0  # the store's generation this memory last loaded or saved (MW-1)
+        self.dirty = False  # a persisted change is not saved yet
+        self.in_sync = True  # the store holds exactly this memory's persisted state (MW-4)
+        self.preserve_first = False  # a load dropped entries the store still holds (PER-14)
+        self.last_load: LoadResult | None = None
+        self.changing: object = None  # who is running a change's side effects (WRP-3)
+        self.transactions = 0  # how deep the holder is in transaction blocks (MW-6)
+
+    def now(self) -> int | float:
+        """Read the clock once for one operation (TIME-1)."""
+        now = self.clock()
+        if not is_number(now):
+            raise TypeError(f"clock must return a finite number of milliseconds, got {shown(now)}")
+        return now
+
+    def refuse_reentry(self, who: object) -> None:
+        """WRP-3: no change from inside this memory's own ``on_evict`` or store call."""
+        if self.changing is not None and self.changing == who:
+            raise ReentrantCallError(
+                "a memory cannot be changed from inside its own on_evict or store save; "
+                "the change in progress would overwrite it"
+            )
+
+    def needs_transaction(self, name: str) -> bool:
+        """Whether the change ``name`` must run as a transaction of its own: persisted, shared, none open (MW-6)."""
+        return STEPS[name][1] and self.shared and not self.transactions
+
+    def change(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], who: object) -> Steps[Any]:
+        """One change: its core step (one clock read), then ``commit``; returns the method's result (WRP-1)."""
+        step, _ = STEPS[name]
+        outcome = step(self.state, self.now, *args, **kwargs)
+        if outcome.state is not None:
+            yield from self.commit(outcome.state, outcome.dropped, persist=outcome.persist, keys=outcome.keys, who=who)
+        logs.dropped(self.store, outcome.logged)
+        return outcome.result
+
+    def commit(
+        self, state: MemoryState, dropped: Compaction, *, persist: bool, keys: tuple[str, ...] | None, who: object
+    ) -> Steps[None]:
+        """Side effects, then the new state (WRP-1, PER-11); ``persist=False`` for what is never saved (L0-2)."""
+        before = self.state
+        self.changing = who
+        try:
+            if dropped and self.on_evict is not None:
+                self.on_evict(dropped)
+            if persist and self.autosave:
+                yield from self.save(before, state, keys)
+        finally:
+            self.changing = None
+        self.state = state
+        if persist and not self.autosave:
+            self.dirty, self.in_sync = True, False
+        logs.dropped(self.store, dropped)
+
+    def save(self, before: MemoryState, state: MemoryState, keys: tuple[str, ...] | None) -> Steps[None]:
+        """Save ``state`` as the next generation: preserve first if a load dropped entries (MW-1, MW-3, MW-4, PER-14)."""
+        generation = self.generation + 1
+        if self.preserve_first:
+            preserve = getattr(self.store, "preserve", None)
+            if callable(preserve):
+                yield Call(preserve)
+                preserved(self.store)
+            self.preserve_first = False
+        save_changes = getattr(self.store, "save_changes", None)
+        what = what_to_save(
+            before, state, keys, generation=generation, in_sync=self.in_sync, incremental=callable(save_changes)
+        )
+        if isinstance(what, Changes):
+            yield Call(save_changes, (what,))  # type: ignore[arg-type]  # callable, as what_to_save was told
+        else:
+            yield Call(self.store.save, (what,))
+        self.generation, self.dirty, self.in_sync = generation, False, True
+
+    def save_all(self) -> Steps[None]:
+        """``save()``: the whole memory as the next generation (PER-1, MW-3)."""
+        yield from self.save(self.state, self.state, None)
+
+    def refresh(self, who: object) -> Steps[None]:
+        """At the start of a transaction: reload when the store holds a generation not seen yet (MW-6)."""
+        generation = getattr(self.store, "generation", None)
+        if not callable(generation):
+            return
+        found = yield Call(generation)
+        if must_reload(found, self.generation, dirty=self.dirty, store=self.store):
+            yield from self.load(who)
+
+    def load(self, who: object) -> Steps[tuple[LoadResult, LoadWarning | None]]:
+        """Replace the entries and the working memory with the store's (PER-3, PER-14, PER-17, PER-18).
+
+        Returns the ``LoadResult`` and, for a load that lost something, the
+        ``LoadWarning`` for the driver to emit (so it points at its caller).
+        """
+        start = self.state
+        try:
+            document = yield Call(self.store.load, heavy=True)
+            # Checking a document copies its data, two frames per nesting level
+            # (ENT-13): make sure that works from any call depth (PER-17).
+            parse = functools.partial(core.from_document, start, document, now=self.now())
+            state, result, dropped = yield Call(with_stack_room, (2 * MAX_DEPTH + 100, parse), heavy=True)
+        except DamagedStoreError as error:
+            if error.location is not None:
+                raise
+            # A store without a path of its own: name it, so the message says whose memory is damaged.
+            raise DamagedStoreError(error.problem, repr(self.store)) from None
+        before = (self.generation, self.dirty, self.in_sync, self.preserve_first)
+        self.generation = generation_of(document) if isinstance(document, dict) else 0
+        self.dirty, self.in_sync = False, not result.lost
+        self.preserve_first = self.preserve_first or bool(result.lost)
+        try:
+            yield from self.commit(state, dropped, persist=bool(dropped), keys=None, who=who)
+        except BaseException:
+            self.generation, self.dirty, self.in_sync, self.preserve_first = before
+            raise
+        self.last_load = result
+        if not result.lost:
+            return result, None
+        can_preserve = callable(getattr(self.store, "preserve", None))
+        return result, load_warning(self.store, result, self.state.config.limit, can_preserve=can_preserve)
+
+    def close(self) -> Steps[None]:
+        """Release what the store holds open, if it has ``close()`` (WRP-5); nothing is saved or lost."""
+        close = getattr(self.store, "close", None)
+        if callable(close):
+            yield Call(close)
 
 
 def what_to_save(
@@ -118,3 +413,44 @@ def preserved(store: object) -> None:
         store: The store that kept the copy, named in the log record.
     """
     logs.logger.info("%r: preserved what the last load dropped, before overwriting it", store)
+
+
+class Counters:
+    """The ``LineCounter`` of each tokenizer object a memory is given per call (CTX-12).
+
+    ``get_context(tokenizer=enc)`` on every turn must not count every line
+    anew, so a memory keeps the counter it made for each of the last few
+    tokenizer objects it was given, by identity, and the one it was created
+    with. Plain functions are not kept: they are counted as they are.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self._size = size
+        self._by_id: dict[int, tuple[object, LineCounter]] = {}
+        self._lock = threading.Lock()  # a memory's reads run in many threads at once (MW-5)
+
+    def get(self, tokenizer: TokenizerLike | None, default: Tokenizer) -> TokenizerLike | None:
+        """What to count with for ``tokenizer=``: the kept counter of a tokenizer object, else ``tokenizer`` itself.
+
+        Args:
+            tokenizer: What the call was given, or None.
+            default: The memory's own tokenizer (its config's), used when it wraps ``tokenizer``.
+
+        Returns:
+            A ``LineCounter`` for a tokenizer object, else ``tokenizer`` unchanged.
+        """
+        if tokenizer is None or isinstance(tokenizer, LineCounter) or not callable(getattr(tokenizer, "encode", None)):
+            return tokenizer
+        if getattr(default, "__wrapped__", None) is tokenizer and isinstance(default, LineCounter):
+            return default  # the tokenizer the memory was created with
+        with self._lock:
+            kept = self._by_id
+            found = kept.pop(id(tokenizer), None)
+            if found is None or found[0] is not tokenizer:
+                counter = as_tokenizer(tokenizer)
+                assert isinstance(counter, LineCounter)
+                found = (tokenizer, counter)
+                while len(kept) >= self._size:
+                    del kept[next(iter(kept))]  # the least recently used; holding the object keeps its id unique
+            kept[id(tokenizer)] = found  # last, as the most recently used
+            return found[1]

@@ -35,9 +35,9 @@ from typing import Any
 import pytest
 
 from .core import to_document
-from .errors import ConflictError, DamagedStoreError, LoadWarning, LockTimeoutError
+from .core.errors import ConflictError, DamagedStoreError, LoadWarning, LockTimeoutError
+from .core.values import LoadResult
 from .memory import Memory, create_memory
-from .values import LoadResult
 
 __all__ = ["FakeClock", "StoreSuite", "in_processes"]
 

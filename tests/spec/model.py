@@ -16,7 +16,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from sentinel_memory.jsondata import text_of
+from sentinel_memory.core.jsondata import text_of
 
 DAY = 86_400_000
 

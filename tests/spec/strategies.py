@@ -7,7 +7,7 @@ import math
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
-from sentinel_memory.tokens import additive, per_line
+from sentinel_memory.core.tokens import additive, per_line
 
 #: Few keys, so overwrites and re-remembers happen constantly.
 KEY_POOL = ["user:name", "user:allergy", "chat:1", "chat:2", "order:42", "session:cart", "ž"]

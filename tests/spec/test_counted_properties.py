@@ -8,8 +8,9 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
-from sentinel_memory import core, prompt
-from sentinel_memory.tokens import LineCounter, per_line
+from sentinel_memory import core
+from sentinel_memory.core import prompt
+from sentinel_memory.core.tokens import LineCounter, per_line
 
 from .strategies import merging, odd_tokenizer, vowel_count
 

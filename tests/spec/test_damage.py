@@ -24,8 +24,8 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
-from sentinel_memory.document import VERSION
-from sentinel_memory.jsontext import dumps
+from sentinel_memory.core.document import VERSION
+from sentinel_memory.stores.jsontext import dumps
 from support import at_depth, check_well_formed, keep_writing, nest, saved_then_unloaded, stack_depth
 
 from .strategies import json_data
@@ -379,7 +379,7 @@ def test_per_13_the_quick_nesting_bound_decides_as_the_exact_depth(raw):
     """PER-13, ENT-13: the nesting scan never reports less than the exact bracket depth, and decides the limit alike."""
     import itertools
 
-    from sentinel_memory import jsontext
+    from sentinel_memory.stores import jsontext
 
     structure = jsontext._ESCAPE.sub(b"", raw).translate(None, jsontext._NOT_STRUCTURE)
     outside = b"".join(structure.split(b'"')[::2])

@@ -29,7 +29,7 @@ from langchain_core.messages import (
 )
 
 import sentinel_memory as sm
-from sentinel_memory.langchain import SentinelChatMessageHistory
+from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
 
 ROLES = ["user", "assistant", "system", "tool", "critic", "human", "ai", "a: b"]
 texts = st.text(max_size=12)  # hypothesis's text has no lone surrogates
@@ -259,7 +259,7 @@ def test_lc_5_no_module_but_the_adapter_reaches_langchain(module):
         for alias in node.names
     ]
     reaching = [name for name in names if "langchain" in name]
-    if module == "langchain.py":
+    if module == "integrations/langchain.py":
         assert reaching and all(name.startswith("langchain_core.") for name in reaching)
     else:
         assert reaching == []

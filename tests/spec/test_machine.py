@@ -33,8 +33,8 @@ from hypothesis.stateful import (
 
 import sentinel_memory as sm
 from sentinel_memory import core
-from sentinel_memory.index import Index
-from sentinel_memory.jsondata import copy_json
+from sentinel_memory.core.index import Index
+from sentinel_memory.core.jsondata import copy_json
 from support import check_well_formed
 
 from .model import DAY, Model, ModelEntry, is_num, model_estimate, valid_count, valid_positive

@@ -14,8 +14,8 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given
 
-from sentinel_memory import persistent
-from sentinel_memory.persistent import HashTable, SortedRun
+from sentinel_memory.core import persistent
+from sentinel_memory.core.persistent import HashTable, SortedRun
 
 # Items as the index makes them: a sort key, then a unique number, then a payload never compared.
 numbers = st.integers(0, 60)

@@ -23,13 +23,14 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import sentinel_memory as sm
-from sentinel_memory import core, options
-from sentinel_memory import index as index_module
-from sentinel_memory.errors import IgnoredValueWarning
-from sentinel_memory.jsondata import canonical_json, copy_json, is_json_text
-from sentinel_memory.lexical import holding, words
-from sentinel_memory.options import NUMBER_RULES, number_option
-from sentinel_memory.tokens import additive
+from sentinel_memory import core
+from sentinel_memory.core import index as index_module
+from sentinel_memory.core import options
+from sentinel_memory.core.errors import IgnoredValueWarning
+from sentinel_memory.core.jsondata import canonical_json, copy_json, is_json_text
+from sentinel_memory.core.lexical import holding, words
+from sentinel_memory.core.options import NUMBER_RULES, number_option
+from sentinel_memory.core.tokens import additive
 from support import keep_writing
 
 from .strategies import FALSE_ADDITIVE, INVALID_NUMBERS, json_data
@@ -298,7 +299,7 @@ def test_ent_2_non_json_data_is_refused_anywhere(inner, wrap):
 )
 def test_ret_3_importance_dominates(high, gap, age_high, age_low):
     """RET-2, RET-3: an entry more than 0.1 more important always has the higher retention, whatever the ages."""
-    from sentinel_memory.retention import freshness, retention
+    from sentinel_memory.core.retention import freshness, retention
 
     low = high - gap
     if low < 0 or gap <= 0.1 + 1e-9:  # a margin for the doubles' own rounding
@@ -320,8 +321,8 @@ def test_ret_3_importance_dominates(high, gap, age_high, age_low):
 )
 def test_ret_1_no_entry_updated_by_a_band_moment_is_fresher_than_its_cap(now, window, back, bands):
     """RET-1: the recall search's bands of age are oldest first, and an entry updated at a band's moment has exactly its cap of bonus, an older one at most that."""
-    from sentinel_memory.lexical import FRESHNESS_BONUS, _freshness_caps
-    from sentinel_memory.retention import freshness
+    from sentinel_memory.core.lexical import FRESHNESS_BONUS, _freshness_caps
+    from sentinel_memory.core.retention import freshness
 
     caps = _freshness_caps(now, window, bands)
     assert len(caps) == bands
@@ -335,7 +336,7 @@ def test_ret_1_no_entry_updated_by_a_band_moment_is_fresher_than_its_cap(now, wi
 
 def test_ret_1_a_float_clock_or_window_gets_no_bands_of_age():
     """RET-1: with a float ``now`` or window, rounding could break the caps, so the recall search holds every entry to the full bonus."""
-    from sentinel_memory.lexical import _freshness_caps
+    from sentinel_memory.core.lexical import _freshness_caps
 
     assert _freshness_caps(3.0 * 86_400_000, 86_400_000) == []
     assert _freshness_caps(3 * 86_400_000, 86_400_000.0) == []
@@ -509,7 +510,7 @@ def test_ent_17_two_entries_with_one_seq_are_no_state():
 @given(document=documents)
 def test_per_6_the_check_of_all_entries_equals_the_check_of_each(document):
     """PER-6: checking a load's entries together, then by halves where some are invalid, keeps exactly what checking each alone keeps."""
-    from sentinel_memory import document as doc
+    from sentinel_memory.core import document as doc
 
     if not isinstance(document, dict) or not isinstance(document.get("entries"), list):
         return
@@ -535,7 +536,7 @@ def test_per_6_the_check_of_all_entries_equals_the_check_of_each(document):
 )
 def test_per_6_entries_made_a_field_at_a_time_equal_entries_made_one_by_one(rows, first_seq):
     """PER-6: the entries a load makes a column at a time (Entry.many) are the constructor's, derived fields included."""
-    from sentinel_memory.values import Entry
+    from sentinel_memory.core.values import Entry
 
     columns = [list(column) for column in zip(*rows, strict=True)] or [[] for _ in range(6)]
     many = Entry.many(*columns, first_seq=first_seq)
@@ -550,7 +551,7 @@ def test_per_6_an_entry_has_nothing_its_column_maker_would_skip():
     """PER-6: Entry.many sets the slots directly, which is only the constructor while Entry has no validators, converters or post-init."""
     import attrs
 
-    from sentinel_memory.values import Entry
+    from sentinel_memory.core.values import Entry
 
     assert [(f.validator, f.converter, f.default) for f in attrs.fields(Entry)] == [(None, None, attrs.NOTHING)] * 7
     assert not hasattr(Entry, "__attrs_post_init__") and not hasattr(Entry, "__attrs_pre_init__")
@@ -591,7 +592,7 @@ STDLIB = set(sys.stdlib_module_names)
 #: Optional extras a module may import, but only inside a function, so importing the package never needs them.
 OPTIONAL = {"redis"}
 #: LC-5: adapter modules the package never imports, each with the extra it may import at its top.
-ADAPTERS = {"langchain.py": {"langchain_core"}, "testing.py": {"pytest"}}
+ADAPTERS = {"integrations/langchain.py": {"langchain_core"}, "testing.py": {"pytest"}}
 
 
 def _imports(tree: ast.AST) -> list[tuple[str, bool]]:
@@ -652,8 +653,8 @@ def test_ctx_8_false_additive_declarations_still_fit(data, budget, tokenizer, se
 )
 def test_rec_2_inline_scores_equal_the_reference_formulas(items, query, now):
     """REC-2, RET-1, RET-2, CTX-1: the inlined ranking arithmetic gives exactly the reference functions' doubles."""
-    from sentinel_memory.lexical import relevance, score
-    from sentinel_memory.retention import by_retention, freshness, retention
+    from sentinel_memory.core.lexical import relevance, score
+    from sentinel_memory.core.retention import by_retention, freshness, retention
 
     state = sm.MemoryState()
     for key, value, importance, at in items:
@@ -717,7 +718,7 @@ def state_from(items, *, ttl=None) -> sm.MemoryState:
 )
 def test_ctx_1_the_start_of_the_ranking_is_the_ranking_start(items, now, at_least, ttl):
     """CTX-1, CTX-8, RET-1: the full ranking follows the reference formulas, and the index's start of it is exactly its first entries."""
-    from sentinel_memory.retention import ranking, retention
+    from sentinel_memory.core.retention import ranking, retention
 
     state = state_from(items, ttl=ttl)
     entries = state.index.live_by_age(now)
@@ -780,7 +781,7 @@ def test_exp_3_one_state_read_at_many_moments_reads_as_a_fresh_index(items, nows
 @given(items=timed_entries, now=st.integers(0, 4 * 86_400_000), count=st.integers(0, 15))
 def test_cmp_1_the_index_evicts_the_lowest_retention_first(items, now, count):
     """CMP-1, RET-2: the index's victims are the first ``count`` entries by (retention, updated_at, seq), for one victim and for many."""
-    from sentinel_memory.retention import retention
+    from sentinel_memory.core.retention import retention
 
     state = state_from(items)
     window = state.config.recency_window
@@ -850,8 +851,8 @@ def test_rec_3_the_best_few_are_the_start_of_all_matches(search, items, query, n
 
 def all_matches(state: sm.MemoryState, query: str, now: int) -> list[tuple[float, str]]:
     """Every live match as ``(score, key)``, best first, ties newer first: REC-2 and REC-3 read literally."""
-    from sentinel_memory.lexical import relevance, score
-    from sentinel_memory.retention import freshness
+    from sentinel_memory.core.lexical import relevance, score
+    from sentinel_memory.core.retention import freshness
 
     query_words = words(query)
     window = state.config.recency_window
@@ -899,7 +900,7 @@ def test_rec_3_counting_the_rare_words_first_leaves_out_only_what_cannot_win(rar
 )
 def test_ctx_2_the_c_speed_walk_is_the_greedy_walk(sizes, gap, cap):
     """CTX-2, CTX-8: the accumulate-and-scan walk picks exactly what the line-by-line greedy walk picks."""
-    from sentinel_memory.prompt import _greedy
+    from sentinel_memory.core.prompt import _greedy
 
     picked, used = [], None
     for rank, size in enumerate(sizes):
@@ -935,7 +936,7 @@ def test_ctx_8_fast_fill_equals_the_reference(items, now, budget, separator):
     """CTX-8: the fast fill, including when the start of the ranking is not enough, returns the naive fill's result without falling back to it."""
     from unittest import mock
 
-    from sentinel_memory import prompt
+    from sentinel_memory.core import prompt
 
     state = state_from(items)
     # The estimator's declaration is true, so the fast fill's own total must
@@ -951,7 +952,7 @@ def test_ctx_8_a_line_that_fills_the_room_left_exactly_is_taken(tokenizer, budge
     """CTX-2, CTX-8: neither line of the start of the ranking fits; the next fills the budget exactly and is taken, as the naive fill takes it."""
     from unittest import mock
 
-    from sentinel_memory import prompt
+    from sentinel_memory.core import prompt
 
     state = sm.MemoryState()
     for key, text, importance in [("c", "aaaa", 1.0), ("d", "aaaa", 0.9), ("b", "a", 0.0)]:
@@ -974,7 +975,7 @@ def test_ctx_8_fractional_additive_counts_equal_the_reference(items, budget, sep
     """CTX-8: an additive() tokenizer that counts in halves gets exactly the naive fill: fractions are never summed."""
     from unittest import mock
 
-    from sentinel_memory import prompt
+    from sentinel_memory.core import prompt
 
     from .strategies import half_length
 
@@ -1344,7 +1345,7 @@ def test_rec_5_a_long_query_finds_what_its_words_find(stored, word, times, glue)
 )
 def test_txt_4_exactly_a_role_and_a_content_render_as_a_line_of_chat(role, content, extra, role_is_text):
     """TXT-4, TXT-1: {"role": non-empty str, "content": str} renders as "role: content"; an empty role, any other key or a non-str value as canonical JSON."""
-    from sentinel_memory.jsondata import canonical_json, text_of
+    from sentinel_memory.core.jsondata import canonical_json, text_of
 
     data: dict = {"role": role if role_is_text else len(role), "content": content}
     if extra is not None:

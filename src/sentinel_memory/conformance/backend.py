@@ -27,14 +27,15 @@ from typing import IO, Any, TypeVar
 import attrs
 
 from .. import __version__
-from ..document import check_generation, declared_generation, generation_of, problem
-from ..errors import ConflictError, DamagedStoreError
-from ..jsontext import _nesting, _no_repeats, dumps, loads
-from ..lexical import words
+from ..core.document import declared_generation, generation_of, problem
+from ..core.errors import ConflictError, DamagedStoreError
+from ..core.lexical import words
+from ..core.tokens import Tokenizer, additive, estimate_tokens, per_line, upper_bound_tokens, utf16_len
+from ..core.values import Compaction, Entry
 from ..memory import Memory, create_memory
-from ..redisstore import RedisStore, entry_fields
-from ..tokens import Tokenizer, additive, estimate_tokens, per_line, upper_bound_tokens, utf16_len
-from ..values import Compaction, Entry
+from ..stores.generations import check_generation
+from ..stores.jsontext import _nesting, _no_repeats, dumps, loads
+from ..stores.redisstore import RedisStore, entry_fields
 from . import OPTIONAL_GROUPS, PROTOCOL, REQUIRED_GROUPS, wire
 
 __all__ = [
@@ -148,7 +149,7 @@ class ProtocolStore:
 
 
 class RedisProtocolStore(ProtocolStore):
-    """The protocol store with a [`RedisStore`][sentinel_memory.redisstore.RedisStore] in the loop (``serve --store URL``).
+    """The protocol store with a [`RedisStore`][sentinel_memory.stores.redisstore.RedisStore] in the loop (``serve --store URL``).
 
     Every document the Redis layout can hold lives in Redis: what the memory
     saves (whole or incrementally, with Redis's own generation check) and
@@ -630,7 +631,7 @@ def serve(
 ) -> None:
     """Answer the handshake and then every case read from ``source``, one JSON line each, until it ends.
 
-    With ``redis_url`` every case's store is a [`RedisStore`][sentinel_memory.redisstore.RedisStore]
+    With ``redis_url`` every case's store is a [`RedisStore`][sentinel_memory.stores.redisstore.RedisStore]
     under a key of its own on that server, deleted when the case ends. With
     ``factory`` every case's store is one it makes (``FactoryProtocolStore``).
     """

@@ -14,10 +14,11 @@ from typing import Any
 
 import attrs
 
-from .. import core, index, prompt, tokens, values
-from ..expiry import is_past
-from ..options import is_number, number_option
-from ..tokens import count_tokens
+from .. import core
+from ..core import index, prompt, tokens, values
+from ..core.expiry import is_past
+from ..core.options import is_number, number_option
+from ..core.tokens import count_tokens
 from .mistakes import MISTAKES
 
 __all__ = ["BUGS", "apply"]

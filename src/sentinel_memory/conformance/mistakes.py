@@ -15,7 +15,9 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .. import core, expiry, jsontext, lexical, memory, options, state, values
+from .. import core, memory
+from ..core import expiry, lexical, options, state, values
+from ..stores import jsontext
 from . import backend
 
 __all__ = ["MISTAKES"]
@@ -276,7 +278,7 @@ def _control_characters_read() -> None:
 
 def _duplicate_keeps_first() -> None:
     """Of two entries with one key, the load keeps the first (against PER-6: the later)."""
-    from .. import document
+    from ..core import document
 
     real = document.parse
 
@@ -438,14 +440,14 @@ def _omitted_counts_stored(session: Any, args: dict[str, Any], answer: Any) -> A
 
 def _missing_is_damage(session: Any, args: dict[str, Any], proceed: Step) -> Any:
     if args.get("missing") is True:
-        from ..errors import DamagedStoreError
+        from ..core.errors import DamagedStoreError
 
         raise DamagedStoreError("nothing there", "the protocol store")
     return proceed(args)
 
 
 def _damage_loads_empty(session: Any, args: dict[str, Any], proceed: Step) -> Any:
-    from ..errors import DamagedStoreError
+    from ..core.errors import DamagedStoreError
 
     try:
         return proceed(args)
@@ -464,7 +466,7 @@ def _on_evict_every_change(session: Any, args: dict[str, Any], proceed: Step) ->
 
 def _no_generation_check() -> None:
     """A save that does not check the generation it overwrites (against MW-3)."""
-    from .. import document
+    from ..core import document
 
     nothing = lambda *args, **kwargs: None
     document.check_generation = nothing
@@ -509,7 +511,7 @@ def _words_without(step: str) -> Callable[[], None]:
 
 def _estimate_floor() -> None:
     """The estimator rounds down: ``floor(n / 4)`` (against TOK-1)."""
-    from .. import tokens
+    from ..core import tokens
 
     tokens._quarter_up = lambda units: units // 4
     tokens.estimate_tokens.tokens_from_measure = tokens._quarter_up
@@ -589,7 +591,7 @@ MORE: Mapping[str, Callable[[], None]] = {
 
 def _matches_by_retention() -> None:
     """A context ranks the query's matches by retention, not by recall score (against CTX-1)."""
-    from ..retention import retention
+    from ..core.retention import retention
 
     real_context, real_matches = core.context, core._matches
 
@@ -658,7 +660,7 @@ def _unknown_config_ignored() -> None:
 
 def _on_evict_after_save(session: Any, args: dict[str, Any], proceed: Step) -> Any:
     """on_evict runs after the autosave, so a save that fails delivers nothing (against WRP-1's order)."""
-    from ..errors import ConflictError
+    from ..core.errors import ConflictError
 
     before = len(session.evicted)
     try:
@@ -670,7 +672,7 @@ def _on_evict_after_save(session: Any, args: dict[str, Any], proceed: Step) -> A
 
 def _duplicate_at_first_place() -> None:
     """Of two entries with one key, the later one's content takes the first one's place (against PER-6's order)."""
-    from .. import document
+    from ..core import document
 
     real = document.parse
 

@@ -20,8 +20,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ..document import record
-from ..values import Compaction, Context, Entry, Hit, LoadResult, Messages
+from ..core.document import record
+from ..core.values import Compaction, Context, Entry, Hit, LoadResult, Messages
 
 __all__ = [
     "OP_GROUPS",

@@ -64,7 +64,7 @@ def copy_json(value: Any, *, what: str = "data") -> Any:
     Tuples come back as lists, int and float subclasses as plain ``int`` and
     ``float``. Anything else (a set, a date, NaN, an int too large for a
     double, a dict with a non-str key, a circular structure) raises
-    ``TypeError``; a value nested more than [`MAX_DEPTH`][sentinel_memory.jsondata.MAX_DEPTH] containers deep
+    ``TypeError``; a value nested more than [`MAX_DEPTH`][sentinel_memory.core.jsondata.MAX_DEPTH] containers deep
     raises ``ValueError`` (ENT-13). Either way the caller has changed nothing
     yet.
     """

@@ -21,10 +21,11 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .errors import LockTimeoutError, StoreConnectionError
+from ..core.errors import LockTimeoutError, StoreConnectionError
+from ..core.options import Duration
+from ..core.values import Changes
+from ..logs import logger
 from .locking import DEFAULT_LOCK_WAIT
-from .logs import logger
-from .options import Duration
 from .redisstore import (
     ScriptArguments,
     _dumps,
@@ -36,14 +37,12 @@ from .redisstore import (
     server_of,
     store_error,
 )
-from .values import Changes
 
 if TYPE_CHECKING:
     import asyncio
 
-    from .aio import AsyncMemory
 
-__all__ = ["AsyncRedisMemories", "AsyncRedisStore"]
+__all__ = ["AsyncRedisStore"]
 
 
 def _asyncio_redis() -> Any:
@@ -296,105 +295,3 @@ class AsyncRedisStore(ScriptArguments):
             except BaseException:
                 self._unreleased[:0] = pending[at:]
                 raise
-
-
-class AsyncRedisMemories:
-    """One async memory per user in one Redis, keyed as ``RedisMemories`` keys them (AIO-5, RDS-1, FLD-1).
-
-    Every memory shares this object's client; ``open`` makes the store and the
-    memory. Making it does not connect.
-
-    Args:
-        client: A ``redis.asyncio.Redis`` client; give this or ``url``. Defaults to None.
-        url: A Redis URL such as ``redis://localhost:6379/0``, instead of a client. Defaults to None.
-        store_options: ``idle_ttl``, ``prefix``, ``lock_timeout`` or ``lock_wait`` for every store,
-            as ``AsyncRedisStore`` takes them. Defaults to None (none).
-        **options: The ``create_async_memory`` options every memory gets (``autosave``,
-            ``shared``, ``limit``, ...); ``open`` can override them.
-
-    Raises:
-        TypeError: Not exactly one of ``client`` and ``url``, or with ``store=``.
-        ImportError: redis-py is not installed (``pip install sentinel-memory[redis]``).
-
-    Examples:
-        No memory is opened here, since that needs a Redis server; making the object does not connect:
-
-        >>> users = AsyncRedisMemories(url="redis://localhost:6379/0", autosave=True, shared=True)
-        >>> users.key_for("user-42")
-        'user-42-6d894aa3ee802549'
-
-        With a server: ``mem = await users.open("user-42")``.
-    """
-
-    def __init__(
-        self, client: Any = None, *, url: str | None = None, store_options: dict[str, Any] | None = None, **options: Any
-    ) -> None:
-        if (client is None) == (url is None):
-            raise TypeError("AsyncRedisMemories takes a client or a url, exactly one of them")
-        if "store" in options:
-            raise TypeError("AsyncRedisMemories chooses each memory's store; do not pass store=")
-        self.client = client if client is not None else _asyncio_redis().Redis.from_url(url)
-        self._owns_client = client is None
-        self.store_options = dict(store_options or {})
-        self.options = options
-
-    def key_for(self, user_id: str) -> str:
-        """The memory key of ``user_id``: ``<slug>-<hash>`` as FLD-1 derives it, the same as ``RedisMemories.key_for``.
-
-        Args:
-            user_id: Any str: a user id, a session id, an e-mail address.
-
-        Returns:
-            The key its store uses: readable and safe, and different for different ids.
-
-        Raises:
-            TypeError: ``user_id`` is not a str.
-
-        Examples:
-            >>> AsyncRedisMemories(url="redis://localhost:6379/0").key_for("Jakub Novák")
-            'jakub-novak-63ebac7956839547'
-        """
-        from .folder import file_name_for
-
-        return file_name_for(user_id).removesuffix(".json")
-
-    def store(self, user_id: str) -> AsyncRedisStore:
-        """``user_id``'s store, on this object's client, with its ``store_options``.
-
-        Args:
-            user_id: Any str, as for ``key_for``.
-
-        Returns:
-            A new ``AsyncRedisStore``; it does not connect until used.
-
-        Raises:
-            TypeError: ``user_id`` is not a str.
-        """
-        return AsyncRedisStore(self.client, key=self.key_for(user_id), **self.store_options)
-
-    async def open(self, user_id: str, **options: Any) -> AsyncMemory:
-        """``user_id``'s memory, loaded from Redis, with these options over the shared ones.
-
-        Args:
-            user_id: Any str, as for ``key_for``.
-            **options: ``create_async_memory`` options for this memory only, over the ones given
-                to the constructor.
-
-        Returns:
-            The loaded ``AsyncMemory``.
-
-        Raises:
-            TypeError: ``store=`` is given, or an option of the wrong kind.
-            StoreConnectionError: Redis cannot be reached.
-            DamagedStoreError: Redis holds something that is not a memory under its key.
-        """
-        from .aio import create_async_memory
-
-        if "store" in options:
-            raise TypeError("AsyncRedisMemories chooses each memory's store; do not pass store=")
-        return await create_async_memory(store=self.store(user_id), **{**self.options, **options})
-
-    async def close(self) -> None:
-        """Close the client made from ``url``; a client passed in is the caller's (WRP-5)."""
-        if self._owns_client:
-            await self.client.aclose()

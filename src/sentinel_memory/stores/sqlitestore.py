@@ -38,11 +38,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..core.document import VERSION, declared_generation, record, working_record
+from ..core.errors import DamagedStoreError, LockTimeoutError
+from ..core.values import Changes, Working
 from . import jsontext
-from .document import VERSION, check_generation, declared_generation, record, working_record
-from .errors import DamagedStoreError, LockTimeoutError
+from .generations import check_generation
 from .locking import DEFAULT_LOCK_WAIT, SidecarLock, check_wait
-from .values import Changes, Working
 
 __all__ = ["SqliteStore"]
 

@@ -88,7 +88,7 @@ _seq = operator.attrgetter("seq")
 
 
 class Recallable(Protocol):
-    """What recall reads of an entry ([`Entry`][sentinel_memory.values.Entry] has it)."""
+    """What recall reads of an entry ([`Entry`][sentinel_memory.core.values.Entry] has it)."""
 
     @property
     def words(self) -> frozenset[str]: ...
@@ -159,7 +159,7 @@ def best_matches(
     match), so that only they are looked for. Scores are worked out by
     ``_scores``: the same doubles as ``score``. ``holders``, when given,
     are the entries holding each reachable word (found without working out
-    every entry's words, see [`holding`][sentinel_memory.lexical.holding]):
+    every entry's words, see [`holding`][sentinel_memory.core.lexical.holding]):
     then the walk asks them, and no entry's words are worked out.
 
     The walk is read in blocks, and each block is worked on at C speed:
@@ -232,7 +232,7 @@ def best_matches(
 
 
 class Holding(Protocol[R_co]):
-    """The entries that hold one word, by ``seq`` ([`HashTable`][sentinel_memory.persistent.HashTable] has it)."""
+    """The entries that hold one word, by ``seq`` ([`HashTable`][sentinel_memory.core.persistent.HashTable] has it)."""
 
     def parts(self) -> tuple[Mapping[int, R_co], ...]: ...
     def having(self, keys: Iterable[int]) -> list[int]: ...

@@ -16,22 +16,22 @@ and the problem:
   recurse, so a file of a hundred thousand ``[`` is an error, not a crash.
 
 Whether the object is a memory document (its version, its list of entries)
-is ``sentinel_memory.document.problem``'s question, asked by the store.
+is ``sentinel_memory.core.document.problem``'s question, asked by the store.
 """
 
 from __future__ import annotations
 
+import _thread
 import itertools
 import json
 import re
 import sys
-import threading
 from collections.abc import Callable
 from types import FrameType
 from typing import Any, TypeVar
 
-from .errors import DamagedStoreError
-from .jsondata import MAX_DEPTH
+from ..core.errors import DamagedStoreError
+from ..core.jsondata import MAX_DEPTH
 
 __all__ = ["MAX_TEXT_DEPTH", "dumps", "json_text", "loads", "with_stack_room"]
 
@@ -160,16 +160,21 @@ def with_stack_room(needed: int, function: Callable[..., T], *args: Any) -> T:
     if _stack_depth() + needed < sys.getrecursionlimit():
         return function(*args)
     outcome: list[Any] = []
+    # The low-level thread API: a few frames short of the limit, threading.Thread's own Python
+    # frames (an Event, a Condition) would be the ones to overflow.
+    finished = _thread.allocate_lock()
+    finished.acquire()
 
     def run() -> None:
         try:
             outcome.append((True, function(*args)))
         except BaseException as error:  # handed to the caller's thread as it is
             outcome.append((False, error))
+        finally:
+            finished.release()
 
-    worker = threading.Thread(target=run, name="sentinel-memory-load")
-    worker.start()
-    worker.join()
+    _thread.start_new_thread(run, ())
+    finished.acquire()
     ok, value = outcome[0]
     if not ok:
         raise value

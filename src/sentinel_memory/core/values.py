@@ -65,7 +65,7 @@ def frozen_mapping(items: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
         A read-only ``types.MappingProxyType``.
 
     Examples:
-        >>> from sentinel_memory.values import frozen_mapping
+        >>> from sentinel_memory.core.values import frozen_mapping
         >>> dict(frozen_mapping({"a": 1})), dict(frozen_mapping())
         ({'a': 1}, {})
     """

@@ -52,7 +52,7 @@ the words so found are kept current like the rest. Only a memory that goes
 on being asked works out every word's holders, once.
 
 Every method returns exactly what the reference formulas of
-``sentinel_memory.retention`` and ``sentinel_memory.lexical`` would, and
+``sentinel_memory.core.retention`` and ``sentinel_memory.core.lexical`` would, and
 the property tests hold them to it.
 """
 
@@ -335,7 +335,7 @@ class Index:
         So the first few times (``_SEARCHES``, counted along the line of
         indexes that transitions make from one another) the words asked
         for are searched for in the entries' text
-        ([`holding`][sentinel_memory.lexical.holding]); after that, the
+        ([`holding`][sentinel_memory.core.lexical.holding]); after that, the
         holders of every word are worked out together, by one pass over the
         entries. Either way, the transitions that follow keep what was
         worked out up to date.

@@ -34,9 +34,9 @@ import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import LockTimeoutError
-from .logs import logger
-from .shown import shown
+from ..core.errors import LockTimeoutError
+from ..core.shown import shown
+from ..logs import logger
 
 try:  # POSIX; elsewhere saves are still atomic, but not locked
     import fcntl

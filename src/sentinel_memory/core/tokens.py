@@ -19,7 +19,6 @@ from typing import Any, Protocol, runtime_checkable
 from .shown import shown
 
 __all__ = [
-    "Counters",
     "Encoder",
     "LineCounter",
     "Tokenizer",
@@ -74,7 +73,7 @@ def utf16_len(text: str) -> int:
         The number of UTF-16 code units.
 
     Examples:
-        >>> from sentinel_memory.tokens import utf16_len
+        >>> from sentinel_memory.core.tokens import utf16_len
         >>> utf16_len("abc"), utf16_len("🙂")
         (3, 2)
     """
@@ -239,7 +238,7 @@ def as_tokenizer(tokenizer: object) -> Tokenizer | None:
         TypeError: ``tokenizer`` is neither callable nor has an ``encode`` method.
 
     Examples:
-        >>> from sentinel_memory.tokens import as_tokenizer
+        >>> from sentinel_memory.core.tokens import as_tokenizer
         >>> class Letters:
         ...     def encode(self, text):
         ...         return list(text)
@@ -439,47 +438,6 @@ class LineCounter:
         return math.floor(budget)
 
 
-class Counters:
-    """The ``LineCounter`` of each tokenizer object a memory is given per call (CTX-12).
-
-    ``get_context(tokenizer=enc)`` on every turn must not count every line
-    anew, so a memory keeps the counter it made for each of the last few
-    tokenizer objects it was given, by identity, and the one it was created
-    with. Plain functions are not kept: they are counted as they are.
-    """
-
-    def __init__(self, size: int = 4) -> None:
-        self._size = size
-        self._by_id: dict[int, tuple[object, LineCounter]] = {}
-        self._lock = threading.Lock()  # a memory's reads run in many threads at once (MW-5)
-
-    def get(self, tokenizer: TokenizerLike | None, default: Tokenizer) -> TokenizerLike | None:
-        """What to count with for ``tokenizer=``: the kept counter of a tokenizer object, else ``tokenizer`` itself.
-
-        Args:
-            tokenizer: What the call was given, or None.
-            default: The memory's own tokenizer (its config's), used when it wraps ``tokenizer``.
-
-        Returns:
-            A ``LineCounter`` for a tokenizer object, else ``tokenizer`` unchanged.
-        """
-        if tokenizer is None or isinstance(tokenizer, LineCounter) or not callable(getattr(tokenizer, "encode", None)):
-            return tokenizer
-        if getattr(default, "__wrapped__", None) is tokenizer and isinstance(default, LineCounter):
-            return default  # the tokenizer the memory was created with
-        with self._lock:
-            kept = self._by_id
-            found = kept.pop(id(tokenizer), None)
-            if found is None or found[0] is not tokenizer:
-                counter = as_tokenizer(tokenizer)
-                assert isinstance(counter, LineCounter)
-                found = (tokenizer, counter)
-                while len(kept) >= self._size:
-                    del kept[next(iter(kept))]  # the least recently used; holding the object keeps its id unique
-            kept[id(tokenizer)] = found  # last, as the most recently used
-            return found[1]
-
-
 def per_line(tokenizer: object) -> LineCounter:
     """Count ``tokenizer`` line by line in contexts (CTX-12), as a tokenizer object is.
 
@@ -534,7 +492,7 @@ def count_tokens(tokenizer: Tokenizer, text: str) -> int | float:
             tokens, say).
 
     Examples:
-        >>> from sentinel_memory.tokens import count_tokens
+        >>> from sentinel_memory.core.tokens import count_tokens
         >>> count_tokens(len, "abc")
         3
     """

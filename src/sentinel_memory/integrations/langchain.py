@@ -23,12 +23,12 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .folder import MemoryFolder
-from .jsondata import is_json_text
-from .memory import Memory
-from .options import Duration
-from .shown import shown
-from .turns import is_turn_key, message_of, turn_number
+from ..core.jsondata import is_json_text
+from ..core.options import Duration
+from ..core.shown import shown
+from ..core.turns import is_turn_key, message_of, turn_number
+from ..folder import MemoryFolder
+from ..memory import Memory
 
 try:
     from langchain_core.chat_history import BaseChatMessageHistory
@@ -36,7 +36,7 @@ try:
     from langchain_core.runnables.config import run_in_executor
 except ImportError as error:  # pragma: no cover - exercised by a test that hides langchain-core
     raise ImportError(
-        "sentinel_memory.langchain needs langchain-core; install it with: pip install 'sentinel-memory[langchain]'"
+        "sentinel_memory.integrations.langchain needs langchain-core; install it with: pip install 'sentinel-memory[langchain]'"
     ) from error
 
 __all__ = ["SentinelChatMessageHistory", "message_from_turn", "turn_from_message"]
@@ -65,7 +65,7 @@ def message_from_turn(role: str, content: str) -> BaseMessage:
         A new LangChain ``BaseMessage`` of the type the role reads back as.
 
     Examples:
-        >>> from sentinel_memory.langchain import message_from_turn
+        >>> from sentinel_memory.integrations.langchain import message_from_turn
         >>> message_from_turn("assistant", "Hello!").type
         'ai'
         >>> message_from_turn("critic", "Too long.").role
@@ -103,7 +103,7 @@ def turn_from_message(message: BaseMessage) -> tuple[str, str]:
 
     Examples:
         >>> from langchain_core.messages import HumanMessage
-        >>> from sentinel_memory.langchain import turn_from_message
+        >>> from sentinel_memory.integrations.langchain import turn_from_message
         >>> turn_from_message(HumanMessage(content=["Is it ", {"type": "text", "text": "vegan?"}]))
         ('user', 'Is it vegan?')
     """
@@ -179,7 +179,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
 
     Examples:
         >>> from langchain_core.messages import AIMessage, HumanMessage
-        >>> from sentinel_memory.langchain import SentinelChatMessageHistory
+        >>> from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
         >>> history = SentinelChatMessageHistory(mem)
         >>> history.add_messages([HumanMessage("Any nuts in the risotto?"), AIMessage("No nuts.")])
         >>> [m.type for m in history.messages], mem["chat:1"]
@@ -225,7 +225,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
             TypeError: ``user_id`` is not a ``str``, or ``store=`` is given.
 
         Examples:
-            >>> from sentinel_memory.langchain import SentinelChatMessageHistory
+            >>> from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
             >>> SentinelChatMessageHistory.from_folder(tmp / "sessions", "session-42").add_user_message("Hello")
             >>> [m.content for m in SentinelChatMessageHistory.from_folder(tmp / "sessions", "session-42").messages]
             ['Hello']
@@ -282,7 +282,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
 
         Examples:
             >>> from langchain_core.messages import HumanMessage, ToolMessage
-            >>> from sentinel_memory.langchain import SentinelChatMessageHistory
+            >>> from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
             >>> history = SentinelChatMessageHistory(mem)
             >>> history.add_messages([HumanMessage("Hi"), ToolMessage("42", tool_call_id="call-1")])
             Traceback (most recent call last):
@@ -306,7 +306,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
         from the largest ``chat:N`` this memory has held (ENT-16).
 
         Examples:
-            >>> from sentinel_memory.langchain import SentinelChatMessageHistory
+            >>> from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
             >>> history = SentinelChatMessageHistory(mem)
             >>> _ = mem.remember("user:name", "Jakub")
             >>> history.add_user_message("Hi")
@@ -340,7 +340,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
         Examples:
             >>> import asyncio
             >>> from langchain_core.messages import HumanMessage
-            >>> from sentinel_memory.langchain import SentinelChatMessageHistory
+            >>> from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
             >>> history = SentinelChatMessageHistory(mem)
             >>> asyncio.run(history.aadd_messages([HumanMessage("Hi")]))
             >>> [m.content for m in asyncio.run(history.aget_messages())]

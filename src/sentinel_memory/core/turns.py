@@ -29,7 +29,7 @@ def is_turn_key(key: str) -> bool:
         Whether the key is a turn's key.
 
     Examples:
-        >>> from sentinel_memory.turns import is_turn_key
+        >>> from sentinel_memory.core.turns import is_turn_key
         >>> is_turn_key("chat:7"), is_turn_key("chat:seven"), is_turn_key("chat:")
         (True, False, False)
     """
@@ -47,7 +47,7 @@ def turn_number(key: str) -> int:
         N, an int (``chat:007`` is 7).
 
     Examples:
-        >>> from sentinel_memory.turns import turn_number
+        >>> from sentinel_memory.core.turns import turn_number
         >>> turn_number("chat:007")
         7
     """
@@ -64,7 +64,7 @@ def message_of(data: Any) -> tuple[str, str] | None:
         ``(role, content)``, or None when the data is no message.
 
     Examples:
-        >>> from sentinel_memory.turns import message_of
+        >>> from sentinel_memory.core.turns import message_of
         >>> message_of({"role": "user", "content": "Hi"}), message_of("assistant: Hello"), message_of(42)
         (('user', 'Hi'), ('assistant', 'Hello'), None)
     """
@@ -89,7 +89,7 @@ def is_turn(key: str, data: Any) -> bool:
         Whether the entry is a chat turn; every other entry is a fact.
 
     Examples:
-        >>> from sentinel_memory.turns import is_turn
+        >>> from sentinel_memory.core.turns import is_turn
         >>> is_turn("chat:1", {"role": "user", "content": "Hi"}), is_turn("chat:1", 42)
         (True, False)
     """

@@ -3,7 +3,7 @@
 A ``Table`` is what ``MemoryState.entries`` holds. It reads like any
 mapping, iterates oldest remember first, and cannot be changed: a
 transition asks ``Table.changed`` for a new table, which shares all but
-a few chunks with the old one (``sentinel_memory.persistent``). So a
+a few chunks with the old one (``sentinel_memory.core.persistent``). So a
 remember into a memory of 100,000 entries does not copy 100,000 entries.
 """
 

@@ -19,7 +19,6 @@ milliseconds, so ``ttl=timedelta(minutes=15)`` means what it says.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import types
 import warnings
@@ -128,7 +127,7 @@ def is_number(value: object) -> bool:
         True when ``value`` is a number by the number rule.
 
     Examples:
-        >>> from sentinel_memory.options import is_number
+        >>> from sentinel_memory.core.options import is_number
         >>> is_number(1.5), is_number(float("nan")), is_number(True), is_number(10**400)
         (True, False, False, False)
     """
@@ -171,7 +170,7 @@ def milliseconds(duration: timedelta) -> int | float:
 
     Examples:
         >>> from datetime import timedelta
-        >>> from sentinel_memory.options import milliseconds
+        >>> from sentinel_memory.core.options import milliseconds
         >>> milliseconds(timedelta(minutes=15)), milliseconds(timedelta(microseconds=1500))
         (900000, 1.5)
     """
@@ -206,7 +205,7 @@ def number_option(
         KeyError: ``name`` is not an option in ``NUMBER_RULES``.
 
     Examples:
-        >>> from sentinel_memory.options import number_option
+        >>> from sentinel_memory.core.options import number_option
         >>> number_option("limit", 5.0), number_option("ttl", 0, quiet=(0,))
         (5, None)
     """
@@ -255,13 +254,14 @@ def _warn_ignored(name: str, value: object, rule: NumberRule, used: Any, instead
     )
 
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+#: The folder of the whole package (``sentinel_memory/``), by string: the core reads no file system.
+_PACKAGE = __file__[: -len("core/options.py")]
 
 
 def _caller_level() -> int:
     """The stacklevel of the first frame outside this package, so the warning points at the caller's line."""
     frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)).startswith(_PACKAGE):
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1  # type: ignore[assignment]
     return level
 

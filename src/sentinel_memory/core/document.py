@@ -28,9 +28,8 @@ from typing import Any
 
 import attrs
 
-from .errors import ConflictError, DamagedStoreError
+from .errors import DamagedStoreError
 from .jsondata import clone, copy_json, is_json_text
-from .logs import logger
 from .options import is_number
 from .shown import shown
 from .state import MemoryState
@@ -40,7 +39,6 @@ _key = operator.attrgetter("key")
 
 __all__ = [
     "VERSION",
-    "check_generation",
     "declared_generation",
     "dump",
     "generation_of",
@@ -81,19 +79,6 @@ def working_record(working: Working) -> dict[str, Any]:
 def declared_generation(document: object) -> int | None:
     """The generation a document to be saved declares, or None when it declares none (MW-3: then no check)."""
     return generation_of(document) if isinstance(document, dict) and "generation" in document else None
-
-
-def check_generation(location: object, generation: int | None, stored: int) -> None:
-    """ConflictError unless ``generation`` is the one after ``stored`` (MW-3); None is not checked.
-
-    Every store calls this under its lock, for a whole document and for a
-    change alike.
-    """
-    if generation is not None and stored != generation - 1:
-        logger.warning(
-            "%s: save refused, saved by someone else (generation %d, expected %d)", location, stored, generation - 1
-        )
-        raise ConflictError(location, generation - 1, stored)
 
 
 def generation_of(document: object) -> int:
@@ -175,7 +160,7 @@ def problem(document: object) -> str | None:
     """What makes ``document`` not a memory document, or None when it is one (PER-5).
 
     The store that read it adds where it came from; see
-    [`DamagedStoreError`][sentinel_memory.errors.DamagedStoreError].
+    [`DamagedStoreError`][sentinel_memory.core.errors.DamagedStoreError].
     """
     if not isinstance(document, dict):
         return f"a memory document must be a JSON object, got {type(document).__name__}"

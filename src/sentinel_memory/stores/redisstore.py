@@ -42,16 +42,16 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from ..core.document import declared_generation, generation_of, problem, working_record
+from ..core.errors import ConflictError, DamagedStoreError, LockTimeoutError, StoreConnectionError, StoreError
+from ..core.options import Duration, milliseconds
+from ..core.shown import shown
+from ..core.values import Changes
+from ..logs import logger
 from . import jsontext
-from .document import declared_generation, generation_of, problem, working_record
-from .errors import ConflictError, DamagedStoreError, LockTimeoutError, StoreConnectionError, StoreError
 from .locking import DEFAULT_LOCK_WAIT, check_wait
-from .logs import logger
-from .options import Duration, milliseconds
-from .shown import shown
-from .values import Changes
 
-__all__ = ["RedisMemories", "RedisStore"]
+__all__ = ["RedisStore"]
 
 #: RDS-2: a whole save. KEYS: meta, entries. ARGV: expected generation ("" for no check),
 #: new generation, working JSON, idle ms ("0" for none), then field and value pairs.
@@ -438,107 +438,6 @@ class RedisStore(ScriptArguments):
                 with self._unreleased_guard:
                     self._unreleased[:0] = pending[at:]
                 raise
-
-
-class RedisMemories:
-    """One memory per user or conversation in one Redis, keyed safely from any id (RDS-1, FLD-1).
-
-    The Redis key of a user is derived as a
-    ``MemoryFolder`` derives a file name:
-    a readable slug and a hash of the whole id, so no id can reach another
-    user's keys.
-
-    Args:
-        client: A ``redis.Redis`` client. Give this or ``url``.
-        url: A Redis URL such as ``redis://localhost:6379/0``, instead of a client. Defaults to None.
-        store_options: ``idle_ttl``, ``prefix``, ``lock_timeout`` or ``lock_wait`` for every
-            ``RedisStore``. Defaults to None (the store's defaults).
-        **options: The ``create_memory`` options every memory gets (``autosave``, ``shared``,
-            ``limit``, ...); ``open`` may override them.
-
-    Raises:
-        TypeError: Not exactly one of ``client`` and ``url`` is given, or ``store=`` is given.
-
-    Examples:
-        >>> users = RedisMemories(url="redis://localhost:6379/0", autosave=True, shared=True)
-        >>> users.store("Jakub Rojíček").key
-        'jakub-rojicek-42ad52fb837a7ee5'
-    """
-
-    def __init__(
-        self, client: Any = None, *, url: str | None = None, store_options: dict[str, Any] | None = None, **options: Any
-    ) -> None:
-        if (client is None) == (url is None):
-            raise TypeError("RedisMemories takes a client or a url, exactly one of them")
-        if "store" in options:
-            raise TypeError("RedisMemories chooses each memory's store; do not pass store=")
-        self.client = client if client is not None else _redis().Redis.from_url(url)
-        self.store_options = dict(store_options or {})
-        self.options = options
-
-    def key_for(self, user_id: str) -> str:
-        """The memory key of ``user_id``: ``<slug>-<hash>`` as FLD-1 derives it.
-
-        Args:
-            user_id: Any string.
-
-        Returns:
-            The key, safe whatever the id holds.
-
-        Raises:
-            TypeError: ``user_id`` is not a ``str``.
-
-        Examples:
-            >>> RedisMemories(url="redis://localhost:6379/0").key_for("Jakub Rojíček")
-            'jakub-rojicek-42ad52fb837a7ee5'
-        """
-        from .folder import file_name_for
-
-        return file_name_for(user_id).removesuffix(".json")
-
-    def store(self, user_id: str) -> RedisStore:
-        """``user_id``'s store: a ``RedisStore`` on this client, with ``store_options``.
-
-        Args:
-            user_id: Any string.
-
-        Returns:
-            A new ``RedisStore`` whose ``key`` is ``key_for(user_id)``.
-
-        Raises:
-            TypeError: ``user_id`` is not a ``str``.
-
-        Examples:
-            >>> users = RedisMemories(url="redis://localhost:6379/0", store_options={"prefix": "bot"})
-            >>> users.store("user-42").meta_key
-            'bot:{user-42-6d894aa3ee802549}:meta'
-        """
-        return RedisStore(self.client, key=self.key_for(user_id), **self.store_options)
-
-    def open(self, user_id: str, **options: Any) -> Any:
-        """``user_id``'s memory, loaded from Redis, with these options over the shared ones.
-
-        No example: it loads from a Redis server.
-
-        Args:
-            user_id: Any string.
-            **options: ``create_memory`` options for this memory, over the ones given to the constructor.
-
-        Returns:
-            The user's ``Memory``.
-
-        Raises:
-            TypeError: ``user_id`` is not a ``str``, an option is of the wrong kind, or ``store=`` is given.
-            StoreConnectionError: Redis cannot be reached.
-        """
-        from .memory import create_memory
-
-        if "store" in options:
-            raise TypeError("RedisMemories chooses each memory's store; do not pass store=")
-        return create_memory(store=self.store(user_id), **{**self.options, **options})
-
-
-# -- what RedisStore and AsyncRedisStore share: arguments, answers and errors, with no I/O --
 
 
 def server_of(client: Any) -> str:

@@ -12,23 +12,24 @@ and, optionally, a third:
   the next save will overwrite entries that the last load dropped.
 
 ``MemoryStore`` lives here; the file store is
-``sentinel_memory.filestore``.
+``sentinel_memory.stores.filestore``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import threading
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
-from .document import check_generation, declared_generation, generation_of
-from .filestore import JsonFileStore
+from ..core.document import declared_generation, generation_of
+from .generations import check_generation
 from .jsontext import json_text
 from .locking import DEFAULT_LOCK_WAIT, acquire, check_wait
 
-__all__ = ["JsonFileStore", "MemoryStore", "Store", "check_store"]
+__all__ = ["AsyncStore", "MemoryStore", "Store", "check_store", "is_async_store"]
 
 
 @runtime_checkable
@@ -224,3 +225,50 @@ class MemoryStore:
         with self._held():
             if self._text is not None:
                 self.preserved.append(json.loads(self._text))
+
+
+@runtime_checkable
+class AsyncStore(Protocol):
+    """A store for the native engine: ``load`` and ``save`` are coroutines (AIO-3).
+
+    It may also offer ``save_changes(changes)``, ``generation()`` and
+    ``preserve()`` as coroutines, ``lock()`` as an async context manager, and
+    ``close()``, with the meanings the sync stores give them (MW-2 .. MW-4,
+    PER-14, WRP-5). ``AsyncRedisStore`` is one. It is a ``typing.Protocol``:
+    any class with these two coroutines is one, no subclassing needed, and
+    ``isinstance`` checks for them.
+
+
+    Examples:
+        >>> import asyncio
+        >>> from sentinel_memory import create_async_memory
+        >>> class DictStore:
+        ...     document = None
+        ...     async def load(self):
+        ...         return self.document
+        ...     async def save(self, document):
+        ...         self.document = document
+        >>> isinstance(DictStore(), AsyncStore), asyncio.run(create_async_memory(store=DictStore())).threaded
+        (True, False)
+    """
+
+    async def load(self) -> dict[str, Any] | None:
+        """The saved document, or None when nothing was saved yet.
+
+        Returns:
+            The document the last ``save`` kept, as a dict of JSON values, or None.
+        """
+        ...
+
+    async def save(self, document: dict[str, Any]) -> None:
+        """Keep ``document`` so that the next ``load`` returns it; raise and keep the old one if that fails.
+
+        Args:
+            document: The whole memory, as ``core.to_document`` writes it.
+        """
+        ...
+
+
+def is_async_store(store: object) -> bool:
+    """Whether ``store`` is driven natively: its ``load`` is a coroutine function (AIO-3)."""
+    return inspect.iscoroutinefunction(getattr(store, "load", None))

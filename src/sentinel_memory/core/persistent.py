@@ -12,7 +12,7 @@ old version stays valid and unchanged.
 * ``SortedRun`` keeps items in ascending order: an ordered index.
 * ``HashTable`` maps keys to values: a dict in buckets chosen by hash.
 
-Neither knows anything about memories; ``sentinel_memory.index`` says what
+Neither knows anything about memories; ``sentinel_memory.core.index`` says what
 they hold.
 """
 

@@ -8,7 +8,7 @@ a memory:
 2. **Make the folder**, every missing level, each new one 0700 and its name
    made durable by syncing its parent.
 3. **Open the folder** (to sync it later) and **lock** the sidecar file
-   ``.NAME.lock`` (``sentinel_memory.locking``). Under the lock, check
+   ``.NAME.lock`` (``sentinel_memory.stores.locking``). Under the lock, check
    the generation: the file must hold the one this memory last saw (MW-3).
    No other save of this file runs, so any ``.NAME.*.tmp`` left in the
    folder belongs to a writer that died mid-save: it is removed, since it is
@@ -27,7 +27,7 @@ target is updated. Hard links cannot survive an atomic replace: the other
 names keep the old content, and a ``StoreWarning``
 says so.
 
-A load reads the file once, strictly (``sentinel_memory.jsontext``): a
+A load reads the file once, strictly (``sentinel_memory.stores.jsontext``): a
 missing file is an empty memory, and every kind of damage raises
 ``DamagedStoreError`` naming the file. A folder
 or an unreadable file raises the ``OSError`` the system gave.
@@ -48,9 +48,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..core.document import declared_generation, generation_of, problem
+from ..core.errors import DamagedStoreError, StoreWarning
 from . import jsontext
-from .document import check_generation, declared_generation, generation_of, problem
-from .errors import DamagedStoreError, StoreWarning
+from .generations import check_generation
 from .locking import DEFAULT_LOCK_WAIT, HAS_FLOCK, SidecarLock, check_wait
 
 __all__ = ["JsonFileStore"]

@@ -45,7 +45,7 @@ def largest_turn(keys: Iterable[str]) -> int:
         The largest ``N``, or 0 when no key is a ``chat:N``.
 
     Examples:
-        >>> from sentinel_memory.state import largest_turn
+        >>> from sentinel_memory.core.state import largest_turn
         >>> largest_turn(["chat:2", "chat:10", "chat:x", "user:name"])
         10
     """
@@ -80,7 +80,7 @@ class MemoryState:
     ``entries`` is a read-only ``Table`` in
     ``seq`` order; a dict of entries passed in is copied into one. ``index``
     is what the core keeps current about the entries so that no read has to
-    scan them (``sentinel_memory.index``). It is worked out when a state
+    scan them (``sentinel_memory.core.index``). It is worked out when a state
     is built by hand and kept current by the core's transitions; it is a
     summary, not data, so it takes no part in equality. ``turns`` is the
     largest ``N`` of a ``chat:N`` key stored since the memory began or was

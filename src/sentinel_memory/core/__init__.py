@@ -44,19 +44,47 @@ millisecond, and every tie in every ranking goes to the newer entry.
 **Speed sits behind one seam: the index.** Every rule here is stated over
 "every live entry", and the functions read that way. Where reading it
 literally would scan the table, they ask ``state.index``
-(``sentinel_memory.index``) instead: the lowest retention, the expired
+(``sentinel_memory.core.index``) instead: the lowest retention, the expired
 entries, the start of a ranking, the entries by importance, the entries
 that hold a word. Each of its
 answers is, by construction and by property test, what the scan would have
-found; ``sentinel_memory.retention``, ``sentinel_memory.lexical`` and
-``sentinel_memory.prompt.fill_naive`` keep the reference formulas it is
+found; ``sentinel_memory.core.retention``, ``sentinel_memory.core.lexical`` and
+``sentinel_memory.core.prompt.fill_naive`` keep the reference formulas it is
 compared with.
 
 Illegal input raises before anything is built (a bad key, data that is not
 JSON, a bad token budget); the state passed in is never changed, so "raised"
 always means "nothing happened". A numeric *option* that is out of range is
 not illegal: it falls back to its documented default (the number rule,
-``sentinel_memory.options``).
+``sentinel_memory.core.options``).
+
+What this package holds
+=======================
+
+Everything a port must reproduce, and nothing else. This module holds the
+transitions and reads; beside it, each module holds one part of the rules:
+
+* ``values`` and ``state``: the immutable values (``Entry``, ``Config``,
+  ``MemoryState``, the results) and how a state is put together;
+* ``retention``, ``lexical`` (with ``unicode14``), ``prompt`` and ``tokens``:
+  the reference formulas for ranking, recall, the context fill and counting;
+* ``index``, ``table`` and ``persistent``: the seam where speed lives,
+  equal to the formulas by property test;
+* ``expiry``, ``turns``, ``options``: visibility in time, chat turns, the
+  number rule;
+* ``document``: the saved document, written and checked; ``jsondata``: what
+  counts as JSON data; ``errors`` and ``shown``: what is raised and how a bad
+  value is named in its message.
+
+What it may import: the standard library's pure modules and ``attrs``. Not
+the shells (``memory``, ``aio``, ``folder``, ``cli``, ``shell``, ``logs``),
+the stores, the integrations or the conformance suite, and no module that
+does I/O, reads a clock, logs, or runs threads or an event loop (``os``,
+``io``, ``time``, ``logging``, ``asyncio``, ``socket``, ``sqlite3``, ...). The
+import contracts in ``pyproject.toml`` check this in CI. One exception is
+stated there: ``tokens``' ``LineCounter`` keeps a lock around its memo of line
+counts, because the memo is shared by threads; the memo never changes a
+count, so results stay a function of the arguments.
 """
 
 from __future__ import annotations
@@ -757,7 +785,7 @@ def recall(state: MemoryState, query: str, *, now: int | float, limit: int | Non
     Words are lower-cased runs of letters and digits, accents removed, found
     in an entry's key or data; the score is the share of the query's words an
     entry holds, weighted by its importance, plus a little for freshness
-    (``sentinel_memory.lexical``). Ties go to the newer entry.
+    (``sentinel_memory.core.lexical``). Ties go to the newer entry.
 
     Args:
         state: The memory state to read.
@@ -810,7 +838,7 @@ def context(
     Ranking: entries matching ``query`` by recall score, then the rest by
     retention; with ``must_keep``, the entries of at least that importance
     come before both. The greedy fill and rendering are in
-    ``sentinel_memory.prompt``. ``only="facts"`` or ``only="turns"`` takes
+    ``sentinel_memory.core.prompt``. ``only="facts"`` or ``only="turns"`` takes
     only the entries of that kind (CTX-11, MSG-1); the rest count neither as
     chosen nor as omitted.
 
@@ -1314,7 +1342,7 @@ def working_clear(state: MemoryState) -> MemoryState:
 
 
 def to_document(state: MemoryState, *, generation: int | None = None) -> dict[str, Any]:
-    """The JSON document ``save()`` writes (PER-1, PER-12, MW-1); see ``sentinel_memory.document``.
+    """The JSON document ``save()`` writes (PER-1, PER-12, MW-1); see ``sentinel_memory.core.document``.
 
     It holds the entries (expired ones not yet compacted too) and the working
     memory; the cache, the counters and the config are not saved.

@@ -1,0 +1,13 @@
+"""Integrations: adapters between a memory and the frameworks apps build with.
+
+Each module adapts one framework and needs that framework's extra; none is
+imported by ``import sentinel_memory``:
+
+* ``langchain``: ``SentinelChatMessageHistory``, a LangChain chat history
+  kept as a memory's turns (``pip install 'sentinel-memory[langchain]'``).
+
+An integration may import the shells (``create_memory``, ``MemoryFolder``),
+the stores and the core, and never another integration: each stands alone,
+so an app installs only the framework it uses. The import contracts in
+``pyproject.toml`` check this.
+"""

@@ -1,0 +1,99 @@
+"""The package layout and its import contracts (LAY-1 .. LAY-3): what `lint-imports` keeps and that it can fail."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sentinel_memory
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+pytestmark = pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter is in the dev extra")
+
+
+def _lint(src: Path) -> subprocess.CompletedProcess[str]:
+    """`lint-imports` with the project's contracts, on the package under ``src``."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=src.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def copy_of_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clean copy of src/ that a test may break."""
+    base = tmp_path_factory.mktemp("layout")
+    shutil.copytree(ROOT / "src", base / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    return base / "src"
+
+
+def _with_line(src: Path, module: str, line: str) -> Path:
+    """A copy of ``src`` whose ``module`` (a path under sentinel_memory/) gains ``line`` after its imports."""
+    broken = src.parent / f"broken-{module.replace('/', '-')}" / "src"
+    if broken.exists():
+        shutil.rmtree(broken)
+    shutil.copytree(src, broken)
+    path = broken / "sentinel_memory" / module
+    text = path.read_text(encoding="utf-8")
+    marker = "from __future__ import annotations\n"
+    path.write_text(text.replace(marker, marker + line + "\n", 1), encoding="utf-8")
+    return broken
+
+
+def test_lay_1_the_contracts_hold_on_the_package(copy_of_src: Path) -> None:
+    """LAY-1: every import contract of pyproject.toml is kept by the package as it is."""
+    result = _lint(copy_of_src)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 kept, 0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "broken"),
+    [
+        ("core/expiry.py", "import time", "sentinel_memory.core.expiry -> time"),
+        ("core/values.py", "import logging", "sentinel_memory.core.values -> logging"),
+        ("core/prompt.py", "import os", "sentinel_memory.core.prompt -> os"),
+        ("core/turns.py", "import asyncio", "sentinel_memory.core.turns -> asyncio"),
+        ("core/state.py", "from .. import logs", "sentinel_memory.core.state -> sentinel_memory.logs"),
+        (
+            "stores/sqlitestore.py",
+            "from .. import memory",
+            "sentinel_memory.stores.sqlitestore -> sentinel_memory.memory",
+        ),
+    ],
+)
+def test_lay_2_a_forbidden_import_fails_the_check(copy_of_src: Path, module: str, line: str, broken: str) -> None:
+    """LAY-2: one forbidden import (a clock, a log, a file, an event loop in the core; a shell in a store) fails lint-imports and is named."""
+    result = _lint(_with_line(copy_of_src, module, line))
+    assert result.returncode != 0
+    assert broken in result.stdout, result.stdout
+
+
+def test_lay_3_public_names_import_from_the_package() -> None:
+    """LAY-3: every name of sentinel_memory.__all__ imports from the package, and the core keeps its name."""
+    for name in sentinel_memory.__all__:
+        assert getattr(sentinel_memory, name) is not None, name
+    from sentinel_memory import core
+
+    assert core.__name__ == "sentinel_memory.core" and callable(core.remember) and callable(core.context)
+
+
+def test_lay_3_each_package_says_what_it_holds_and_may_import() -> None:
+    """LAY-3: the core, stores and integrations packages each open with a docstring naming what they may import."""
+    from sentinel_memory import core, integrations, stores
+
+    for package in (core, stores, integrations):
+        assert package.__doc__ and "may import" in package.__doc__, package.__name__
