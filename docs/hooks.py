@@ -23,7 +23,7 @@ def number_rules_table() -> str:
     """NUMBER_RULES as a markdown table (NUM-3)."""
     lines = ["| option | accepted | default |", "|---|---|---|"]
     for name, rule in NUMBER_RULES.items():
-        default = "none (no expiry)" if rule.default is None else f"`{rule.default:_}`".replace("_", ",")
+        default = f"none ({rule.none_means})" if rule.default is None else f"`{rule.default:_}`".replace("_", ",")
         lines.append(f"| `{name}` | {rule.describe()} | {default} |")
     return "\n".join(lines)
 

@@ -30,6 +30,29 @@ class EndlessRepr:
         return repr(self)
 
 
+class BadHash:
+    """An object whose hash and == raise, as a user's object with a broken __hash__ does."""
+
+    def __hash__(self) -> int:
+        raise RuntimeError("no hash for you")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no == for you")
+
+
+class BadHashText(str):
+    """A str whose own hash and == raise: it passes every isinstance(value, str) check."""
+
+    def __hash__(self) -> int:
+        raise RuntimeError("no hash for you")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no == for you")
+
+    def __str__(self) -> str:
+        raise RuntimeError("no str for you")
+
+
 def _self_list() -> list:
     value: list = []
     value.append(value)
@@ -61,6 +84,8 @@ VALUES = {
     "a lone surrogate": "\ud800",
     "an object whose repr raises": BadRepr(),
     "an object whose repr recurses": EndlessRepr(),
+    "an object whose hash and == raise": BadHash(),
+    "a str whose hash, == and str() raise": BadHashText("facts"),
     "NaN": float("nan"),
     "bytes": b"key",
     "-1": -1,

@@ -19,6 +19,7 @@ from .core.errors import (
     StoreConnectionError,
     StoreError,
     StoreWarning,
+    UnsavedChangesWarning,
 )
 from .core.jsondata import MAX_DEPTH
 from .core.options import DEFAULTS, NUMBER_RULES
@@ -87,6 +88,7 @@ __all__ = [
     "StoreConnectionError",
     "StoreError",
     "StoreWarning",
+    "UnsavedChangesWarning",
     "WorkingMemory",
     "additive",
     "create_async_memory",

@@ -37,7 +37,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, ItemsView, Itera
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from . import core, logs
-from .core.errors import ReentrantCallError
+from .core.errors import ReentrantCallError, UnsavedChangesWarning
 from .core.jsondata import is_json_text
 from .core.options import Duration, is_number
 from .core.shown import shown
@@ -126,11 +126,14 @@ class _Threaded:
     async def exit_transaction(self, block: Any, error: BaseException | None) -> None:
         await self.run(block.__exit__, type(error) if error else None, error, error.__traceback__ if error else None)
 
-    async def close(self) -> None:
-        await self.run(self.memory.close)
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False)  # a later call starts another thread (WRP-5)
+    async def close(self) -> UnsavedChangesWarning | None:
+        memory = self.memory
+        warning: UnsavedChangesWarning | None = await self.run(memory._run, memory._plumbing.close())
+        if not memory._plumbing.transactions:  # a transaction's locks belong to this thread: keep it till the end
+            pool, self._pool = self._pool, None
+            if pool is not None:
+                pool.shutdown(wait=False)  # a later call starts another thread (WRP-5)
+        return warning
 
 
 class _Native:
@@ -246,8 +249,8 @@ class _Native:
             warnings.warn(warning, stacklevel=2)
         return result
 
-    async def close(self) -> None:
-        await self._run(self.plumbing.close())
+    async def close(self) -> UnsavedChangesWarning | None:
+        return await self._run(self.plumbing.close())
 
 
 def _paused(function: Callable[..., T], *args: Any) -> T:
@@ -288,6 +291,7 @@ class AsyncMemory(Mapping[str, Any]):
         self._clock = clock
         self._counters = Counters()  # the line counts of the tokenizer objects passed per call (CTX-12)
         self._turns: asyncio.Lock | None = None  # one change at a time, first come first served (AIO-2)
+        self._turns_loop: asyncio.AbstractEventLoop | None = None  # the loop ``_turns`` belongs to (AIO-6)
         self._owner: asyncio.Task[Any] | None = None  # the task whose change or transaction has the turn
         #: The L0 cache, ``mem.cache``: ``await put/delete/clear``, plain ``get``.
         self.cache = AsyncCacheMemory(self)
@@ -348,15 +352,24 @@ class AsyncMemory(Mapping[str, Any]):
         if self._owner is not None and self._owner is task:
             yield
             return
-        if self._turns is None:
-            self._turns = asyncio.Lock()
-        await self._turns.acquire()  # a cancel while waiting here: nothing happened (AIO-4)
+        loop = asyncio.get_running_loop()
+        if self._turns is None or self._turns_loop is not loop:
+            # AIO-6: one asyncio.run after another. A lock belongs to the loop it first waited on,
+            # so each loop gets its own; a change still running on another loop is refused instead.
+            if self._turns is not None and self._turns.locked():
+                raise RuntimeError(
+                    "this AsyncMemory is in the middle of a change on another event loop; a memory serves one "
+                    "event loop at a time: let that change finish first, or give each loop a memory of its own"
+                )
+            self._turns, self._turns_loop = asyncio.Lock(), loop
+        turns = self._turns
+        await turns.acquire()  # a cancel while waiting here: nothing happened (AIO-4)
         self._owner = task
         try:
             yield
         finally:
             self._owner = None
-            self._turns.release()
+            turns.release()
 
     @staticmethod
     async def _whole(work: Callable[[], Awaitable[T]] | asyncio.Future[T]) -> T:
@@ -774,14 +787,19 @@ class AsyncMemory(Mapping[str, Any]):
         Nothing is saved or lost; a later call opens them again.
         ``async with mem:`` closes on the way out.
         """
+        await self._close(stacklevel=3)
+
+    async def _close(self, *, stacklevel: int) -> None:
         async with self._turn():
-            await self._whole(self._engine.close)
+            warning = await self._whole(self._engine.close)
+        if warning is not None:
+            warnings.warn(warning, stacklevel=stacklevel)
 
     async def __aenter__(self) -> AsyncMemory:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
+        await self._close(stacklevel=3)
 
     # -- Python conveniences -----------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from .core.options import Duration
 from .core.tokens import TokenizerLike
 from .core.values import Compaction
 from .memory import Memory, create_memory
+from .stores.contract import as_path
 from .stores.filestore import JsonFileStore
 
 __all__ = ["MemoryFolder", "file_name_for"]
@@ -120,7 +121,7 @@ class MemoryFolder:
         load: bool | None = None,
         shared: bool | None = None,
     ) -> None:
-        self.path = Path(path)
+        self.path = as_path(path)
         #: The ``create_memory`` options every memory this folder opens gets: FLD-3's defaults and those given.
         self.options: dict[str, Any] = {
             **FOLDER_DEFAULTS,

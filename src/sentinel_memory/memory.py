@@ -777,7 +777,9 @@ class Memory(Mapping[str, JSON]):
         That is ``SqliteStore``'s connection or the client ``RedisStore`` made.
         Nothing is saved or lost: the state stays, and a later call that
         needs the store opens it again. ``with create_memory(...) as mem:``
-        closes on the way out.
+        closes on the way out. A memory holding changes its store never got
+        (autosave off, no ``save()`` since) warns with
+        ``UnsavedChangesWarning``, naming how many (PER-21).
 
         Examples:
             >>> with create_memory(store=SqliteStore(tmp / "memory.db"), autosave=True) as kept:
@@ -786,13 +788,19 @@ class Memory(Mapping[str, JSON]):
             >>> kept["user:name"]
             'Jakub'
         """
-        self._run(self._plumbing.close())
+        self._close(stacklevel=3)
+
+    def _close(self, *, stacklevel: int) -> None:
+        """``close()``; an ``UnsavedChangesWarning`` pointing ``stacklevel`` frames up when changes were not saved (PER-21)."""
+        warning = self._run(self._plumbing.close())
+        if warning is not None:
+            warnings.warn(warning, stacklevel=stacklevel)
 
     def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        self._close(stacklevel=3)
 
 
 class CacheMemory:
@@ -1070,6 +1078,7 @@ def create_memory(
     require_bool("shared", shared)
     require_callable("clock", clock, optional=True)
     require_callable("on_evict", on_evict, optional=True)
+    ephemeral = store is None
     if store is None:
         store = MemoryStore()
     check_store(store)
@@ -1088,6 +1097,7 @@ def create_memory(
         on_evict=on_evict,
         shared=shared,
     )
+    memory._plumbing.ephemeral = ephemeral
     if load:
         memory.load()
     return memory

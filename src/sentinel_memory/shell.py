@@ -31,7 +31,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from . import core, logs
 from .core.document import generation_of
-from .core.errors import ConflictError, DamagedStoreError, LoadWarning, ReentrantCallError
+from .core.errors import ConflictError, DamagedStoreError, LoadWarning, ReentrantCallError, UnsavedChangesWarning
 from .core.jsondata import MAX_DEPTH
 from .core.options import is_number
 from .core.shown import shown
@@ -96,7 +96,7 @@ def _dropped_keys(compaction: Compaction) -> tuple[str, ...]:
 def _remember(start: MemoryState, now: Now, key: str, data: Any, **options: Any) -> Outcome:
     state, dropped = core.remember(start, key, data, now=now(), **options)
     entry = core.remembered(state, dropped, key)  # before any side effect: nothing may raise after them
-    return Outcome(state, entry, dropped, keys=(key, *_dropped_keys(dropped)))
+    return Outcome(state, entry, dropped, keys=(entry.key, *_dropped_keys(dropped)))
 
 
 def _add_turn(start: MemoryState, now: Now, role: str, text: str, **options: Any) -> Outcome:
@@ -196,6 +196,9 @@ class Plumbing:
         self.last_load: LoadResult | None = None
         self.changing: object = None  # who is running a change's side effects (WRP-3)
         self.transactions = 0  # how deep the holder is in transaction blocks (MW-6)
+        self.unsaved = 0  # persisted changes made since the last save or load (PER-21)
+        #: The store lives and dies with this process (the ``MemoryStore`` ``create_memory`` made): nothing to warn of.
+        self.ephemeral = False
 
     def now(self) -> int | float:
         """Read the clock once for one operation (TIME-1)."""
@@ -241,6 +244,7 @@ class Plumbing:
         self.state = state
         if persist and not self.autosave:
             self.dirty, self.in_sync = True, False
+            self.unsaved += 1
         logs.dropped(self.store, dropped)
 
     def save(self, before: MemoryState, state: MemoryState, keys: tuple[str, ...] | None) -> Steps[None]:
@@ -260,7 +264,7 @@ class Plumbing:
             yield Call(save_changes, (what,))  # type: ignore[arg-type]  # callable, as what_to_save was told
         else:
             yield Call(self.store.save, (what,))
-        self.generation, self.dirty, self.in_sync = generation, False, True
+        self.generation, self.dirty, self.in_sync, self.unsaved = generation, False, True, 0
 
     def save_all(self) -> Steps[None]:
         """``save()``: the whole memory as the next generation (PER-1, MW-3)."""
@@ -295,12 +299,14 @@ class Plumbing:
             raise DamagedStoreError(error.problem, repr(self.store)) from None
         before = (self.generation, self.dirty, self.in_sync, self.preserve_first)
         self.generation = generation_of(document) if isinstance(document, dict) else 0
-        self.dirty, self.in_sync = False, not result.lost
+        unsaved = self.unsaved
+        self.dirty, self.in_sync, self.unsaved = False, not result.lost, 0
         self.preserve_first = self.preserve_first or bool(result.lost)
         try:
             yield from self.commit(state, dropped, persist=bool(dropped), keys=None, who=who)
         except BaseException:
             self.generation, self.dirty, self.in_sync, self.preserve_first = before
+            self.unsaved = unsaved
             raise
         self.last_load = result
         if not result.lost:
@@ -308,11 +314,24 @@ class Plumbing:
         can_preserve = callable(getattr(self.store, "preserve", None))
         return result, load_warning(self.store, result, self.state.config.limit, can_preserve=can_preserve)
 
-    def close(self) -> Steps[None]:
-        """Release what the store holds open, if it has ``close()`` (WRP-5); nothing is saved or lost."""
+    def close(self) -> Steps[UnsavedChangesWarning | None]:
+        """Release what the store holds open, if it has ``close()`` (WRP-5); nothing is saved or lost.
+
+        Returns the ``UnsavedChangesWarning`` for the driver to emit when the
+        memory holds changes its store never got (PER-21), also logged.
+        """
         close = getattr(self.store, "close", None)
         if callable(close):
             yield Call(close)
+        if not self.unsaved or self.ephemeral:
+            return None
+        changes = "1 change" if self.unsaved == 1 else f"{self.unsaved} changes"
+        message = (
+            f"closing a memory on {self.store!r} with {changes} not saved (autosave is off): call save() "
+            "before closing, or create the memory with autosave=True; the memory still holds them"
+        )
+        logs.logger.warning("%s", message)
+        return UnsavedChangesWarning(message)
 
 
 def what_to_save(

@@ -215,3 +215,36 @@ def test_aio_1_aio_2_aio_3_aio_4_aio_5_concurrent_tasks_end_as_one_memory_doing_
         ]
     finally:
         shutil.rmtree(where, ignore_errors=True)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    kind=st.sampled_from(["memory", "coroutines", "json"]),
+    loops=st.lists(st.tuples(st.integers(1, 4), st.booleans()), min_size=1, max_size=4),
+)
+def test_aio_6_one_event_loop_after_another_loses_nothing(kind, loops):
+    """AIO-6, AIO-2: changes from several asyncio.run calls in turn on one AsyncMemory, contended or in a transaction, all land, with no error, and a fresh memory loads them."""
+    folder = scratch()
+    try:
+        store = store_maker(kind, folder, None)()
+        mem = asyncio.run(sm.create_async_memory(store=store, autosave=True, shared=True))
+        written: list[str] = []
+
+        async def one_loop(number: int, tasks: int, in_transaction: bool) -> None:
+            keys = [f"l{number}-t{task}" for task in range(tasks)]
+            if in_transaction:
+                async with mem.transaction():
+                    for key in keys:
+                        await mem.remember(key, number)
+            else:
+                await asyncio.gather(*(mem.remember(key, number) for key in keys))
+            written.extend(keys)
+
+        for number, (tasks, in_transaction) in enumerate(loops):
+            asyncio.run(one_loop(number, tasks, in_transaction))
+        assert sorted(mem) == sorted(written)
+        again = asyncio.run(sm.create_async_memory(store=store))
+        assert sorted(again) == sorted(written)
+        asyncio.run(mem.close())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

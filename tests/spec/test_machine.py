@@ -489,6 +489,22 @@ class RankingComparison(RuleBasedStateMachine):
                 assert self.mem[key] == entry.data == entry.to_dict()["data"]
                 assert entry.to_dict()["key"] == key
 
+    @rule()
+    def close(self):
+        """PER-21, WRP-5: a close that does not warn leaves the store holding exactly the memory; one that warns names a count of unsaved changes, and the memory goes on after it."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self.mem.close()
+        warned = [w for w in caught if issubclass(w.category, sm.UnsavedChangesWarning)]
+        saved = self.store.load()
+        if warned:
+            assert not self.autosave and len(warned) == 1
+            assert "not saved" in str(warned[0].message) and "save()" in str(warned[0].message)
+        elif saved is not None:
+            assert saved == core.to_document(self.mem.state, generation=self.mem.generation)
+        else:  # never saved: nothing was changed that a save would keep
+            assert core.to_document(self.mem.state)["entries"] == [] and not self.mem.state.working.data
+
     @invariant()
     def autosave_matches_state(self):
         """PER-11, PER-9: with autosave the store holds the current persisted state; no temp file is left."""

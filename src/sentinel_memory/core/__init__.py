@@ -413,6 +413,7 @@ def remembered(state: MemoryState, compaction: Compaction, key: str) -> Entry:
         >>> core.remembered(state, dropped, "user:name").importance
         0.5
     """
+    key = str.__str__(key)  # a str subclass's own hash or == must not run here (WRP-4)
     entry = state.entries.get(key)
     if entry is None:
         entry = max((e for e in compaction.expired + compaction.evicted if e.key == key), key=_seq)
@@ -965,6 +966,7 @@ def _of_kind(state: MemoryState, only: object) -> MemoryState:
     """
     if not isinstance(only, str):
         raise TypeError(f"only must be a str, one of {KINDS}, got {type(only).__name__}")
+    only = str.__str__(only)  # a str subclass's own == must not run here (WRP-4)
     if only not in KINDS:
         raise ValueError(f"only must be one of {KINDS}, got {shown(only)}")
     turns = only == "turns"

@@ -17,6 +17,7 @@ __all__ = [
     "StoreConnectionError",
     "StoreError",
     "StoreWarning",
+    "UnsavedChangesWarning",
 ]
 
 
@@ -78,7 +79,9 @@ class ConflictError(RuntimeError):
         self.found = found
         super().__init__(
             f"{location}: saved by someone else since this memory last saw it "
-            f"(generation {found}, expected {expected}); reload and try again"
+            f"(generation {found}, expected {expected}); reload and try again. For several processes or "
+            "servers writing one store, create each memory with shared=True (or open it from a MemoryFolder): "
+            "then every change reloads first and none conflicts"
         )
 
 
@@ -245,4 +248,25 @@ class StoreConnectionError(StoreError, ConnectionError):
         >>> error = StoreConnectionError("not reachable", server="localhost:6379/0", operation="load")
         >>> isinstance(error, ConnectionError), isinstance(error, StoreError), error.operation
         (True, True, 'load')
+    """
+
+
+class UnsavedChangesWarning(SentinelMemoryWarning):
+    """A memory was closed holding changes its store never got: autosave was off and no ``save()`` came (PER-21).
+
+    The message says how many changes were not saved and how to keep them:
+    ``save()`` before closing, or ``autosave=True``. Nothing is saved by the
+    close itself; the memory keeps the changes, so a ``save()`` after the
+    warning still stores them.
+
+    Examples:
+        >>> import warnings
+        >>> kept = create_memory(store=JsonFileStore(tmp / "unsaved.json"))
+        >>> kept.remember("user:name", "Jakub").key
+        'user:name'
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     kept.close()
+        >>> caught[0].category.__name__, "1 change" in str(caught[0].message)
+        ('UnsavedChangesWarning', True)
     """

@@ -78,8 +78,8 @@ def _copy(value: Any, where: str, open_containers: set[int]) -> Any:
     # so its size is the current depth.
     if value is None or value is True or value is False:
         return value
-    if isinstance(value, str):
-        return _check_text(str(value), where)
+    if isinstance(value, str):  # a subclass as the plain str it holds, never through its own methods (WRP-4)
+        return _check_text(str.__str__(value), where)
     if isinstance(value, bool):  # a bool subclass is still not a number
         return bool(value)
     if isinstance(value, int):

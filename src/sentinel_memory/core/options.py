@@ -62,6 +62,7 @@ class NumberRule:
         maximum: The highest value accepted, or None for no bound. Defaults to None.
         integer: Only whole numbers are accepted. Defaults to False.
         duration: Milliseconds, or a ``datetime.timedelta``. Defaults to False.
+        none_means: What a ``default`` of None means, as the warning says it. Defaults to ``"no expiry"``.
 
     Examples:
         >>> NUMBER_RULES["limit"].default, NUMBER_RULES["limit"].describe()
@@ -74,6 +75,8 @@ class NumberRule:
     maximum: int | float | None = None
     integer: bool = False
     duration: bool = False
+    #: What a ``default`` of None means for this option, in the warning's words (NUM-5).
+    none_means: str = "no expiry"
 
     def describe(self) -> str:
         """The range in words, as the docs show it.
@@ -108,7 +111,7 @@ NUMBER_RULES: types.MappingProxyType[str, NumberRule] = types.MappingProxyType(
         "cache_ttl": NumberRule(default=300_000, minimum=0, exclusive_minimum=True, duration=True),
         "recall_limit": NumberRule(default=10, minimum=0, integer=True),
         "recent_n": NumberRule(default=10, minimum=0, integer=True),
-        "must_keep": NumberRule(default=None, minimum=0, maximum=1),
+        "must_keep": NumberRule(default=None, minimum=0, maximum=1, none_means="no must-keep facts"),
         "facts_share": NumberRule(default=0.5, minimum=0, maximum=1),
     }
 )
@@ -242,7 +245,7 @@ def _in_range(rule: NumberRule, value: object) -> bool:
 
 
 def _warn_ignored(name: str, value: object, rule: NumberRule, used: Any, instead: str) -> None:
-    meaning = "no expiry" if used is None else repr(used)
+    meaning = rule.none_means if used is None else repr(used)
     wanted = rule.describe()
     article = "an" if wanted[0] in "aeiou" else "a"
     warnings.warn(

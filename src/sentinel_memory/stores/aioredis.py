@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AsyncRedisStore"]
 
+#: Below this many entries a load decodes on the loop: a thread's hand-off would cost more than it saves.
+_DECODE_ON_THE_LOOP = 1_000
+
 
 def _asyncio_redis() -> Any:
     _redis()  # the ImportError that names the extra
@@ -124,6 +127,7 @@ class AsyncRedisStore(ScriptArguments):
     async def close(self) -> None:
         """Close the client this store made from ``url`` (WRP-5); a client passed in is the caller's to close."""
         if self._owns_client:
+            self._on_this_loop()  # a finished loop's connections cannot be closed from this one (AIO-6)
             await self.client.aclose()
 
     async def __aenter__(self) -> AsyncRedisStore:
@@ -132,9 +136,36 @@ class AsyncRedisStore(ScriptArguments):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
+    _loop: Any = None  # the event loop this store's client last talked on
+
+    def _on_this_loop(self) -> None:
+        """AIO-6: a client made from ``url`` reconnects on a new event loop; a client passed in must be the loop's.
+
+        A redis.asyncio connection belongs to the loop it was opened on, and
+        scripts and tests run one ``asyncio.run`` after another. The
+        connections of a loop that has finished can neither be used nor closed
+        from the next one, so the pool lets go of them and opens new ones here.
+        """
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self._loop is loop:
+            return
+        if self._loop is not None:
+            if not self._owns_client:
+                raise RuntimeError(
+                    f"{self!r} was used on another event loop, and a redis.asyncio client belongs to the loop it "
+                    "connected on: make the store with url=... (it then reconnects on each new loop), or give each "
+                    "event loop a store with a client made on that loop"
+                )
+            self.client.connection_pool.reset()
+            self._holders.clear()  # tasks of the finished loop hold nothing any more
+        self._loop = loop
+
     @contextlib.contextmanager
     def _talking(self, operation: str) -> Iterator[None]:
         """Every redis-py error as the documented one, exactly as ``RedisStore`` maps it (RDS-5, RDS-6)."""
+        self._on_this_loop()
         try:
             yield
         except _redis().exceptions.RedisError as error:
@@ -161,9 +192,15 @@ class AsyncRedisStore(ScriptArguments):
         with self._talking("load"):
             async with self.client.pipeline(transaction=True) as pipe:
                 pipe.hgetall(self.meta_key)
-                pipe.hgetall(self.entries_key)
+                pipe.hvals(self.entries_key)  # the records carry their keys: no dict of 2n strings to build
                 meta_raw, entries_raw = await pipe.execute()
-        return document_of(meta_raw, entries_raw, self)
+        if len(entries_raw) < _DECODE_ON_THE_LOOP:
+            return document_of(meta_raw, entries_raw, self)
+        # Decoding and checking every entry is CPU work in proportion to the memory: off the loop,
+        # so a big load never stalls the other tasks (AIO-5).
+        import asyncio
+
+        return await asyncio.to_thread(document_of, meta_raw, entries_raw, self)
 
     async def generation(self) -> int:
         """The generation the store holds now: 0 when nothing was saved (MW-1).

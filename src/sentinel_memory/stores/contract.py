@@ -20,8 +20,10 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
+import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.document import declared_generation, generation_of
@@ -29,7 +31,7 @@ from .generations import check_generation
 from .jsontext import json_text
 from .locking import DEFAULT_LOCK_WAIT, acquire, check_wait
 
-__all__ = ["AsyncStore", "MemoryStore", "Store", "check_store", "is_async_store"]
+__all__ = ["AsyncStore", "MemoryStore", "Store", "as_path", "check_store", "is_async_store"]
 
 
 @runtime_checkable
@@ -272,3 +274,12 @@ class AsyncStore(Protocol):
 def is_async_store(store: object) -> bool:
     """Whether ``store`` is driven natively: its ``load`` is a coroutine function (AIO-3)."""
     return inspect.iscoroutinefunction(getattr(store, "load", None))
+
+
+def as_path(path: str | os.PathLike[str]) -> Path:
+    """The ``Path`` a store or folder was given: a str subclass as the plain str it holds (WRP-4).
+
+    ``Path(value)`` calls a str subclass's own ``__str__``, which may raise
+    anything; the text itself is what names the file.
+    """
+    return Path(str.__str__(path) if isinstance(path, str) else path)

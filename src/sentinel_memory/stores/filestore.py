@@ -51,6 +51,7 @@ from typing import Any
 from ..core.document import declared_generation, generation_of, problem
 from ..core.errors import DamagedStoreError, StoreWarning
 from . import jsontext
+from .contract import as_path
 from .generations import check_generation
 from .locking import DEFAULT_LOCK_WAIT, HAS_FLOCK, SidecarLock, check_wait
 
@@ -87,7 +88,7 @@ class JsonFileStore:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
-        self.path = Path(path)
+        self.path = as_path(path)
         self.lock_wait = check_wait(lock_wait)
         self._lock = SidecarLock()
 

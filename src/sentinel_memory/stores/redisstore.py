@@ -142,8 +142,8 @@ class ScriptArguments:
             raise TypeError(f"key must be a non-empty str, got {shown(key)}")
         self.client = client if client is not None else connect()
         self._owns_client = client is None  # close() closes only a client this store made
-        self.key = key
-        base = f"{prefix}:{{{key}}}"
+        self.key = str.__str__(key)  # a str subclass as its text: its own methods never run (WRP-4)
+        base = f"{prefix}:{{{self.key}}}"
         self.meta_key, self.entries_key, self.lock_key = f"{base}:meta", f"{base}:entries", f"{base}:lock"
         self.idle_ms = 0
         if idle_ttl is not None:
@@ -295,7 +295,7 @@ class RedisStore(ScriptArguments):
         with self._talking("load"):
             pipe = self.client.pipeline(transaction=True)
             pipe.hgetall(self.meta_key)
-            pipe.hgetall(self.entries_key)
+            pipe.hvals(self.entries_key)  # the records carry their keys: no dict of 2n strings to build
             meta_raw, entries_raw = pipe.execute()
         return document_of(meta_raw, entries_raw, self)
 
@@ -470,15 +470,15 @@ def orig_key(meta_key: str) -> str:
     return f"{meta_key[: -len(':meta')]}:orig:{stamp}"
 
 
-def document_of(meta_raw: dict[Any, Any], entries_raw: dict[Any, Any], store: object) -> dict[str, Any] | None:
-    """The document two loaded hashes hold, None when both are empty; DamagedStoreError for another layout (RDS-2)."""
+def document_of(meta_raw: dict[Any, Any], entries_raw: list[Any], store: object) -> dict[str, Any] | None:
+    """The document the meta hash and the entries hash's values hold, None when both are empty; DamagedStoreError for another layout (RDS-2)."""
     if not meta_raw and not entries_raw:
         return None
     meta = {_text(k): _text(v) for k, v in meta_raw.items()}
     try:
         if meta.get("version") != "1":
             raise ValueError(f"holds version {meta.get('version')!r}, not 1")
-        ordered = sorted((json.loads(_text(value)) for value in entries_raw.values()), key=lambda pair: pair[0])
+        ordered = sorted((json.loads(_text(value)) for value in entries_raw), key=lambda pair: pair[0])
         document: dict[str, Any] = {"version": 1}
         if "generation" in meta:  # every save writes both; a document put there by other means may lack them
             document["generation"] = int(meta["generation"])

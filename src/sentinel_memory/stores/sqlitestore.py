@@ -35,13 +35,13 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from ..core.document import VERSION, declared_generation, record, working_record
 from ..core.errors import DamagedStoreError, LockTimeoutError
 from ..core.values import Changes, Working
 from . import jsontext
+from .contract import as_path
 from .generations import check_generation
 from .locking import DEFAULT_LOCK_WAIT, SidecarLock, check_wait
 
@@ -88,7 +88,7 @@ class SqliteStore:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
-        self.path = Path(path)
+        self.path = as_path(path)
         self.lock_wait = check_wait(lock_wait)
         self._connection: sqlite3.Connection | None = None
         self._ready = False  # this connection found (or made) the store's tables
