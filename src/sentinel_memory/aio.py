@@ -39,13 +39,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from . import core, logs
 from .core.errors import ReentrantCallError, UnsavedChangesWarning
 from .core.jsondata import is_json_text
-from .core.options import Duration, is_number
-from .core.shown import shown
+from .core.options import Duration
 from .core.state import MemoryState
 from .core.tokens import TokenizerLike
 from .core.values import Compaction, Context, Entry, Hit, LoadResult, Messages
 from .memory import Memory, _cycle_collector_paused, create_memory, wall_clock
-from .shell import Counters, Plumbing, Steps
+from .shell import Counters, Plumbing, Steps, read_clock
 from .shell import Now as _Now
 from .stores.contract import AsyncStore, Store, is_async_store
 
@@ -329,10 +328,7 @@ class AsyncMemory(Mapping[str, Any]):
 
     def _now(self) -> int | float:
         """Read the clock once for one read (TIME-1, TIME-2)."""
-        now = self._clock()
-        if not is_number(now):
-            raise TypeError(f"clock must return a finite number of milliseconds, got {shown(now)}")
-        return now
+        return read_clock(self._clock)
 
     def _refuse_reentry(self) -> None:
         import asyncio

@@ -50,6 +50,7 @@ __all__ = [
     "load_warning",
     "must_reload",
     "preserved",
+    "read_clock",
     "what_to_save",
 ]
 
@@ -155,6 +156,14 @@ STEPS: dict[str, tuple[Callable[..., Outcome], bool]] = {
 }
 
 
+def read_clock(clock: Now) -> int | float:
+    """One reading of a memory's clock, checked: a finite number of milliseconds (TIME-1, TIME-2)."""
+    now = clock()
+    if not is_number(now):
+        raise TypeError(f"clock must return a finite number of milliseconds, got {shown(now)}")
+    return now
+
+
 class Plumbing:
     """A memory's state and its bookkeeping with its store, and every operation on them as ``Steps``.
 
@@ -202,10 +211,7 @@ class Plumbing:
 
     def now(self) -> int | float:
         """Read the clock once for one operation (TIME-1)."""
-        now = self.clock()
-        if not is_number(now):
-            raise TypeError(f"clock must return a finite number of milliseconds, got {shown(now)}")
-        return now
+        return read_clock(self.clock)
 
     def refuse_reentry(self, who: object) -> None:
         """WRP-3: no change from inside this memory's own ``on_evict`` or store call."""
