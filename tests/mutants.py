@@ -690,6 +690,34 @@ MUTANTS = [
         "            found = kept.get(id(tokenizer))",
         tests=("tests/test_counted.py",),
     ),
+    Mutant(
+        "the LangGraph store stores an item whose expires_at is exactly now",
+        "integrations/langgraph.py",
+        "            if left <= 0:  # already past",
+        "            if left < 0:  # already past",
+        tests=("tests/test_langgraph.py",),
+    ),
+    Mutant(
+        "the LangGraph store ignores a read's refresh_ttl",
+        "integrations/langgraph.py",
+        "        return memory.remember(entry.key, entry.data, ttl=span) if span > 0 else entry",
+        "        return entry",
+        tests=("tests/test_langgraph.py",),
+    ),
+    Mutant(
+        "the LangGraph store's wildcard matches nothing",
+        "integrations/langgraph.py",
+        'return all(wanted == "*" or label == wanted for label, wanted in pairs)',
+        "return all(label == wanted for label, wanted in pairs)",
+        tests=("tests/test_langgraph.py",),
+    ),
+    Mutant(
+        "the LangGraph store evicts across namespaces (one memory for all)",
+        "integrations/langgraph.py",
+        '    return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))',
+        '    return "all"',
+        tests=("tests/test_langgraph.py",),
+    ),
 ]
 
 

@@ -592,7 +592,11 @@ STDLIB = set(sys.stdlib_module_names)
 #: Optional extras a module may import, but only inside a function, so importing the package never needs them.
 OPTIONAL = {"redis"}
 #: LC-5: adapter modules the package never imports, each with the extra it may import at its top.
-ADAPTERS = {"integrations/langchain.py": {"langchain_core"}, "testing.py": {"pytest"}}
+ADAPTERS = {
+    "integrations/langchain.py": {"langchain_core"},
+    "integrations/langgraph.py": {"langgraph"},
+    "testing.py": {"pytest"},
+}
 
 
 def _imports(tree: ast.AST) -> list[tuple[str, bool]]:

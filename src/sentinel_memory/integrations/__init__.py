@@ -4,7 +4,9 @@ Each module adapts one framework and needs that framework's extra; none is
 imported by ``import sentinel_memory``:
 
 * ``langchain``: ``SentinelChatMessageHistory``, a LangChain chat history
-  kept as a memory's turns (``pip install 'sentinel-memory[langchain]'``).
+  kept as a memory's turns (``pip install 'sentinel-memory[langchain]'``);
+* ``langgraph``: ``SentinelStore``, a LangGraph ``BaseStore`` whose
+  namespaces are memories of a folder (``pip install 'sentinel-memory[langgraph]'``).
 
 An integration may import the shells (``create_memory``, ``MemoryFolder``),
 the stores and the core, and never another integration: each stands alone,
