@@ -136,3 +136,39 @@ def test_aio_6_a_client_passed_in_is_refused_on_a_second_loop_with_what_to_do(re
         asyncio.run(mem.remember("b", 2))
     assert list(mem) == ["a"]
     assert [e["key"] for e in sm.RedisStore(url=redis_server.url, key=key).load()["entries"]] == ["a"]
+
+
+def test_aio_6_per_user_redis_memories_made_from_a_url_go_from_loop_to_loop(redis_server):
+    """AIO-6, AIO-5: AsyncRedisMemories(url=...) memories, opened on one loop, change and open on the next loops with no error."""
+    users = sm.AsyncRedisMemories(url=redis_server.url, autosave=True, shared=True, clock=lambda: T0)
+    prefix = uuid.uuid4().hex
+
+    async def open_and_remember(user: str, key: str) -> sm.AsyncMemory:
+        mem = await users.open(f"{prefix}-{user}")
+        await mem.remember(key, 1)
+        return mem
+
+    alice = asyncio.run(open_and_remember("alice", "a"))
+    asyncio.run(alice.remember("b", 2))
+    bob = asyncio.run(open_and_remember("bob", "x"))
+    asyncio.run(alice.remember("c", 3))
+    assert sorted(alice) == ["a", "b", "c"] and list(bob) == ["x"]
+    again = asyncio.run(open_and_remember("alice", "d"))
+    assert sorted(again) == ["a", "b", "c", "d"]
+    asyncio.run(users.close())
+
+
+def test_aio_6_a_loop_closed_in_the_middle_of_a_change_does_not_lock_the_memory_for_good():
+    """AIO-6, MW-3: a loop closed while a change is mid-save leaves a memory the next loop can use: at once a documented ConflictError (the store got the stranded save), then a load and changes."""
+    store = CoroutineStore(delay=0.05)
+    mem = asyncio.run(sm.create_async_memory(store=store, autosave=True, clock=lambda: T0))
+    loop = asyncio.new_event_loop()
+    first = loop.create_task(mem.remember("first", 1))
+    loop.run_until_complete(asyncio.sleep(0.01))  # first holds the turn, its save sent and not yet answered
+    loop.close()  # closed with the change pending: its task never ends
+    with pytest.raises(sm.ConflictError):
+        asyncio.run(asyncio.wait_for(mem.remember("next", 2), 5))
+    asyncio.run(mem.load())
+    asyncio.run(asyncio.wait_for(mem.remember("next", 2), 5))
+    assert sorted(mem) == ["first", "next"]
+    assert not first.done()  # stranded for good on its closed loop

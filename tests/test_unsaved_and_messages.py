@@ -128,3 +128,94 @@ def test_num_5_a_bad_must_keep_warns_in_its_own_words():
         mem.get_context(token_budget=10, must_keep=2)
     text = str(caught[0].message)
     assert "no must-keep facts" in text and "expiry" not in text
+
+
+def test_per_21_changes_that_change_nothing_and_a_loads_own_compaction_do_not_warn(tmp_path):
+    """PER-21: clearing an empty memory, clearing a clear working memory and a load that compacts to a smaller limit leave nothing to warn of at close."""
+    path = tmp_path / "m.json"
+    first = sm.create_memory(store=sm.JsonFileStore(path), autosave=True, clock=lambda: T0)
+    for key in "abc":
+        first.remember(key, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the LoadWarning of the compaction on load
+        mem = sm.create_memory(store=sm.JsonFileStore(path), limit=2, clock=lambda: T0)
+    assert mem.last_load.compacted == 1
+    mem.working.clear()
+    mem.working.clear()
+    assert closing(mem) == []
+    empty = sm.create_memory(store=sm.JsonFileStore(tmp_path / "empty.json"))
+    empty.clear()
+    assert closing(empty) == []
+
+
+def test_per_21_a_store_whose_close_raises_still_warns(tmp_path):
+    """PER-21, WRP-5: when the store's close() raises, the unsaved-changes warning is given all the same, then the error."""
+
+    class Failing(sm.MemoryStore):
+        def close(self) -> None:
+            raise OSError("disk went away")
+
+    mem = sm.create_memory(store=Failing())
+    mem.remember("a", 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(OSError):
+            mem.close()
+    assert [w.category for w in caught] == [sm.UnsavedChangesWarning]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_per_14_a_lossy_reload_inside_a_transaction_warns_at_the_callers_line(tmp_path, kind):
+    """PER-14, MW-6: when a transaction (or a shared change) reloads a store another writer damaged an entry of, the LoadWarning is given, pointing at this file."""
+    path = tmp_path / "m.json"
+    writer = sm.create_memory(store=sm.JsonFileStore(path), autosave=True, clock=lambda: T0)
+    writer.remember("a", 1)
+
+    def damage() -> None:
+        document = sm.JsonFileStore(path).load()
+        document["entries"].append({"key": "bad", "data": 1, "importance": "high", "createdAt": T0, "updatedAt": T0})
+        document["generation"] += 1
+        sm.JsonFileStore(path).save(document)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if kind == "sync":
+            mem = sm.create_memory(store=sm.JsonFileStore(path), autosave=True, shared=True, clock=lambda: T0)
+            damage()
+            mem.remember("b", 2)
+        else:
+
+            async def main() -> None:
+                mem = await sm.create_async_memory(store=CoroutineFile(path), autosave=True, shared=True)
+                damage()
+                await mem.remember("b", 2)
+
+            asyncio.run(main())
+    (warning,) = [w for w in caught if issubclass(w.category, sm.LoadWarning)]
+    assert warning.filename == __file__ and "dropped 1 invalid" in str(warning.message)
+
+
+class CoroutineFile:
+    """A store of coroutines over a JSON file: the native engine on a file, with its lock and generation."""
+
+    def __init__(self, path) -> None:
+        self.inner = sm.JsonFileStore(path)
+
+    async def load(self):
+        return self.inner.load()
+
+    async def save(self, document) -> None:
+        self.inner.save(document)
+
+    async def generation(self) -> int:
+        return self.inner.generation()
+
+    def lock(self):
+        import contextlib
+
+        @contextlib.asynccontextmanager
+        async def held():
+            with self.inner.lock():
+                yield
+
+        return held()

@@ -32,14 +32,15 @@ import contextlib
 import contextvars
 import functools
 import inspect
+import threading
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from . import core, logs
-from .core.errors import ReentrantCallError, UnsavedChangesWarning
+from .core.errors import ReentrantCallError
 from .core.jsondata import is_json_text
-from .core.options import Duration
+from .core.options import Duration, _caller_level
 from .core.state import MemoryState
 from .core.tokens import TokenizerLike
 from .core.values import Compaction, Context, Entry, Hit, LoadResult, Messages
@@ -81,7 +82,14 @@ class _Threaded:
 
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
+        memory._defer_warnings = True  # emitted on the loop's thread, at the caller's line (PER-14, PER-21)
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def take_warnings(self) -> list[Warning]:
+        return self.memory._plumbing.take_warnings()
+
+    def abandon(self) -> None:
+        """Nothing to let go of: a stranded change goes on in the worker thread and ends there."""
 
     @property
     def state(self) -> MemoryState:
@@ -125,14 +133,12 @@ class _Threaded:
     async def exit_transaction(self, block: Any, error: BaseException | None) -> None:
         await self.run(block.__exit__, type(error) if error else None, error, error.__traceback__ if error else None)
 
-    async def close(self) -> UnsavedChangesWarning | None:
-        memory = self.memory
-        warning: UnsavedChangesWarning | None = await self.run(memory._run, memory._plumbing.close())
-        if not memory._plumbing.transactions:  # a transaction's locks belong to this thread: keep it till the end
+    async def close(self) -> None:
+        await self.run(self.memory.close)
+        if not self.memory._plumbing.transactions:  # a transaction's locks belong to this thread: keep it till the end
             pool, self._pool = self._pool, None
             if pool is not None:
                 pool.shutdown(wait=False)  # a later call starts another thread (WRP-5)
-        return warning
 
 
 class _Native:
@@ -177,6 +183,13 @@ class _Native:
         """The task running a change's side effects, or None (WRP-3)."""
         return self.plumbing.changing
 
+    def take_warnings(self) -> list[Warning]:
+        return self.plumbing.take_warnings()
+
+    def abandon(self) -> None:
+        """AIO-6: a change stranded on a closed loop never ends: it no longer holds a transaction or the side effects."""
+        self.plumbing.transactions, self.plumbing.changing = 0, None
+
     @staticmethod
     async def _run(steps: Steps[T]) -> T:
         """Drive one plumbing operation, awaiting each store call it yields (the twin of ``Memory._run``)."""
@@ -186,10 +199,12 @@ class _Native:
             call = next(steps)
             while True:
                 try:
-                    if call.heavy and not inspect.iscoroutinefunction(call.function):
+                    if call.offload:
                         # Parsing a whole document is CPU work: off the loop, and the cycle collector
                         # paused only in that thread's stretch of work (PER-18).
                         result = await asyncio.to_thread(_paused, call.function, *call.args)
+                    elif call.heavy and not inspect.iscoroutinefunction(call.function):
+                        result = _paused(call.function, *call.args)  # small: on the loop, never across an await
                     else:
                         result = await _call(call.function, *call.args)
                 except BaseException as error:
@@ -243,13 +258,10 @@ class _Native:
     async def load(self) -> LoadResult:
         import asyncio
 
-        result, warning = await self._run(self.plumbing.load(asyncio.current_task()))
-        if warning is not None:
-            warnings.warn(warning, stacklevel=2)
-        return result
+        return await self._run(self.plumbing.load(asyncio.current_task()))
 
-    async def close(self) -> UnsavedChangesWarning | None:
-        return await self._run(self.plumbing.close())
+    async def close(self) -> None:
+        await self._run(self.plumbing.close())
 
 
 def _paused(function: Callable[..., T], *args: Any) -> T:
@@ -291,6 +303,7 @@ class AsyncMemory(Mapping[str, Any]):
         self._counters = Counters()  # the line counts of the tokenizer objects passed per call (CTX-12)
         self._turns: asyncio.Lock | None = None  # one change at a time, first come first served (AIO-2)
         self._turns_loop: asyncio.AbstractEventLoop | None = None  # the loop ``_turns`` belongs to (AIO-6)
+        self._loops_lock = threading.Lock()
         self._owner: asyncio.Task[Any] | None = None  # the task whose change or transaction has the turn
         #: The L0 cache, ``mem.cache``: ``await put/delete/clear``, plain ``get``.
         self.cache = AsyncCacheMemory(self)
@@ -349,16 +362,20 @@ class AsyncMemory(Mapping[str, Any]):
             yield
             return
         loop = asyncio.get_running_loop()
-        if self._turns is None or self._turns_loop is not loop:
-            # AIO-6: one asyncio.run after another. A lock belongs to the loop it first waited on,
-            # so each loop gets its own; a change still running on another loop is refused instead.
-            if self._turns is not None and self._turns.locked():
-                raise RuntimeError(
-                    "this AsyncMemory is in the middle of a change on another event loop; a memory serves one "
-                    "event loop at a time: let that change finish first, or give each loop a memory of its own"
-                )
-            self._turns, self._turns_loop = asyncio.Lock(), loop
-        turns = self._turns
+        with self._loops_lock:  # two loops in two threads must not both take a fresh lock
+            if self._turns is None or self._turns_loop is not loop:
+                # AIO-6: one asyncio.run after another. A lock belongs to the loop it first waited on,
+                # so each loop gets its own; a change still running on another live loop is refused.
+                previous = self._turns_loop
+                if self._turns is not None and self._turns.locked() and not (previous and previous.is_closed()):
+                    raise RuntimeError(
+                        "this AsyncMemory is in the middle of a change on another event loop; a memory serves one "
+                        "event loop at a time: let that change finish first, or give each loop a memory of its own"
+                    )
+                if previous is not None and previous.is_closed():
+                    self._engine.abandon()  # what a change stranded on that loop had begun is over (AIO-6)
+                self._turns, self._turns_loop, self._owner = asyncio.Lock(), loop, None
+            turns = self._turns
         await turns.acquire()  # a cancel while waiting here: nothing happened (AIO-4)
         self._owner = task
         try:
@@ -385,8 +402,16 @@ class AsyncMemory(Mapping[str, Any]):
 
     async def _change(self, name: str, *args: Any, **kwargs: Any) -> Any:
         self._refuse_reentry()
-        async with self._turn():
-            return await self._whole(lambda: self._engine.change(name, args, kwargs))
+        try:
+            async with self._turn():
+                return await self._whole(lambda: self._engine.change(name, args, kwargs))
+        finally:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Emit what the last operation left to say, here on the loop's thread, at the caller's line (PER-14, PER-21)."""
+        for warning in self._engine.take_warnings():
+            warnings.warn(warning, stacklevel=_caller_level())
 
     # -- entries -----------------------------------------------------------------------------
 
@@ -705,8 +730,11 @@ class AsyncMemory(Mapping[str, Any]):
             ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
         """
         self._refuse_reentry()
-        async with self._turn():
-            await self._whole(self._engine.save)
+        try:
+            async with self._turn():
+                await self._whole(self._engine.save)
+        finally:
+            self._flush()
 
     async def load(self) -> LoadResult:
         """Replace entries and working memory with the store's content (PER-3, PER-14).
@@ -723,8 +751,11 @@ class AsyncMemory(Mapping[str, Any]):
             ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
         """
         self._refuse_reentry()
-        async with self._turn():
-            return await self._whole(self._engine.load)
+        try:
+            async with self._turn():
+                return await self._whole(self._engine.load)
+        finally:
+            self._flush()
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncMemory]:
@@ -768,6 +799,8 @@ class AsyncMemory(Mapping[str, Any]):
                 if not entering.cancelled() and entering.exception() is None:
                     await self._whole(lambda: self._engine.exit_transaction(entering.result(), None))
                 raise
+            finally:
+                self._flush()  # a reload on the way in may have lost something (PER-14)
             error: BaseException | None = None
             try:
                 yield self
@@ -775,7 +808,10 @@ class AsyncMemory(Mapping[str, Any]):
                 error = raised
                 raise
             finally:
-                await self._whole(lambda: self._engine.exit_transaction(block, error))
+                try:
+                    await self._whole(lambda: self._engine.exit_transaction(block, error))
+                finally:
+                    self._flush()
 
     async def close(self) -> None:
         """Release what the store holds open (a connection, a client made from ``url``) and the worker thread (WRP-5).
@@ -783,19 +819,17 @@ class AsyncMemory(Mapping[str, Any]):
         Nothing is saved or lost; a later call opens them again.
         ``async with mem:`` closes on the way out.
         """
-        await self._close(stacklevel=3)
-
-    async def _close(self, *, stacklevel: int) -> None:
-        async with self._turn():
-            warning = await self._whole(self._engine.close)
-        if warning is not None:
-            warnings.warn(warning, stacklevel=stacklevel)
+        try:
+            async with self._turn():
+                await self._whole(self._engine.close)
+        finally:
+            self._flush()
 
     async def __aenter__(self) -> AsyncMemory:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self._close(stacklevel=3)
+        await self.close()
 
     # -- Python conveniences -----------------------------------------------------------------
 

@@ -49,7 +49,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from . import core, shell
 from .core.jsondata import is_json_text
-from .core.options import Duration, require_bool, require_callable
+from .core.options import Duration, _caller_level, require_bool, require_callable
 from .core.state import MemoryState
 from .core.tokens import TokenizerLike
 from .core.values import JSON, Compaction, Context, Entry, Hit, LoadResult, Messages
@@ -121,6 +121,7 @@ class Memory(Mapping[str, JSON]):
         )
         self._counters = Counters()  # the line counts of the tokenizer objects passed per call (CTX-12)
         self._lock = threading.RLock()
+        self._defer_warnings = False  # AsyncMemory emits them on its loop's thread instead (AIO-3)
         self.cache = CacheMemory(self)
         self.working = WorkingMemory(self)
 
@@ -166,14 +167,27 @@ class Memory(Mapping[str, JSON]):
         """Read the clock once for one operation (TIME-1)."""
         return self._plumbing.now()
 
-    @staticmethod
-    def _run(steps: shell.Steps[T]) -> T:
+    def _run(self, steps: shell.Steps[T]) -> T:
         """Drive one plumbing operation: make each store call it yields, here, and send back the result.
 
         A call that raises is thrown back into the operation where it asked,
         so its ``finally`` and "nothing happened" rules run as written. A
         heavy call (a load) runs with the cycle collector paused (PER-18).
+        The warnings it leaves are emitted at the caller's line, even when it
+        raises (PER-14, PER-21).
         """
+        try:
+            return self._drive(steps)
+        finally:
+            if not self._defer_warnings:
+                self._flush()
+
+    def _flush(self) -> None:
+        for warning in self._plumbing.take_warnings():
+            warnings.warn(warning, stacklevel=_caller_level())
+
+    @staticmethod
+    def _drive(steps: shell.Steps[T]) -> T:
         try:
             call = next(steps)
             while True:
@@ -690,10 +704,7 @@ class Memory(Mapping[str, JSON]):
         """
         with self._lock:
             self._begin()
-            result, warning = self._run(self._plumbing.load(threading.get_ident()))
-        if warning is not None:
-            warnings.warn(warning, stacklevel=3)
-        return result
+            return self._run(self._plumbing.load(threading.get_ident()))
 
     # -- Python conveniences -----------------------------------------------
 
@@ -788,19 +799,13 @@ class Memory(Mapping[str, JSON]):
             >>> kept["user:name"]
             'Jakub'
         """
-        self._close(stacklevel=3)
-
-    def _close(self, *, stacklevel: int) -> None:
-        """``close()``; an ``UnsavedChangesWarning`` pointing ``stacklevel`` frames up when changes were not saved (PER-21)."""
-        warning = self._run(self._plumbing.close())
-        if warning is not None:
-            warnings.warn(warning, stacklevel=stacklevel)
+        self._run(self._plumbing.close())
 
     def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._close(stacklevel=3)
+        self.close()
 
 
 class CacheMemory:
@@ -983,6 +988,11 @@ class WorkingMemory:
 PROMOTE_AFTER_LOAD = 20_000
 
 
+#: How many loads are parsing now, in any thread, and whether the collector was on before the first (PER-18).
+_PAUSES = {"count": 0, "was_on": False}
+_PAUSES_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def _cycle_collector_paused() -> Iterator[None]:
     """Pause Python's cycle collector while a document becomes a state.
@@ -1001,17 +1011,27 @@ def _cycle_collector_paused() -> Iterator[None]:
     when the process has frozen objects (the app's, frozen before forking
     workers, or on Python 3.12 the interpreter's own): unfreezing would hand
     those back to the collector.
+
+    The pause is the whole process's, and loads run in many threads at once
+    (worker threads of async memories, an app's own threads): the first load
+    in pauses the collector and the last one out resumes it, so one load that
+    ends never turns it back on under another that is still parsing.
     """
-    was_on = gc.isenabled()
-    gc.disable()
+    with _PAUSES_LOCK:
+        if not _PAUSES["count"]:
+            _PAUSES["was_on"] = gc.isenabled()
+            gc.disable()
+        _PAUSES["count"] += 1
     try:
         yield
     finally:
-        if was_on:
-            if gc.get_count()[0] > PROMOTE_AFTER_LOAD and not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
+        with _PAUSES_LOCK:
+            _PAUSES["count"] -= 1
+            if not _PAUSES["count"] and _PAUSES["was_on"]:
+                if gc.get_count()[0] > PROMOTE_AFTER_LOAD and not gc.get_freeze_count():
+                    gc.freeze()
+                    gc.unfreeze()
+                gc.enable()
 
 
 def create_memory(

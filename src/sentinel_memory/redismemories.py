@@ -18,7 +18,7 @@ from typing import Any
 from .aio import AsyncMemory, create_async_memory
 from .folder import file_name_for
 from .memory import create_memory
-from .stores.aioredis import AsyncRedisStore, _asyncio_redis
+from .stores.aioredis import AsyncRedisStore, _asyncio_redis, on_this_loop
 from .stores.redisstore import RedisStore, _redis
 
 __all__ = ["AsyncRedisMemories", "RedisMemories"]
@@ -191,7 +191,9 @@ class AsyncRedisMemories:
         Raises:
             TypeError: ``user_id`` is not a str.
         """
-        return AsyncRedisStore(self.client, key=self.key_for(user_id), **self.store_options)
+        store = AsyncRedisStore(self.client, key=self.key_for(user_id), **self.store_options)
+        store.reconnects = self._owns_client  # a client made from url reconnects on each new event loop (AIO-6)
+        return store
 
     async def open(self, user_id: str, **options: Any) -> AsyncMemory:
         """``user_id``'s memory, loaded from Redis, with these options over the shared ones.
@@ -216,4 +218,7 @@ class AsyncRedisMemories:
     async def close(self) -> None:
         """Close the client made from ``url``; a client passed in is the caller's (WRP-5)."""
         if self._owns_client:
+            import asyncio
+
+            on_this_loop(self.client, asyncio.get_running_loop(), may_reconnect=True, user=self)
             await self.client.aclose()

@@ -16,10 +16,9 @@ method directly, and the native engine of ``AsyncMemory`` awaits each one
 (``sentinel_memory.aio``). An exception a store raises is thrown back into
 the generator at the point of the call, so every ``finally`` and every
 "nothing happened" rule holds in both shells alike. A ``Call`` marked
-``heavy`` is CPU work on a whole document (parsing a load), which a driver
-may run where it does not stall anything: the sync driver pauses the cycle
-collector around it (PER-18), the async one runs it in a worker thread, off
-the event loop.
+``heavy`` is work on a whole document (a load), around which the sync driver
+pauses the cycle collector (PER-18); one marked ``offload`` is CPU work big
+enough that the async driver runs it in a worker thread, off the event loop.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ from .core.options import is_number
 from .core.shown import shown
 from .core.state import MemoryState
 from .core.tokens import LineCounter, Tokenizer, TokenizerLike, as_tokenizer
-from .core.values import Changes, Compaction, LoadResult
+from .core.values import Changes, Compaction, LoadResult, Working
 from .stores.jsontext import with_stack_room
 
 __all__ = [
@@ -59,14 +58,20 @@ T = TypeVar("T")
 #: The Compaction of a change that dropped nothing.
 NOTHING_DROPPED = Compaction()
 
+#: From this many entries, turning a loaded document into a state is worth a worker thread's hand-off in the
+#: async driver (AIO-3); below, the hand-off costs more than the stall it saves.
+HEAVY_LOAD = 1_000
+
 
 class Call(NamedTuple):
     """One store call a ``Plumbing`` step needs: the driver makes it and sends back the result."""
 
     function: Callable[..., Any]
     args: tuple[Any, ...] = ()
-    #: CPU work on a whole document: a driver may run it off its thread of control (PER-18, AIO-3).
+    #: Work on a whole document: the sync driver pauses the cycle collector around it (PER-18).
     heavy: bool = False
+    #: CPU work big enough to move off the event loop: the async driver runs it in a worker thread (AIO-3).
+    offload: bool = False
 
 
 #: What a ``Plumbing`` operation is: yields ``Call`` s, is sent their results, returns its own.
@@ -85,9 +90,13 @@ class Outcome(NamedTuple):
     persist: bool = True
     keys: tuple[str, ...] | None = None  # the keys the change may have touched (MW-4); None: anything
     logged: Compaction = NOTHING_DROPPED  # an explicit compaction: logged only (CMP-3, LOG-2)
+    same: bool = False  # the persisted memory is as it was (clearing nothing): no unsaved change (PER-21)
 
 
 Now = Callable[[], int | float]
+
+#: The working memory nobody has set: what a clear leaves (L1-3).
+_NO_WORK = Working()
 
 
 def _dropped_keys(compaction: Compaction) -> tuple[str, ...]:
@@ -111,7 +120,8 @@ def _forget(start: MemoryState, now: Now, key: str) -> Outcome:
 
 
 def _clear(start: MemoryState, now: Now) -> Outcome:
-    return Outcome(core.clear(start))
+    # Clearing nothing still saves with autosave, as ever; it is just no change a close need warn of (PER-21).
+    return Outcome(core.clear(start), same=not start.entries)
 
 
 def _compact(start: MemoryState, now: Now) -> Outcome:
@@ -138,7 +148,7 @@ def _working_set(start: MemoryState, now: Now, patch: dict[str, Any]) -> Outcome
 
 
 def _working_clear(start: MemoryState, now: Now) -> Outcome:
-    return Outcome(core.working_clear(start), keys=())
+    return Outcome(core.working_clear(start), keys=(), same=start.working == _NO_WORK)
 
 
 #: Each change by the name of its method, and whether it is persisted (with ``shared``, a transaction).
@@ -206,6 +216,8 @@ class Plumbing:
         self.changing: object = None  # who is running a change's side effects (WRP-3)
         self.transactions = 0  # how deep the holder is in transaction blocks (MW-6)
         self.unsaved = 0  # persisted changes made since the last save or load (PER-21)
+        #: Warnings an operation raised for its caller (PER-14, PER-21): a driver emits them where the caller is.
+        self.pending: list[Warning] = []
         #: The store lives and dies with this process (the ``MemoryStore`` ``create_memory`` made): nothing to warn of.
         self.ephemeral = False
 
@@ -230,7 +242,10 @@ class Plumbing:
         step, _ = STEPS[name]
         outcome = step(self.state, self.now, *args, **kwargs)
         if outcome.state is not None:
+            unsaved = self.unsaved
             yield from self.commit(outcome.state, outcome.dropped, persist=outcome.persist, keys=outcome.keys, who=who)
+            if outcome.same:
+                self.unsaved = unsaved
         logs.dropped(self.store, outcome.logged)
         return outcome.result
 
@@ -285,11 +300,17 @@ class Plumbing:
         if must_reload(found, self.generation, dirty=self.dirty, store=self.store):
             yield from self.load(who)
 
-    def load(self, who: object) -> Steps[tuple[LoadResult, LoadWarning | None]]:
+    def take_warnings(self) -> list[Warning]:
+        """The warnings waiting for the caller, in order; none wait afterwards."""
+        taken, self.pending = self.pending, []
+        return taken
+
+    def load(self, who: object) -> Steps[LoadResult]:
         """Replace the entries and the working memory with the store's (PER-3, PER-14, PER-17, PER-18).
 
-        Returns the ``LoadResult`` and, for a load that lost something, the
-        ``LoadWarning`` for the driver to emit (so it points at its caller).
+        A load that lost something leaves its ``LoadWarning`` in ``pending``
+        for the driver to emit where the caller is, a reload inside a
+        transaction's too.
         """
         start = self.state
         try:
@@ -297,7 +318,12 @@ class Plumbing:
             # Checking a document copies its data, two frames per nesting level
             # (ENT-13): make sure that works from any call depth (PER-17).
             parse = functools.partial(core.from_document, start, document, now=self.now())
-            state, result, dropped = yield Call(with_stack_room, (2 * MAX_DEPTH + 100, parse), heavy=True)
+            entries = document.get("entries") if isinstance(document, dict) else None
+            big = isinstance(entries, list) and len(entries) >= HEAVY_LOAD
+            loaded: tuple[MemoryState, LoadResult, Compaction] = yield Call(
+                with_stack_room, (2 * MAX_DEPTH + 100, parse), heavy=True, offload=big
+            )
+            state, result, dropped = loaded
         except DamagedStoreError as error:
             if error.location is not None:
                 raise
@@ -314,30 +340,32 @@ class Plumbing:
             self.generation, self.dirty, self.in_sync, self.preserve_first = before
             self.unsaved = unsaved
             raise
+        # A compaction on load is the load's, not a change of the user's: the LoadWarning tells of it (PER-14).
+        self.unsaved = 0
         self.last_load = result
-        if not result.lost:
-            return result, None
-        can_preserve = callable(getattr(self.store, "preserve", None))
-        return result, load_warning(self.store, result, self.state.config.limit, can_preserve=can_preserve)
+        if result.lost:
+            can_preserve = callable(getattr(self.store, "preserve", None))
+            self.pending.append(load_warning(self.store, result, self.state.config.limit, can_preserve=can_preserve))
+        return result
 
-    def close(self) -> Steps[UnsavedChangesWarning | None]:
+    def close(self) -> Steps[None]:
         """Release what the store holds open, if it has ``close()`` (WRP-5); nothing is saved or lost.
 
-        Returns the ``UnsavedChangesWarning`` for the driver to emit when the
-        memory holds changes its store never got (PER-21), also logged.
+        A memory holding changes its store never got leaves an
+        ``UnsavedChangesWarning`` in ``pending`` (PER-21), also logged, before
+        the store's own close, so a close that raises still says so.
         """
+        if self.unsaved and not self.ephemeral:
+            changes = "1 change" if self.unsaved == 1 else f"{self.unsaved} changes"
+            message = (
+                f"closing a memory on {self.store!r} with {changes} not saved (autosave is off): call save() "
+                "before closing, or create the memory with autosave=True; the memory still holds them"
+            )
+            logs.logger.warning("%s", message)
+            self.pending.append(UnsavedChangesWarning(message))
         close = getattr(self.store, "close", None)
         if callable(close):
             yield Call(close)
-        if not self.unsaved or self.ephemeral:
-            return None
-        changes = "1 change" if self.unsaved == 1 else f"{self.unsaved} changes"
-        message = (
-            f"closing a memory on {self.store!r} with {changes} not saved (autosave is off): call save() "
-            "before closing, or create the memory with autosave=True; the memory still holds them"
-        )
-        logs.logger.warning("%s", message)
-        return UnsavedChangesWarning(message)
 
 
 def what_to_save(

@@ -67,6 +67,8 @@ def test_lay_1_the_contracts_hold_on_the_package(copy_of_src: Path) -> None:
         ("core/values.py", "import logging", "sentinel_memory.core.values -> logging"),
         ("core/prompt.py", "import os", "sentinel_memory.core.prompt -> os"),
         ("core/turns.py", "import asyncio", "sentinel_memory.core.turns -> asyncio"),
+        ("core/table.py", "import posix", "sentinel_memory.core.table -> posix"),
+        ("core/lexical.py", "import importlib", "sentinel_memory.core.lexical -> importlib"),
         ("core/state.py", "from .. import logs", "sentinel_memory.core.state -> sentinel_memory.logs"),
         (
             "stores/sqlitestore.py",
@@ -80,6 +82,26 @@ def test_lay_2_a_forbidden_import_fails_the_check(copy_of_src: Path, module: str
     result = _lint(_with_line(copy_of_src, module, line))
     assert result.returncode != 0
     assert broken in result.stdout, result.stdout
+
+
+#: Calls that do I/O, read a clock or run code from text without any import: no import contract can see them.
+IMPURE_CALLS = {"open", "input", "print", "__import__", "eval", "exec", "compile", "breakpoint"}
+CLOCK_READS = {"now", "utcnow", "today", "fromtimestamp", "time", "monotonic", "perf_counter", "time_ns"}
+
+
+@pytest.mark.parametrize("module", sorted(p.name for p in (ROOT / "src" / "sentinel_memory" / "core").glob("*.py")))
+def test_lay_2_the_core_calls_no_builtin_io_and_reads_no_clock(module: str) -> None:
+    """LAY-2: no core module calls open, input, print, eval, exec or __import__, or reads a clock (datetime.now, time.time and the like)."""
+    import ast
+
+    tree = ast.parse((ROOT / "src" / "sentinel_memory" / "core" / module).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name):
+            assert node.func.id not in IMPURE_CALLS, f"{module}:{node.lineno} calls {node.func.id}()"
+        elif isinstance(node.func, ast.Attribute):
+            assert node.func.attr not in CLOCK_READS, f"{module}:{node.lineno} calls .{node.func.attr}()"
 
 
 def test_lay_3_public_names_import_from_the_package() -> None:

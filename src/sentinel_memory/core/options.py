@@ -18,6 +18,7 @@ milliseconds, so ``ttl=timedelta(minutes=15)`` means what it says.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import types
@@ -261,10 +262,20 @@ def _warn_ignored(name: str, value: object, rule: NumberRule, used: Any, instead
 _PACKAGE = __file__[: -len("core/options.py")]
 
 
+#: contextlib's own file: its frames sit between a ``with`` and a package's context manager.
+_CONTEXTLIB = contextlib.__file__
+
+
 def _caller_level() -> int:
-    """The stacklevel of the first frame outside this package, so the warning points at the caller's line."""
+    """The stacklevel of the first frame outside this package, so the warning points at the caller's line.
+
+    Frames of ``contextlib`` count as the package's: a warning from inside a
+    ``with mem.transaction():`` points at the ``with``, not at contextlib.
+    """
     frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE) or frame.f_code.co_filename == _CONTEXTLIB
+    ):
         frame, level = frame.f_back, level + 1  # type: ignore[assignment]
     return level
 

@@ -8,8 +8,9 @@ imported by ``import sentinel_memory``:
 * ``langgraph``: ``SentinelStore``, a LangGraph ``BaseStore`` whose
   namespaces are memories of a folder (``pip install 'sentinel-memory[langgraph]'``).
 
-An integration may import the shells (``create_memory``, ``MemoryFolder``),
-the stores and the core, and never another integration: each stands alone,
+An integration may import the shells (``memory``, ``aio``, ``folder``,
+``redismemories``), the stores and the core, and never another integration,
+the command line, the store kit or the conformance suite: each stands alone,
 so an app installs only the framework it uses. The import contracts in
 ``pyproject.toml`` check this.
 """

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +45,10 @@ if TYPE_CHECKING:
 
 
 __all__ = ["AsyncRedisStore"]
+
+#: The event loop each redis.asyncio client last talked on (AIO-6); a client that is collected drops out.
+_CLIENT_LOOPS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+_LOOPS_LOCK = threading.Lock()
 
 #: Below this many entries a load decodes on the loop: a thread's hand-off would cost more than it saves.
 _DECODE_ON_THE_LOOP = 1_000
@@ -136,7 +142,10 @@ class AsyncRedisStore(ScriptArguments):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    _loop: Any = None  # the event loop this store's client last talked on
+    #: Whether this store may let go of its client's connections when the event loop changes (AIO-6):
+    #: a client it made from ``url``, or one an ``AsyncRedisMemories`` made and lends it.
+    reconnects = False
+    _loop: Any = None  # the event loop this store last talked on
 
     def _on_this_loop(self) -> None:
         """AIO-6: a client made from ``url`` reconnects on a new event loop; a client passed in must be the loop's.
@@ -144,23 +153,17 @@ class AsyncRedisStore(ScriptArguments):
         A redis.asyncio connection belongs to the loop it was opened on, and
         scripts and tests run one ``asyncio.run`` after another. The
         connections of a loop that has finished can neither be used nor closed
-        from the next one, so the pool lets go of them and opens new ones here.
+        from the next one, so the pool lets go of them (the finished loop's
+        sockets close when they are collected) and opens new ones here. The
+        loop is kept per client, so stores sharing one client reconnect once.
         """
         import asyncio
 
         loop = asyncio.get_running_loop()
-        if self._loop is loop:
-            return
-        if self._loop is not None:
-            if not self._owns_client:
-                raise RuntimeError(
-                    f"{self!r} was used on another event loop, and a redis.asyncio client belongs to the loop it "
-                    "connected on: make the store with url=... (it then reconnects on each new loop), or give each "
-                    "event loop a store with a client made on that loop"
-                )
-            self.client.connection_pool.reset()
-            self._holders.clear()  # tasks of the finished loop hold nothing any more
-        self._loop = loop
+        if self._loop is not loop:
+            self._holders.clear()  # tasks of a finished loop hold nothing any more
+            self._loop = loop
+        on_this_loop(self.client, loop, may_reconnect=self._owns_client or self.reconnects, user=self)
 
     @contextlib.contextmanager
     def _talking(self, operation: str) -> Iterator[None]:
@@ -332,3 +335,30 @@ class AsyncRedisStore(ScriptArguments):
             except BaseException:
                 self._unreleased[:0] = pending[at:]
                 raise
+
+
+def on_this_loop(client: Any, loop: Any, *, may_reconnect: bool, user: object) -> None:
+    """AIO-6: ready ``client`` for ``loop``: let go of a finished loop's connections, or refuse a client not ours.
+
+    Args:
+        client: A ``redis.asyncio`` client.
+        loop: The running event loop.
+        may_reconnect: The client was made from a URL by this library, so its pool may be reset.
+        user: The store or collection using it, named by the error.
+
+    Raises:
+        RuntimeError: The client last talked on another loop and was given by the caller.
+    """
+    with _LOOPS_LOCK:
+        last = _CLIENT_LOOPS.get(client)
+        if last is loop:
+            return
+        if last is not None:
+            if not may_reconnect:
+                raise RuntimeError(
+                    f"{user!r} was used on another event loop, and a redis.asyncio client belongs to the loop "
+                    "it connected on: make the store with url=... (it then reconnects on each new loop), or "
+                    "give each event loop a store with a client made on that loop"
+                )
+            client.connection_pool.reset()
+        _CLIENT_LOOPS[client] = loop
