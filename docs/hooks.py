@@ -57,7 +57,15 @@ def on_page_markdown(markdown: str, page: Any, **_: object) -> str:
 
 
 def on_page_content(html: str, page: Any, **_: object) -> str:
-    """On the API reference, every rule ID cited by a docstring links to that rule."""
+    """A notebook page offers its .ipynb; on the API reference, every rule ID cited by a docstring links to that rule."""
+    if page.file.src_uri.endswith(".ipynb"):
+        # mkdocs-jupyter copies the notebook next to its page (include_source), so the link is its bare name.
+        name = page.file.src_uri.rsplit("/", 1)[-1]
+        link = (
+            f'<p class="notebook-download"><a href="{name}" download>Download this notebook ({name})</a> '
+            "and run it with Jupyter: every output below is re-computed when it runs.</p>"
+        )
+        return link + html
     if page.file.src_uri != "reference.md":
         return html
     rules = get_relative_url("rules/", page.url)

@@ -465,7 +465,7 @@ print("on_evict got:", [e.key for e in reports[0].evicted])""",
         (
             "md",
             """\
-## Nothing is lost silently: archive with `on_evict`
+## Nothing is lost silently: an archive of what is dropped
 
 `on_evict` receives a `Compaction(expired, evicted)` for every automatic
 compaction that dropped something. Here it appends each dropped entry to a

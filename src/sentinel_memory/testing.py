@@ -91,7 +91,7 @@ def in_processes(count: int, work: Callable[[int], object]) -> list[int]:
         work: Called with the worker's number, 0 to ``count - 1``.
 
     Returns:
-        The exit statuses, in worker order: 0 when ``work`` returned.
+        The exit statuses, in worker order; 0 when ``work`` returned.
     """
     pids = []
     for worker in range(count):
