@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import re
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ from mkdocs.utils import get_relative_url
 from sentinel_memory.core.options import NUMBER_RULES
 
 MARKER = "<!-- number-rules-table -->"
+DIAGRAM = "<!-- concept-diagram -->"
 ROOT = Path(__file__).resolve().parent.parent
 # `<!-- include: spec/PROTOCOL.md -->` puts that file here, so spec/ stays the one copy (docs/rules.md is a
 # symbolic link instead: RULES.md links to no other file).
@@ -56,6 +59,21 @@ def on_page_markdown(markdown: str, page: Any, **_: object) -> str:
     return markdown
 
 
+@functools.cache
+def concept_diagram() -> str:
+    """docs/concepts.py's drawing of a live memory's parts, as inline SVG in a figure (drawn once per build)."""
+    spec = importlib.util.spec_from_file_location("concepts", Path(__file__).with_name("concepts.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    caption = (
+        "The parts of a memory, drawn from a live one when the site is built: what the app calls, the "
+        "long-term entries with their importance and retention, the two short-lived memories, the store, "
+        "and what a prompt is built from."
+    )
+    return f'<figure class="concept-diagram">{module.concept_diagram()}<figcaption>{caption}</figcaption></figure>'
+
+
 def on_page_content(html: str, page: Any, **_: object) -> str:
     """A notebook page offers its .ipynb; on the API reference, every rule ID cited by a docstring links to that rule."""
     if page.file.src_uri.endswith(".ipynb"):
@@ -66,6 +84,8 @@ def on_page_content(html: str, page: Any, **_: object) -> str:
             "and run it with Jupyter: every output below is re-computed when it runs.</p>"
         )
         return link + html
+    if DIAGRAM in html:
+        html = html.replace(DIAGRAM, concept_diagram())
     if page.file.src_uri != "reference.md":
         return html
     rules = get_relative_url("rules/", page.url)
