@@ -83,6 +83,8 @@ def on_page_content(html: str, page: Any, **_: object) -> str:
             f'<p class="notebook-download"><a href="{name}" download>Download this notebook ({name})</a> '
             "and run it with Jupyter: every output below is re-computed when it runs.</p>"
         )
+        # A notebook links to the next one by its file name, which works in Jupyter; on the site it is a page.
+        html = re.sub(r'href="(\d\d-[a-z-]+)\.ipynb"', r'href="../\1/"', html)
         return link + html
     if DIAGRAM in html:
         html = html.replace(DIAGRAM, concept_diagram())
