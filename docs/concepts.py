@@ -33,7 +33,7 @@ def _memory():
         clock.advance(MINUTE)
     mem.remember("session:cart", "2 items", importance=0.5, ttl=15 * MINUTE)
     mem.cache.put("tool:weather", {"celsius": 4})
-    mem.working.set({"task": "order dinner", "step": 2})
+    mem.working.set({"task": "dinner", "step": 2})
     return mem, clock()
 
 
@@ -43,22 +43,22 @@ def _box(ax, x, y, w, h, color, title, lines=(), fill=0.08):
             (x, y), w, h, boxstyle="round,pad=0.01,rounding_size=0.015", fc=color, alpha=fill, ec=color, lw=1.6
         )
     )
-    ax.text(x + 0.012, y + h - 0.018, title, color=color, weight="bold", va="top", fontsize=10.5)
+    ax.text(x + 0.012, y + h - 0.014, title, color=color, weight="bold", va="top", fontsize=13.7)
     for i, line in enumerate(lines):
-        ax.text(x + 0.012, y + h - 0.065 - i * 0.038, line, va="top", fontsize=8.8, color="#222")
+        ax.text(x + 0.012, y + h - 0.062 - i * 0.04, line, va="top", fontsize=11.4, color="#222")
 
 
 def _arrow(ax, start, end, label="", color=OUT, offset=(0.0, 0.012)):
     ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, color=color, lw=1.3))
     if label:
         mid = ((start[0] + end[0]) / 2 + offset[0], (start[1] + end[1]) / 2 + offset[1])
-        ax.text(*mid, label, ha="center", va="bottom", fontsize=8.3, color=color, family="monospace")
+        ax.text(*mid, label, ha="center", va="bottom", fontsize=10.8, color=color, family="monospace")
 
 
 def concept_diagram() -> str:
     """The memory's parts side by side, as an SVG document string."""
     mem, now = _memory()
-    fig = plt.figure(figsize=(11, 5.6))
+    fig = plt.figure(figsize=(11, 6.4))
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
@@ -68,22 +68,22 @@ def concept_diagram() -> str:
     _box(ax, 0.2, 0.25, 0.5, 0.72, "#424242", "Memory  (create_memory)", fill=0.03)
     entries = sorted(mem.get_recent(), key=lambda e: -e.importance)
     _box(ax, 0.215, 0.42, 0.47, 0.49, FACT, "long-term entries: facts and chat turns")
-    ax.text(0.45, 0.832, "importance", fontsize=8, color="#555")
-    ax.text(0.565, 0.832, "retention now", fontsize=8, color="#555")
+    ax.text(0.45, 0.832, "importance", fontsize=10.4, color="#555")
+    ax.text(0.565, 0.832, "retention now", fontsize=10.4, color="#555")
     for i, entry in enumerate(entries):
         y = 0.795 - i * 0.054
         color = TURN if entry.key.startswith("chat:") else FACT
-        label = entry.key + ("  (ttl 15 min)" if entry.expires_at else "")
-        ax.text(0.227, y, label, fontsize=8.6, va="center", color=color, family="monospace")
+        label = entry.key + (" (ttl)" if entry.expires_at else "")
+        ax.text(0.227, y, label, fontsize=11.2, va="center", color=color, family="monospace")
         ax.barh(y, 0.1 * entry.importance, left=0.45, height=0.03, color=color, alpha=0.75)
         score = retention(entry, now, 86_400_000)
         ax.barh(y, 0.1 * score / 1.1, left=0.565, height=0.03, color=color, alpha=0.35)
-        ax.text(0.567 + 0.1 * score / 1.1, y, f"{score:.2f}", fontsize=7.5, va="center")
+        ax.text(0.567 + 0.1 * score / 1.1, y, f"{score:.2f}", fontsize=9.8, va="center")
     ax.text(
         0.227,
         0.438,
-        "full? the lowest retention goes first:\nimportance + 0.1 x freshness (falls to 0 over a day)",
-        fontsize=7.9,
+        "full? the lowest retention goes first:\nimportance + 0.1 x freshness (1 to 0 over a day)",
+        fontsize=10.3,
         color="#333",
     )
     _box(
@@ -94,18 +94,18 @@ def concept_diagram() -> str:
         0.14,
         CACHE,
         "L0 cache",
-        ["scratch values, e.g. a tool result", "ttl 5 min, never saved"],
+        ["scratch values (tool results)", "5 min, never saved"],
     )
     _box(
-        ax, 0.47, 0.265, 0.215, 0.14, WORK, "L1 working memory", [str(mem.working.get()), "empty after 1 h idle; saved"]
+        ax, 0.47, 0.265, 0.215, 0.14, WORK, "L1 working memory", [str(mem.working.get()), "{} after 1 h idle; saved"]
     )
 
     # What the app calls, what it gets back, where it is kept.
     _box(
         ax,
-        0.01,
+        0.004,
         0.42,
-        0.16,
+        0.172,
         0.49,
         OUT,
         "your app",
@@ -117,7 +117,7 @@ def concept_diagram() -> str:
             "working.set(patch)",
         ],
     )
-    _arrow(ax, (0.17, 0.7), (0.213, 0.7))
+    _arrow(ax, (0.178, 0.7), (0.213, 0.7))
     _box(
         ax,
         0.74,
@@ -125,7 +125,7 @@ def concept_diagram() -> str:
         0.25,
         0.24,
         OUT,
-        "a prompt within a budget",
+        "a prompt in a budget",
         [
             "get_context(token_budget)",
             "  -> text, tokens, omitted",

@@ -126,3 +126,11 @@ def test_every_notebook_page_shows_a_figure_and_offers_its_notebook(site, name):
     html = (site / "notebooks" / name / "index.html").read_text(encoding="utf-8")
     assert re.search(r'<img[^>]*src="data:image/png', html), f"{name}: no figure"
     assert re.search(rf'href="[^"]*{re.escape(name)}\.ipynb"[^>]*download', html), f"{name}: no download link"
+
+
+def test_the_performance_page_opens_with_its_summary(site):
+    """The summary (its plot and the met and missed table) comes before the full tables, and the workloads list nests."""
+    html = (site / "performance" / "index.html").read_text(encoding="utf-8")
+    assert html.index('id="summary"') < html.index('id="targets"')
+    assert 'src="../performance-summary.png"' in html
+    assert re.search(r"<li>Workload:[^<]*<ul>\s*<li><em>seven</em>", html), "the workloads list is flattened"
