@@ -96,9 +96,7 @@ def concept_diagram() -> str:
         "L0 cache",
         ["scratch values (tool results)", "5 min, never saved"],
     )
-    _box(
-        ax, 0.47, 0.265, 0.215, 0.14, WORK, "L1 working memory", [str(mem.working.get()), "{} after 1 h idle; saved"]
-    )
+    _box(ax, 0.47, 0.265, 0.215, 0.14, WORK, "L1 working memory", [str(mem.working.get()), "{} after 1 h idle; saved"])
 
     # What the app calls, what it gets back, where it is kept.
     _box(
