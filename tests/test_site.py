@@ -134,3 +134,14 @@ def test_the_performance_page_opens_with_its_summary(site):
     assert html.index('id="summary"') < html.index('id="targets"')
     assert 'src="../performance-summary.png"' in html
     assert re.search(r"<li>Workload:[^<]*<ul>\s*<li><em>seven</em>", html), "the workloads list is flattened"
+
+
+@pytest.mark.parametrize("page", sorted((ROOT / "docs" / "guide").glob("*.md")), ids=lambda p: p.name)
+def test_guide_pages_keep_rule_ids_out_of_the_prose(page):
+    """A guide page cites rules in a Rules line per section, linked to the rules page, not in parentheses mid-sentence."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    prose = "\n".join(line for line in text.splitlines() if not line.startswith(("**Rules:**", "|")))
+    rules = set(re.findall(r"^- \*\*([A-Z]+-\d+)\*\*", (ROOT / "spec" / "RULES.md").read_text(encoding="utf-8"), re.M))
+    cited = [p for p in re.findall(r"\([^()]*\)", prose) if rules & set(re.findall(r"[A-Z]+-\d+", p))]
+    assert not cited, f"{page.name}: {cited}"
+    assert re.search(r"^\*\*Rules:\*\* \[[A-Z]+-\d+\]\(\.\./rules\.md#[A-Z]+-\d+\)", text, re.M), page.name
