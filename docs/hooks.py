@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import re
+from html import escape as html_escape
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +84,19 @@ def on_page_content(html: str, page: Any, **_: object) -> str:
         link = (
             f'<p class="notebook-download"><a href="{name}" download>Download this notebook ({name})</a> '
             "and run it with Jupyter: every output below is re-computed when it runs.</p>"
+        )
+        # Each figure is described by its cell's "alt" metadata (notebooks/build.py), in the order drawn.
+        notebook = json.loads(Path(page.file.abs_src_path).read_text(encoding="utf-8"))
+        alts = iter(
+            html_escape(cell.get("metadata", {}).get("alt", "A figure drawn by the cell above"))
+            for cell in notebook["cells"]
+            for output in cell.get("outputs", [])
+            if "image/png" in output.get("data", {})
+        )
+        html = re.sub(
+            r'alt="No description has been provided for this image"',
+            lambda _: f'alt="{next(alts, "A figure drawn by the cell above")}"',
+            html,
         )
         # A notebook links to the next one by its file name, which works in Jupyter; on the site it is a page.
         html = re.sub(r'href="(\d\d-[a-z-]+)\.ipynb"', r'href="../\1/"', html)

@@ -124,6 +124,7 @@ for ax, title, held in [(axes[0], "keep the last five", held_by_last_five),
 axes[0].set_yticks(range(len(keys)), keys)
 fig.tight_layout()
 plt.show()""",
+                "alt: Two grids of which entries are held after each of eight messages: keeping the last five drops the name and the allergy; sentinel-memory keeps both and rotates the small talk.",
             ),
             (
                 "md",
@@ -275,6 +276,7 @@ ax.set_xlim(0, 48)
 ax.set_xlabel("estimated tokens of the whole text, if this entry were added")
 fig.tight_layout()
 plt.show()""",
+                "alt: The greedy fill of the refund example: order:42 at 17 tokens and user:name at 21 are added; user:language at 31 and chat:7 at 35 would pass the budget of 30 and are skipped.",
             ),
             (
                 "md",
@@ -370,6 +372,7 @@ ax.set_ylabel("retention")
 ax.legend(fontsize=8, loc="upper right")
 fig.tight_layout()
 plt.show()""",
+                "alt: Retention against age for importances 0.3 to 0.9: each line falls by 0.1 over the 24-hour recency window, so lines more than 0.1 apart never cross.",
             ),
             (
                 "md",
@@ -611,6 +614,7 @@ ax.invert_yaxis()
 ax.set_xlabel("minutes since the cart note was written (x: no longer readable)")
 fig.tight_layout()
 plt.show()""",
+                "alt: A timeline of three lifetimes: the cart note from 0 to 15 minutes, the cached weather for 5 minutes, the working memory until an hour after its last set.",
             ),
             (
                 "md",
@@ -698,6 +702,7 @@ ax.set_ylabel("tokens")
 ax.legend()
 fig.tight_layout()
 plt.show()""",
+                "alt: Bars of estimated and o200k_base tokens for English, Czech, JavaScript and Japanese: the estimate is high for English and about a third of the real count for Japanese.",
             ),
             (
                 "md",
@@ -830,6 +835,7 @@ ax.set_ylabel("tokens")
 ax.legend(fontsize=8)
 fig.tight_layout()
 plt.show()""",
+                "alt: Stacked bars of the facts' tokens, the turns' tokens and what is unused, for budgets from 20 to 120: the facts come first, the turns fill the rest.",
             ),
             (
                 "md",
@@ -984,10 +990,11 @@ fig, ax = plt.subplots(figsize=(6, 2.6))
 ax.bar([f"process {w}" for w in range(4)], per_worker, color="tab:blue", label="turns kept")
 ax.axhline(25, color="tab:red", linestyle="--", label="turns written by each")
 ax.set_ylabel("turns in alice's file")
-ax.set_ylim(0, 30)
-ax.legend(loc="lower right", fontsize=8)
+ax.set_ylim(0, 34)
+ax.legend(loc="upper center", ncol=2, fontsize=8)
 fig.tight_layout()
 plt.show()""",
+                "alt: Four bars of 25 turns each, one per process, reaching the line of 25 turns written: every process's turns are in the file.",
             ),
             (
                 "md",
@@ -1091,6 +1098,7 @@ ax.set_ylim(0, 140)
 ax.legend(loc="lower right", fontsize=8)
 fig.tight_layout()
 plt.show()""",
+                "alt: The prompt's tokens for each of 30 user messages: it grows by each turn and then stays just under the budget line of 120.",
             ),
             (
                 "code",
@@ -1268,6 +1276,7 @@ ax.legend(fontsize=8)
 fig.tight_layout()
 plt.show()
 print({bug: sum(counts.values()) for bug, counts in failed.items()})""",
+                "alt: Failed cases per group for three injected bugs: each bug fails the groups whose behaviour it changes, some in several groups.",
             ),
             (
                 "md",
@@ -1340,7 +1349,9 @@ def build(name: str, cells: list[Cell], next_link: str) -> nbformat.NotebookNode
             cell = nbformat.v4.new_markdown_cell(source)
         else:
             cell = nbformat.v4.new_code_cell(formatted(source))
-        if tags:
+        if tags and tags[0].startswith("alt: "):
+            cell.metadata["alt"] = tags[0].removeprefix("alt: ")  # the figure's description, for the site
+        elif tags:
             cell.metadata["tags"] = list(tags)
             cell.metadata["jupyter"] = {"source_hidden": True}  # JupyterLab folds it until clicked
         notebook.cells.append(cell)

@@ -125,6 +125,7 @@ def test_every_notebook_page_shows_a_figure_and_offers_its_notebook(site, name):
     """Each notebook page has at least one figure drawn when it ran, and a link to download its .ipynb."""
     html = (site / "notebooks" / name / "index.html").read_text(encoding="utf-8")
     assert re.search(r'<img[^>]*src="data:image/png', html), f"{name}: no figure"
+    assert "No description has been provided" not in html, f"{name}: a figure without a description"
     assert re.search(rf'href="[^"]*{re.escape(name)}\.ipynb"[^>]*download', html), f"{name}: no download link"
 
 
