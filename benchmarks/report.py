@@ -206,6 +206,130 @@ def target_rows(median: dict[Key, float]) -> list[str]:
     return rows
 
 
+#: The families of targets the summary groups, in order: (what, a label's start, why a miss happens).
+FAMILIES: list[tuple[str, str, str]] = [
+    ("fast fill against the naive fill", "fast fill vs naive fill", ""),
+    (
+        "get_context, no query, against trim_messages",
+        "get_context vs trim_messages",
+        "",
+    ),
+    (
+        "get_context with a query, against trim_messages",
+        "get_context with a",
+        "at 1,000 entries the query's ranking costs about as much as the peer's whole walk: "
+        "trim_messages takes the newest lines until the budget is full, with no query and no ranking",
+    ),
+    (
+        "a turn: remember, then get_context, against trim_messages",
+        "a turn (remember",
+        "a turn also pays a remember into a full store (an eviction) and a query, which the peer "
+        "has no counterpart for; at 10,000 entries it is about the peer's time, at 1,000 over twice it",
+    ),
+    ("recall", "recall over", ""),
+    (
+        "remember, load, save and get_context at 100,000",
+        "",
+        "a load of 100,000 entries takes about a second: parsing the JSON, building the entries and "
+        "ordering them for the index (see Limitations)",
+    ),
+]
+
+
+def family(label: str) -> int:
+    """The index in ``FAMILIES`` of the family a target's label belongs to (the last one is the rest)."""
+    return next(
+        (i for i, (_, start, _) in enumerate(FAMILIES[:-1]) if label.startswith(start)),
+        len(FAMILIES) - 1,
+    )
+
+
+def parse_targets(page: str) -> list[tuple[str, str, str, bool]]:
+    """The rows of a page's Targets table: (target, wanted, measured, met)."""
+    section = page.split("## Targets", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0] not in ("target", "---") and not set(cells[0]) <= {"-"}:
+            rows.append((cells[0], cells[1], cells[2], cells[3] == "yes"))
+    return rows
+
+
+def score(wanted: str, measured: str) -> float | None:
+    """How far a measurement is from its target: 1 is exactly at it, below 1 meets it, above misses it."""
+    try:
+        limit = float(wanted.split()[-1].rstrip("x").replace(",", "")) if "x" in wanted else float(wanted.split()[1])
+        value = float(measured.split()[0].rstrip("x").replace(",", ""))
+    except (ValueError, IndexError):
+        return None  # not measured
+    if wanted.startswith("at least"):
+        return limit / value
+    return value / limit
+
+
+def summary_plot(rows: list[tuple[str, str, str, bool]]) -> None:
+    """docs/performance-summary.png: each target's measurement against its limit, one row per family."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    for index in range(len(FAMILIES)):
+        mine = [(score(w, m), met) for label, w, m, met in rows if family(label) == index]
+        mine = [(value, met) for value, met in mine if value is not None]
+        for n, (value, met) in enumerate(mine):
+            spread = (n - (len(mine) - 1) / 2) * 0.5 / max(len(mine), 1)  # side by side, not on top
+            ax.scatter(value, index + spread, s=36, color="tab:green" if met else "tab:red", zorder=3)
+    ax.axvline(1, color="black", linewidth=1)
+    ax.text(1.05, -0.65, "the target", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xticks([0.01, 0.1, 1, 10], ["0.01", "0.1", "1", "10"])
+    ax.set_yticks(range(len(FAMILIES)), [what for what, _, _ in FAMILIES], fontsize=8.5)
+    ax.set_ylim(len(FAMILIES) - 0.5, -0.8)
+    ax.set_xlabel("measured / target: below 1 is met (green), above 1 missed (red)")
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(DOCS / "performance-summary.png", dpi=110)
+    plt.close(fig)
+
+
+def with_summary(page: str) -> str:
+    """The page with a summary first: the plot of every target, then met and missed per family, and why.
+
+    It reads the page's own Targets table, so ``python benchmarks/report.py summary`` redraws the
+    summary of the committed page without running the benchmarks again.
+    """
+    if "\n## Summary" in page:  # drawn before: take it out, then draw it again from the table
+        head, rest = page.split("\n## Summary", 1)
+        page = head + "\n" + rest.split("## How it was measured\n\n", 1)[1]
+    rows = parse_targets(page)
+    summary_plot(rows)
+    table = ["| what | met | missed | why missed |", "|---|---:|---:|---|"]
+    for index, (what, _, why) in enumerate(FAMILIES):
+        mine = [met for label, _, _, met in rows if family(label) == index]
+        if mine:
+            missed = mine.count(False)
+            table.append(f"| {what} | {mine.count(True)} | {missed} | {why if missed else ''} |")
+    met = sum(1 for *_, ok in rows if ok)
+    summary = [
+        "## Summary",
+        "",
+        f"{met} of {len(rows)} targets are met. Each dot is one target: its measurement divided by",
+        "its limit (the peer's time, or the milliseconds allowed), so every target fits one scale.",
+        "",
+        "![every target's measurement against its limit; green met, red missed](performance-summary.png)",
+        "",
+        *table,
+        "",
+        "The full tables follow: how it was measured, every target, and every benchmark.",
+        "",
+        "",
+    ]
+    head, rest = page.split("\n* Machine:", 1)
+    return head + "\n" + "\n".join(summary) + "## How it was measured\n\n* Machine:" + rest
+
+
 def main() -> None:
     results = run_benchmarks()
     median: dict[Key, float] = {}
@@ -233,7 +357,7 @@ def main() -> None:
         f"* Date: {datetime.date.today().isoformat()}",
         "* Workload: entries of about 60 characters remembered over two days, the",
         "  default estimator, in three shapes:",
-        *[f"  * *{name}*: {text}" for name, text in SHAPE_NAMES.items()],
+        *[f"    * *{name}*: {text}" for name, text in SHAPE_NAMES.items()],  # four spaces: a nested list
         "* Peers: langchain-core's `trim_messages` (newest first) and LlamaIndex's",
         "  `ChatMemoryBuffer` (newest first), on the same lines with the same",
         "  `len / 4` counter.",
@@ -431,8 +555,9 @@ def main() -> None:
         "![time against store size, log-log, one line per shape](performance.png)",
         "",
     ]
-    (DOCS / "performance.md").write_text("\n".join(lines), encoding="utf-8")
-    print("\n".join(lines))
+    page = with_summary("\n".join(lines))
+    (DOCS / "performance.md").write_text(page, encoding="utf-8")
+    print(page)
 
 
 def plot(median: dict[Key, float]) -> None:
@@ -602,4 +727,10 @@ def chat_plot(paired: dict[Key, tuple[float, float, float]]) -> None:
 
 
 if __name__ == "__main__":
-    chat() if sys.argv[1:] == ["chat"] else main()
+    if sys.argv[1:] == ["chat"]:
+        chat()
+    elif sys.argv[1:] == ["summary"]:  # redraw the summary of the committed page, without benchmarks
+        page = (DOCS / "performance.md").read_text(encoding="utf-8")
+        (DOCS / "performance.md").write_text(with_summary(page), encoding="utf-8")
+    else:
+        main()

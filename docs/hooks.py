@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import json
 import re
+from html import escape as html_escape
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +15,7 @@ from mkdocs.utils import get_relative_url
 from sentinel_memory.core.options import NUMBER_RULES
 
 MARKER = "<!-- number-rules-table -->"
+DIAGRAM = "<!-- concept-diagram -->"
 ROOT = Path(__file__).resolve().parent.parent
 # `<!-- include: spec/PROTOCOL.md -->` puts that file here, so spec/ stays the one copy (docs/rules.md is a
 # symbolic link instead: RULES.md links to no other file).
@@ -56,8 +61,48 @@ def on_page_markdown(markdown: str, page: Any, **_: object) -> str:
     return markdown
 
 
+@functools.cache
+def concept_diagram() -> str:
+    """docs/concepts.py's drawing of a live memory's parts, as inline SVG in a figure (drawn once per build)."""
+    spec = importlib.util.spec_from_file_location("concepts", Path(__file__).with_name("concepts.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    caption = (
+        "The parts of a memory, drawn from a live one when the site is built: what the app calls, the "
+        "long-term entries with their importance and retention, the two short-lived memories, the store, "
+        "and what a prompt is built from."
+    )
+    return f'<figure class="concept-diagram">{module.concept_diagram()}<figcaption>{caption}</figcaption></figure>'
+
+
 def on_page_content(html: str, page: Any, **_: object) -> str:
-    """On the API reference, every rule ID cited by a docstring links to that rule."""
+    """A notebook page offers its .ipynb; on the API reference, every rule ID cited by a docstring links to that rule."""
+    if page.file.src_uri.endswith(".ipynb"):
+        # mkdocs-jupyter copies the notebook next to its page (include_source), so the link is its bare name.
+        name = page.file.src_uri.rsplit("/", 1)[-1]
+        link = (
+            f'<p class="notebook-download"><a href="{name}" download>Download this notebook ({name})</a> '
+            "and run it with Jupyter: every output below is re-computed when it runs.</p>"
+        )
+        # Each figure is described by its cell's "alt" metadata (notebooks/build.py), in the order drawn.
+        notebook = json.loads(Path(page.file.abs_src_path).read_text(encoding="utf-8"))
+        alts = iter(
+            html_escape(cell.get("metadata", {}).get("alt", "A figure drawn by the cell above"))
+            for cell in notebook["cells"]
+            for output in cell.get("outputs", [])
+            if "image/png" in output.get("data", {})
+        )
+        html = re.sub(
+            r'alt="No description has been provided for this image"',
+            lambda _: f'alt="{next(alts, "A figure drawn by the cell above")}"',
+            html,
+        )
+        # A notebook links to the next one by its file name, which works in Jupyter; on the site it is a page.
+        html = re.sub(r'href="(\d\d-[a-z-]+)\.ipynb"', r'href="../\1/"', html)
+        return link + html
+    if DIAGRAM in html:
+        html = html.replace(DIAGRAM, concept_diagram())
     if page.file.src_uri != "reference.md":
         return html
     rules = get_relative_url("rules/", page.url)

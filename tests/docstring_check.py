@@ -28,8 +28,14 @@ PACKAGE = ROOT / "src" / "sentinel_memory"
 FORBIDDEN = re.compile(r":(param|returns?|raises?|rtype|type|class|func|meth|attr|mod)\b|\[`[^`\]]+`\]\[[\w.]+\]")
 
 
-#: The public namespaces: the package's names, the pure core (the Extending page), the LangChain adapter.
-NAMESPACES = ("sentinel_memory", "sentinel_memory.core", "sentinel_memory.integrations.langchain")
+#: The public namespaces: the package's names, the pure core (the Extending page), the LangChain adapter,
+#: the examples' fake clock.
+NAMESPACES = (
+    "sentinel_memory",
+    "sentinel_memory.core",
+    "sentinel_memory.integrations.langchain",
+    "sentinel_memory.fakeclock",
+)
 
 
 def public(namespaces: tuple[str, ...] = NAMESPACES) -> Iterator[tuple[str, object, str]]:

@@ -48,6 +48,13 @@ class Mutant:
 
 MUTANTS = [
     Mutant(
+        "the fake clock's advance sets the time instead of moving it",
+        "fakeclock.py",
+        'self.now += _milliseconds(by, "by")',
+        'self.now = _milliseconds(by, "by")',
+        ("tests/test_fakeclock.py",),
+    ),
+    Mutant(
         "expiry uses > instead of >=",
         "core/expiry.py",
         "return deadline_at is not None and now >= deadline_at",

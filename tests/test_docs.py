@@ -38,7 +38,7 @@ def test_site_builds_strictly(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     numbers = (tmp_path / "site" / "guide" / "numbers" / "index.html").read_text(encoding="utf-8")
     assert "<td><code>recency_window</code></td>" in numbers  # rendered from NUMBER_RULES
-    assert (tmp_path / "site" / "notebooks" / "restaurant" / "index.html").exists()
+    assert (tmp_path / "site" / "notebooks" / "01-restaurant" / "index.html").exists()
     reference = (tmp_path / "site" / "reference" / "index.html").read_text(encoding="utf-8")
     # Every public method is documented, cross-references render, internals stay out, rule IDs link to the rules.
     for name in (

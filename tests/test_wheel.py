@@ -44,7 +44,7 @@ def test_the_sdist_ships_what_its_tests_need(dist):
         "spec/PROTOCOL.md",
         "spec/vector.schema.json",
         "spec/vectors/article.json",
-        "notebooks/restaurant.ipynb",
+        "notebooks/01-restaurant.ipynb",
         "examples/chat.py",
         "docs/index.md",
         "mkdocs.yml",

@@ -423,7 +423,7 @@ class AsyncMemory(Mapping[str, Any]):
         Args:
             key: A non-empty string.
             data: Any JSON value, copied on the way in.
-            importance: A number in [0, 1]. Defaults to 0.5 for a new key, the old importance for an
+            importance: A number in [0, 1]. None, the default, means 0.5 for a new key, the old importance for an
                 existing one.
             ttl: How long the entry lives: milliseconds, or a ``datetime.timedelta``. None or 0 means
                 it never expires. Defaults to None.
@@ -459,7 +459,7 @@ class AsyncMemory(Mapping[str, Any]):
         Args:
             role: Who spoke, a non-empty string such as ``"user"`` or ``"assistant"``.
             text: What was said.
-            importance: A number in [0, 1]. Defaults to 0.3, below a fact's 0.5.
+            importance: A number in [0, 1]. None, the default, means 0.3, below a fact's 0.5.
             ttl: How long the turn lives: milliseconds, or a ``datetime.timedelta``. Defaults to None
                 (no expiry).
 
@@ -526,7 +526,7 @@ class AsyncMemory(Mapping[str, Any]):
         Expired entries go first, then the lowest retention until ``limit`` fits.
 
         Returns:
-            A ``Compaction``: the ``expired`` and the ``evicted`` entries, as copies.
+            A ``Compaction`` with the ``expired`` and the ``evicted`` entries, as copies.
 
         Raises:
             OSError: The autosave of a compaction that dropped something failed; the memory is unchanged.
@@ -637,15 +637,15 @@ class AsyncMemory(Mapping[str, Any]):
             token_budget: The most tokens the text may count, a finite number >= 0.
             query: Rank the entries that share its words first. Defaults to None (no query).
             tokenizer: Counts tokens: a function ``(text) -> number`` or any object with
-                ``encode(text)``. Defaults to the memory's tokenizer.
+                ``encode(text)``. None, the default, means the memory's tokenizer.
             format: Renders one entry (a copy) as its line, a function ``(entry) -> str``.
-                Defaults to ``default_format`` (``key: data``).
-            separator: Put between lines. Defaults to a newline.
+                None, the default, means ``default_format`` (``key: data``).
+            separator: Put between lines. None, the default, means a newline.
             must_keep: Entries of at least this importance, in [0, 1], come first. Defaults to None.
             only: ``"facts"`` or ``"turns"``: only entries of that kind. Defaults to None (every entry).
 
         Returns:
-            A ``Context``: ``text``, the ``entries`` in it, its ``tokens`` and how many live
+            A ``Context`` with ``text``, the ``entries`` in it, its ``tokens`` and how many live
             entries were ``omitted``.
 
         Raises:
@@ -689,12 +689,12 @@ class AsyncMemory(Mapping[str, Any]):
         Args:
             token_budget: The most tokens the messages may count, a finite number >= 0.
             query: Rank the facts that share its words first. Defaults to None.
-            tokenizer: Counts tokens, as for ``get_context``. Defaults to the memory's tokenizer.
+            tokenizer: Counts tokens, as for ``get_context``. None, the default, means the memory's tokenizer.
             must_keep: Facts of at least this importance come first. Defaults to None.
-            facts_share: The share of the budget kept for facts while there are any. Defaults to 0.5.
+            facts_share: The share of the budget kept for facts while there are any. None, the default, means 0.5.
 
         Returns:
-            A ``Messages``: the ``messages``, the ``entries`` used, their ``tokens`` and how many
+            A ``Messages`` with the ``messages``, the ``entries`` used, their ``tokens`` and how many
             live entries were ``omitted``.
 
         Raises:
@@ -743,7 +743,7 @@ class AsyncMemory(Mapping[str, Any]):
         original for the store to preserve before the next save overwrites it.
 
         Returns:
-            A ``LoadResult``: how many entries were loaded, dropped and compacted.
+            A ``LoadResult`` with how many entries were loaded, dropped and compacted.
 
         Raises:
             DamagedStoreError: The store holds something that is not a memory; nothing changed.
@@ -853,7 +853,7 @@ class AsyncMemory(Mapping[str, Any]):
         """The live keys, oldest first, read at one moment (ENT-15).
 
         Returns:
-            A ``KeysView`` of a snapshot: later changes do not show in it.
+            A ``KeysView`` of a snapshot; later changes do not show in it.
         """
         return self._snapshot().keys()
 
@@ -861,7 +861,7 @@ class AsyncMemory(Mapping[str, Any]):
         """Copies of the live entries' data, oldest first, read at one moment (ENT-15).
 
         Returns:
-            A ``ValuesView`` of a snapshot: later changes do not show in it.
+            A ``ValuesView`` of a snapshot; later changes do not show in it.
         """
         return self._snapshot().values()
 
@@ -869,7 +869,7 @@ class AsyncMemory(Mapping[str, Any]):
         """``(key, data)`` pairs of the live entries, oldest first, read at one moment (ENT-15).
 
         Returns:
-            An ``ItemsView`` of a snapshot: later changes do not show in it.
+            An ``ItemsView`` of a snapshot; later changes do not show in it.
         """
         return self._snapshot().items()
 

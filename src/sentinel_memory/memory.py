@@ -281,7 +281,7 @@ class Memory(Mapping[str, JSON]):
             data: Any JSON value (``None``, bool, int, float, str, list, dict with string keys),
                 copied on the way in.
             importance: A number in [0, 1]. Anything else is ignored with an
-                ``IgnoredValueWarning``. Defaults to 0.5 for a new key, the old importance for
+                ``IgnoredValueWarning``. None, the default, means 0.5 for a new key, the old importance for
                 an existing one.
             ttl: How long the entry lives: milliseconds, or a ``datetime.timedelta``. None or 0
                 means it never expires. Defaults to None.
@@ -314,12 +314,12 @@ class Memory(Mapping[str, JSON]):
         Args:
             role: Who said it: ``"user"``, ``"assistant"``, ``"system"`` or any other string.
             text: What was said.
-            importance: A number in [0, 1]. Defaults to 0.3.
+            importance: A number in [0, 1]. None, the default, means 0.3.
             ttl: How long the turn lives: milliseconds or a ``datetime.timedelta``. Defaults to
                 None (for good).
 
         Returns:
-            A copy of the stored ``Entry``, whose ``key`` is the new ``chat:N``.
+            A copy of the stored ``Entry``, whose ``key`` is the next turn key, ``chat`` and a number.
 
         Raises:
             TypeError: ``role`` or ``text`` is not a string.
@@ -464,7 +464,7 @@ class Memory(Mapping[str, JSON]):
         """The ``n`` newest live entries, newest first, as copies (ENT-10).
 
         Args:
-            n: How many, an integer >= 0. Defaults to 10 (an invalid value gives 10, with an
+            n: How many, an integer >= 0. None, the default, means 10 (an invalid value gives 10, with an
                 ``IgnoredValueWarning``).
 
         Returns:
@@ -488,7 +488,7 @@ class Memory(Mapping[str, JSON]):
 
         Args:
             query: The text to look for.
-            limit: At most this many hits, an integer >= 0. Defaults to 10.
+            limit: At most this many hits, an integer >= 0. None, the default, means 10.
 
         Returns:
             A tuple of ``Hit`` (``entry``, ``score``), best first.
@@ -508,7 +508,7 @@ class Memory(Mapping[str, JSON]):
         """Compact now and return what was dropped; ``on_evict`` is for automatic runs only (CMP-3).
 
         Returns:
-            A ``Compaction``: the ``expired`` and the ``evicted`` entries, as copies.
+            A ``Compaction`` with the ``expired`` and the ``evicted`` entries, as copies.
 
         Examples:
             >>> now = [0]
@@ -544,10 +544,10 @@ class Memory(Mapping[str, JSON]):
             query: Rank the entries that share its words first. Defaults to None (no query).
             tokenizer: Counts tokens: a function ``(text) -> number``, or any object with an
                 ``encode(text)`` method (tiktoken's or bpe-openai's ``Encoding``, a Hugging Face
-                tokenizer). Defaults to the one given to ``create_memory``, else ``estimate_tokens``.
-            format: Renders one entry as its line. Defaults to ``default_format``
+                tokenizer). None, the default, means the one given to ``create_memory``, else ``estimate_tokens``.
+            format: Renders one entry as its line. None, the default, means ``default_format``
                 (``"key: text"``).
-            separator: Joins the lines. Defaults to ``"\n"``, one entry per line.
+            separator: Joins the lines. None, the default, means ``"\n"``, one entry per line.
             must_keep: An importance in [0, 1]; entries at or above it are placed first whatever
                 the query (they still have to fit). Defaults to None (none placed first).
             only: ``"facts"`` or ``"turns"`` for the entries of that kind alone (a turn is a
@@ -555,7 +555,7 @@ class Memory(Mapping[str, JSON]):
                 (every entry).
 
         Returns:
-            A ``Context``: ``text``, the ``entries`` in it, its ``tokens`` (the tokenizer's count
+            A ``Context`` with ``text``, the ``entries`` in it, its ``tokens`` (the tokenizer's count
             of ``text``) and how many live entries were ``omitted``.
 
         Raises:
@@ -605,14 +605,14 @@ class Memory(Mapping[str, JSON]):
             token_budget: The most tokens the messages may count, a finite number >= 0.
             query: Rank the facts that share its words first (the user's last message, say).
                 Defaults to None (no query).
-            tokenizer: Counts tokens, as for ``get_context``. Defaults to the memory's tokenizer.
+            tokenizer: Counts tokens, as for ``get_context``. None, the default, means the memory's tokenizer.
             must_keep: Facts of at least this importance come first, as for ``get_context``.
                 Defaults to None.
             facts_share: The share of the budget kept for facts while there are any, in [0, 1].
-                Defaults to 0.5.
+                None, the default, means 0.5.
 
         Returns:
-            A ``Messages``: the ``messages`` (dicts of ``role`` and ``content``, ready for a
+            A ``Messages`` with the ``messages`` (dicts of ``role`` and ``content``, ready for a
             chat-completions call), the ``entries`` used, their ``tokens`` and how many live
             entries were ``omitted``.
 
@@ -643,7 +643,7 @@ class Memory(Mapping[str, JSON]):
         """The counters of this memory (CMP-5).
 
         Returns:
-            A dict, in this order: ``size`` (live entries), ``stored`` (expired ones included),
+            A dict with, in this order, ``size`` (live entries), ``stored`` (expired ones included),
             ``limit``, ``cache`` (live cache items), ``compactions``, and how many entries were
             ``expired`` and ``evicted`` so far.
 
@@ -688,7 +688,7 @@ class Memory(Mapping[str, JSON]):
         before the next save overwrites what was dropped.
 
         Returns:
-            A ``LoadResult``: how many entries were ``loaded``, ``dropped`` and ``compacted``.
+            A ``LoadResult`` with how many entries were ``loaded``, ``dropped`` and ``compacted``.
 
         Raises:
             DamagedStoreError: The store holds something that is not a memory document.
@@ -835,7 +835,7 @@ class CacheMemory:
         Args:
             key: A non-empty string.
             value: Any JSON value, copied.
-            ttl: How long it lives: milliseconds or a ``datetime.timedelta``. Defaults to the
+            ttl: How long it lives: milliseconds or a ``datetime.timedelta``. None, the default, means the
                 memory's ``cache_ttl`` (5 minutes).
 
         Raises:
@@ -1058,21 +1058,21 @@ def create_memory(
 
     Args:
         limit: The most live entries the memory keeps before it evicts the least important,
-            an integer >= 1. Defaults to 1000.
+            an integer >= 1. None, the default, means 1000.
         store: Where the memory loads from and saves to: any object with ``load()`` and
             ``save(document)``, such as ``JsonFileStore``, ``SqliteStore`` or ``RedisStore``.
-            Defaults to a new ``MemoryStore`` (this process only).
+            None, the default, means a new ``MemoryStore`` (this process only).
         autosave: Save after every persisted change. Defaults to False (call ``save()``).
-        clock: Returns the time in milliseconds since the epoch. Defaults to ``wall_clock``.
+        clock: Returns the time in milliseconds since the epoch. None, the default, means ``wall_clock``.
         recency_window: How long an entry counts as fresh when ranking: milliseconds or a
-            ``datetime.timedelta``. Defaults to one day.
+            ``datetime.timedelta``. None, the default, means one day.
         tokenizer: Counts tokens for ``get_context`` and ``get_messages``: a function
-            ``(text) -> number`` or any object with ``encode(text)``. Defaults to
+            ``(text) -> number`` or any object with ``encode(text)``. None, the default, means
             ``estimate_tokens``.
         on_evict: Called with the ``Compaction`` of every automatic compaction that dropped
             something, for example to archive it. Defaults to None.
-        working_ttl: How long the working memory lasts without a ``set``. Defaults to one hour.
-        cache_ttl: How long a cached item lives unless ``put`` says otherwise. Defaults to
+        working_ttl: How long the working memory lasts without a ``set``. None, the default, means one hour.
+        cache_ttl: How long a cached item lives unless ``put`` says otherwise. None, the default, means
             5 minutes.
         load: Load the store's content now. Defaults to True.
         shared: Make every persisted change a transaction on the store (MW-6). Defaults to False.

@@ -168,7 +168,7 @@ class AsyncRedisMemories:
             user_id: Any str: a user id, a session id, an e-mail address.
 
         Returns:
-            The key its store uses: readable and safe, and different for different ids.
+            The key its store uses, readable and safe, and different for different ids.
 
         Raises:
             TypeError: ``user_id`` is not a str.

@@ -37,34 +37,13 @@ import pytest
 from .core import to_document
 from .core.errors import ConflictError, DamagedStoreError, LoadWarning, LockTimeoutError
 from .core.values import LoadResult
+from .fakeclock import FakeClock
 from .memory import Memory, create_memory
 
 __all__ = ["FakeClock", "StoreSuite", "in_processes"]
 
 #: The kit's clocks start here: 2026-10-17, in milliseconds.
 T0 = 1_792_310_400_000
-
-
-class FakeClock:
-    """A clock that only moves when told to.
-
-    Args:
-        start: The first time it reads, milliseconds since the epoch. Defaults to 2026-10-17.
-    """
-
-    def __init__(self, start: int = T0) -> None:
-        self.now = start
-
-    def __call__(self) -> int:
-        return self.now
-
-    def advance(self, ms: int) -> None:
-        """Move the clock on by ``ms`` milliseconds.
-
-        Args:
-            ms: How far.
-        """
-        self.now += ms
 
 
 def _fields(mem: Memory) -> list[tuple[Any, ...]]:
@@ -91,7 +70,7 @@ def in_processes(count: int, work: Callable[[int], object]) -> list[int]:
         work: Called with the worker's number, 0 to ``count - 1``.
 
     Returns:
-        The exit statuses, in worker order: 0 when ``work`` returned.
+        The exit statuses, in worker order; 0 when ``work`` returned.
     """
     pids = []
     for worker in range(count):

@@ -285,7 +285,7 @@ def remember(
         ttl: How long the entry lives, in milliseconds or a ``timedelta``. Defaults to None (no expiry).
 
     Returns:
-        ``(state, compaction)``: the new state and what this call dropped.
+        ``(state, compaction)``, the new state and what this call dropped.
 
     Raises:
         TypeError: ``now`` is not a finite number, the key is not a str, or ``data`` is not JSON.
@@ -368,7 +368,7 @@ def add_turn(
         ttl: How long the turn lives, in milliseconds or a ``timedelta``. Defaults to None (no expiry).
 
     Returns:
-        ``(state, compaction, key)``: the new state, what the remember dropped, and the key used.
+        ``(state, compaction, key)``, the new state, what the remember dropped, and the key used.
 
     Raises:
         TypeError: ``role`` or ``text`` is not a str, or ``now`` is not a finite number.
@@ -435,7 +435,7 @@ def compact(state: MemoryState, *, now: int | float) -> tuple[MemoryState, Compa
         now: The current time, milliseconds since the epoch (a finite number).
 
     Returns:
-        ``(state, compaction)``: the new state and the entries dropped, expired and evicted.
+        ``(state, compaction)``, the new state and the entries dropped, expired and evicted.
 
     Raises:
         TypeError: ``now`` is not a finite number.
@@ -495,7 +495,7 @@ def forget(state: MemoryState, key: str, *, now: int | float) -> tuple[MemorySta
         now: The current time, milliseconds since the epoch (a finite number).
 
     Returns:
-        ``(state, removed)``: the new state and whether a live entry was removed.
+        ``(state, removed)``, the new state and whether a live entry was removed.
 
     Raises:
         TypeError: The key is not a str, or ``now`` is not a finite number.
@@ -857,7 +857,7 @@ def context(
         only: ``"facts"`` or ``"turns"``: only entries of that kind. Defaults to None (every entry).
 
     Returns:
-        A ``Context``: ``text``, the ``entries`` in it, its ``tokens`` and how many live
+        A ``Context`` with ``text``, the ``entries`` in it, its ``tokens`` and how many live
         entries were ``omitted``.
 
     Raises:
@@ -1012,7 +1012,7 @@ def messages(
             Defaults to None (0.5).
 
     Returns:
-        A ``Messages``: the ``messages`` (dicts of ``role`` and ``content``), the ``entries`` used,
+        A ``Messages`` with the ``messages`` (dicts of ``role`` and ``content``), the ``entries`` used,
         their ``tokens`` and how many live entries were ``omitted``.
 
     Raises:
@@ -1197,7 +1197,7 @@ def cache_delete(state: MemoryState, key: str, *, now: int | float) -> tuple[Mem
         now: The current time, milliseconds since the epoch (a finite number).
 
     Returns:
-        ``(state, removed)``: the new state and whether a live item was removed.
+        ``(state, removed)``, the new state and whether a live item was removed.
 
     Raises:
         TypeError: The key is not a str, or ``now`` is not a finite number.
@@ -1380,7 +1380,7 @@ def changes(before: MemoryState, after: MemoryState, keys: Iterable[str], *, gen
         generation: The generation the change is saved as (MW-1). Defaults to 0.
 
     Returns:
-        A ``Changes``: the entries to write (``upserts``), the keys to delete (``deletes``),
+        A ``Changes`` with the entries to write (``upserts``), the keys to delete (``deletes``),
         the new working memory (None when unchanged) and the ``generation``.
 
     Examples:
@@ -1419,7 +1419,7 @@ def from_document(
         now: The current time, milliseconds since the epoch (a finite number).
 
     Returns:
-        ``(state, result, compaction)``: the new state, the ``LoadResult`` (counts of loaded,
+        ``(state, result, compaction)``, the new state, the ``LoadResult`` (counts of loaded,
         dropped and compacted entries) and what the compaction dropped.
 
     Raises:

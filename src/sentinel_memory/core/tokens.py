@@ -454,7 +454,7 @@ def per_line(tokenizer: object) -> LineCounter:
         tokenizer: A counting function ``(text) -> number`` or an object with ``encode(text)``.
 
     Returns:
-        A ``LineCounter``: counts as ``tokenizer`` does and carries the declaration.
+        A ``LineCounter`` that counts as ``tokenizer`` does and carries the declaration.
 
     Raises:
         TypeError: ``tokenizer`` is neither callable nor has an ``encode`` method.

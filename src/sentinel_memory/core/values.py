@@ -270,7 +270,7 @@ def default_format(entry: Entry) -> str:
         entry: The entry to render.
 
     Returns:
-        The line: the key, a colon and a space, and the entry's ``text``.
+        The line, made of the key, a colon and a space, and the entry's ``text``.
 
     Examples:
         >>> default_format(mem.remember("user:name", "Jakub"))

@@ -323,7 +323,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
         """``messages``, read in LangChain's executor so a store's I/O never blocks the event loop (LC-4).
 
         Returns:
-            What ``messages`` returns: a new list of the turns as LangChain messages, oldest first.
+            What ``messages`` returns, a new list of the turns as LangChain messages, oldest first.
         """
         return await run_in_executor(None, lambda: self.messages)
 
