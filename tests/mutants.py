@@ -1,7 +1,9 @@
 """Mutation check: deliberate one-line bugs that the tests must catch.
 
-Run it with ``make mutants`` (or ``python tests/mutants.py [NAME-PART ...]`` for
-the mutants whose names contain one of the parts). For each mutant
+Run it with ``make mutants`` (or ``python tests/mutants.py [PART ...]`` for
+the mutants whose names contain one of the parts, or whose file starts
+with one: ``python tests/mutants.py shell.py stores/``). It ends with
+killed / total for each module. For each mutant
 it copies ``src/`` to a temporary folder, applies the one-line change, runs
 the mutant's test files against that copy with a fixed seed, and reports
 which rule, invariant, property or test caught the bug. It exits non-zero if
@@ -34,6 +36,10 @@ PACKAGE = Path("src/sentinel_memory")
 
 #: The test files a mutant runs unless it names its own: the spec's state machines and properties.
 SPEC = ("tests/spec/test_machine.py", "tests/spec/test_properties.py")
+#: The example tests of the exact edges and small contracts (issue 45).
+EDGES = ("tests/test_edges.py",)
+#: The async engine's and the async Redis store's example tests (issue 45).
+ASYNC_ENGINE = ("tests/test_async_engine.py",)
 
 
 @dataclass(frozen=True)
@@ -690,6 +696,264 @@ MUTANTS = [
         "            found = kept.get(id(tokenizer))",
         tests=("tests/test_counted.py",),
     ),
+    # -- issue 45: the code added since the last round ------------------------------------------
+    Mutant(
+        "the counted fill's repair refuses a text that counts exactly the budget",
+        "core/prompt.py",
+        '        if tokens <= token_budget:\n            return text, tuple(chosen), tokens\n    return "", (), empty\n\n\ndef _greedy',
+        '        if tokens < token_budget:\n            return text, tuple(chosen), tokens\n    return "", (), empty\n\n\ndef _greedy',
+        tests=EDGES,
+    ),
+    Mutant(
+        "get_messages rounds the facts' share up",
+        "core/__init__.py",
+        "reserve = math.floor(token_budget * share)",
+        "reserve = math.ceil(token_budget * share)",
+        tests=EDGES,
+    ),
+    Mutant(
+        "get_messages needs more than MESSAGE_TOKENS left for the facts",
+        "core/__init__.py",
+        'if left >= 0 and count_tokens(counting, "") <= left:',
+        'if left > 0 and count_tokens(counting, "") <= left:',
+        tests=EDGES,
+    ),
+    Mutant(
+        "a turn key of exactly the digit limit is no turn",
+        "core/turns.py",
+        "len(tail) <= MAX_TURN_DIGITS",
+        "len(tail) < MAX_TURN_DIGITS",
+        tests=EDGES,
+    ),
+    Mutant(
+        "two turns of one number are ordered by seq alone",
+        "core/__init__.py",
+        "key=lambda e: (turn_number(e.key), e.updated_at, e.seq),",
+        "key=lambda e: (turn_number(e.key), e.seq),",
+        tests=EDGES,
+    ),
+    Mutant(
+        "the line-count cache keeps its older half",
+        "core/tokens.py",
+        "kept = dict(itertools.islice(kept.items(), len(kept) // 2, None))",
+        "kept = dict(itertools.islice(kept.items(), 0, len(kept) // 2))",
+        tests=EDGES,
+    ),
+    Mutant(
+        "the line-count cache keeps its old character total after halving",
+        "core/tokens.py",
+        "                self._chars = sum(map(len, kept))\n",
+        "",
+        tests=EDGES,
+    ),
+    Mutant(
+        "the line-count cache counts a repeated line once per time it appears",
+        "core/tokens.py",
+        "missing = list(dict.fromkeys(line for line, count in zip(lines, counts, strict=True) if count is None))",
+        "missing = [line for line, count in zip(lines, counts, strict=True) if count is None]",
+        tests=EDGES,
+    ),
+    Mutant(
+        "a legacy tool turn is a fact",
+        "core/turns.py",
+        'LEGACY_ROLES = frozenset({"user", "assistant", "system", "tool"})',
+        'LEGACY_ROLES = frozenset({"user", "assistant", "system"})',
+        tests=EDGES,
+    ),
+    Mutant(
+        "a bare role string is a turn",
+        "core/turns.py",
+        "if found and role in LEGACY_ROLES:",
+        "if role in LEGACY_ROLES:",
+        tests=EDGES,
+    ),
+    Mutant(
+        "a LangChain block that is not text gives its text field",
+        "integrations/langchain.py",
+        'elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):',
+        'elif isinstance(block, dict) and isinstance(block.get("text"), str):',
+        tests=EDGES,
+    ),
+    Mutant(
+        "a huge integer is shown by repr until 100,000 bits",
+        "core/shown.py",
+        "if x.bit_length() > 1000:",
+        "if x.bit_length() > 100_000:",
+        tests=EDGES,
+    ),
+    Mutant(
+        "an integer of 1,000 bits is shown by its size",
+        "core/shown.py",
+        "if x.bit_length() > 1000:",
+        "if x.bit_length() >= 1000:",
+        tests=EDGES,
+    ),
+    Mutant(
+        "an argument that cannot be shown raises from the message",
+        "core/shown.py",
+        '        return f"<{type(value).__name__} object>"',
+        "        raise",
+        tests=EDGES,
+    ),
+    Mutant(
+        "the entry table takes two entries with one key",
+        "core/table.py",
+        '        if len(self._by_key) != len(self._by_seq):\n            raise ValueError("a table holds one entry per key")\n\n    @classmethod',
+        "\n    @classmethod",
+        tests=EDGES,
+    ),
+    Mutant(
+        "a changed entry table takes an added entry under a stored key",
+        "core/table.py",
+        "if len(by_key) != len(by_seq):",
+        "if False:",
+        tests=EDGES,
+    ),
+    Mutant(
+        "the command line exits 1 on a conflicting save",
+        "cli.py",
+        '        print(f"sentinel-memory: {error}; nothing changed, run the command again", file=sys.stderr)\n        return LOCKED',
+        '        print(f"sentinel-memory: {error}; nothing changed, run the command again", file=sys.stderr)\n        return 1',
+        tests=EDGES,
+    ),
+    Mutant(
+        "the command line waits for ever with --wait inf",
+        "cli.py",
+        'if not 0 <= value < float("inf"):',
+        'if not 0 <= value <= float("inf"):',
+        tests=EDGES,
+    ),
+    Mutant(
+        "an async compaction that dropped nothing is saved",
+        "shell.py",
+        "return Outcome(state, dropped, persist=bool(dropped), keys=_dropped_keys(dropped), logged=dropped)",
+        "return Outcome(state, dropped, persist=True, keys=_dropped_keys(dropped), logged=dropped)",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "an async forget of a missing key is saved",
+        "shell.py",
+        "return Outcome(state if removed else None, removed, keys=(key,))",
+        "return Outcome(state, removed, keys=(key,))",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "an async cache.put is saved",
+        "shell.py",
+        "return Outcome(core.cache_put(start, key, value, now=now(), **options), persist=False)",
+        "return Outcome(core.cache_put(start, key, value, now=now(), **options), persist=True)",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "on_evict runs after the autosave",
+        "shell.py",
+        "            if dropped and self.on_evict is not None:\n                self.on_evict(dropped)\n"
+        "            if persist and self.autosave:\n                yield from self.save(before, state, keys)\n",
+        "            if persist and self.autosave:\n                yield from self.save(before, state, keys)\n"
+        "            if dropped and self.on_evict is not None:\n                self.on_evict(dropped)\n",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "an explicit compaction is not logged",
+        "shell.py",
+        "        logs.dropped(self.store, outcome.logged)\n",
+        "",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async memory logs an explicit compaction a second time",
+        "aio.py",
+        'dropped: Compaction = await self._change("compact")  # logged by the plumbing (LOG-2), once',
+        'dropped: Compaction = await self._change("compact")\n'
+        '        __import__("sentinel_memory.logs").logs.dropped(self.store, dropped)',
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the native engine never makes a shared change a transaction",
+        "aio.py",
+        "        if self.plumbing.needs_transaction(name):",
+        "        if False:",
+        tests=("tests/test_async.py",),
+    ),
+    Mutant(
+        "a cancel reaches a change that has its turn",
+        "aio.py",
+        "            return await asyncio.shield(inner)",
+        "            return await inner",
+        tests=("tests/test_async.py",),
+    ),
+    Mutant(
+        "the async memory lets a change in from its own save",
+        "aio.py",
+        "if self._engine.effects_task is not None and self._engine.effects_task is asyncio.current_task():",
+        "if False:",
+        tests=("tests/test_async.py",),
+    ),
+    Mutant(
+        "the async memory gives another task's change the turn it holds",
+        "aio.py",
+        "        if self._owner is not None and self._owner is task:",
+        "        if self._owner is not None:",
+        tests=("tests/test_async.py",),
+    ),
+    Mutant(
+        "a compaction that dropped nothing is logged",
+        "logs.py",
+        "if not compaction or not logger.isEnabledFor(logging.INFO):",
+        "if not logger.isEnabledFor(logging.INFO):",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the log swaps the expired and evicted counts",
+        "logs.py",
+        'logger.info("%r: %d expired, %d evicted", where, len(expired), len(evicted))',
+        'logger.info("%r: %d expired, %d evicted", where, len(evicted), len(expired))',
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the debug log lists the expired keys as evicted",
+        "logs.py",
+        '[e.key for e in expired] or "-", [e.key for e in evicted] or "-"',
+        '[e.key for e in expired] or "-", [e.key for e in expired] or "-"',
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async Redis store never notes an outage",
+        "stores/aioredis.py",
+        "self._unreachable = isinstance(mapped, StoreConnectionError) or self._unreachable",
+        "self._unreachable = self._unreachable",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async Redis store says it is reachable again on every call",
+        "stores/aioredis.py",
+        "            self._unreachable = False\n",
+        "",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async Redis store's preserved copy never expires",
+        "stores/aioredis.py",
+        "px=self.idle_ms or None",
+        "px=None",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async Redis store forgets a lease set for a cancelled lock()",
+        "stores/aioredis.py",
+        "        except (StoreConnectionError, asyncio.CancelledError):\n"
+        "            self._unreleased.append((lease, token))  # Redis may have set it and not answered",
+        "        except StoreConnectionError:\n"
+        "            self._unreleased.append((lease, token))  # Redis may have set it and not answered",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async Redis store never releases the leases it could not",
+        "stores/aioredis.py",
+        "            await self._release_unreleased()",
+        "            pass",
+        tests=ASYNC_ENGINE,
+    ),
 ]
 
 
@@ -761,18 +1025,36 @@ def run(mutant: Mutant) -> tuple[bool, str]:
         return result.returncode != 0, catcher(output)
 
 
+def chosen_mutants(names: list[str]) -> list[Mutant]:
+    """Every mutant, or those whose name contains one of ``names`` or whose file starts with one of them."""
+    return [m for m in MUTANTS if not names or any(name in m.name or m.file.startswith(name) for name in names)]
+
+
+def per_module(results: list[tuple[Mutant, bool]]) -> list[tuple[str, int, int]]:
+    """``(file, killed, total)`` for each mutated file, in the order of the list."""
+    counts: dict[str, list[int]] = {}
+    for mutant, caught in results:
+        tally = counts.setdefault(mutant.file, [0, 0])
+        tally[0] += caught
+        tally[1] += 1
+    return [(file, killed, total) for file, (killed, total) in counts.items()]
+
+
 def main(names: list[str]) -> int:
-    """Run every mutant, or those whose name contains one of ``names``."""
-    chosen = [m for m in MUTANTS if not names or any(name in m.name for name in names)]
+    """Run every mutant, or those whose name contains one of ``names`` (or whose file starts with one)."""
+    chosen = chosen_mutants(names)
     survivors = 0
-    print("| mutant | caught | by |")
-    print("|---|---|---|")
+    print("| mutant | module | caught | by |")
+    print("|---|---|---|---|")
     # Two at a time: each run is one single-threaded pytest process.
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(run, chosen))
     for mutant, (caught, by) in zip(chosen, results, strict=True):
         survivors += not caught
-        print(f"| {mutant.name} | {'yes' if caught else 'NO'} | {by if caught else '-'} |", flush=True)
+        print(f"| {mutant.name} | {mutant.file} | {'yes' if caught else 'NO'} | {by if caught else '-'} |", flush=True)
+    print("\n| module | killed / total |\n|---|---|")
+    for file, killed, total in per_module([(m, caught) for m, (caught, _) in zip(chosen, results, strict=True)]):
+        print(f"| {file} | {killed} / {total} |")
     print(f"\n{len(chosen) - survivors} of {len(chosen)} mutants caught")
     return 1 if survivors else 0
 
