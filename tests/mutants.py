@@ -40,6 +40,8 @@ SPEC = ("tests/spec/test_machine.py", "tests/spec/test_properties.py")
 EDGES = ("tests/test_edges.py",)
 #: The async engine's and the async Redis store's example tests (issue 45).
 ASYNC_ENGINE = ("tests/test_async_engine.py",)
+#: The store kit's own checks, run against a broken store each (issue 45).
+KIT = ("tests/test_store_kit_checks.py",)
 
 
 @dataclass(frozen=True)
@@ -953,6 +955,104 @@ MUTANTS = [
         "            await self._release_unreleased()",
         "            pass",
         tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the kit lets a save over damage through",
+        "testing.py",
+        '        _refuses(lambda: store.save({"version": 1, "entries": []}), "store.save() over the damage (MW-7)")\n',
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit lets a store that loads damage as empty through",
+        "testing.py",
+        '        _refuses(lambda: make(store=store, autosave=True), "a memory loading the damaged store")\n',
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit does not time the lock wait",
+        "testing.py",
+        '            assert 0.18 <= waited < 2, f"lock_wait was 0.2 s, but the lock gave up after {waited:.2f} s"\n',
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit never changes a document after saving it",
+        "testing.py",
+        '        entries.append("junk")\n',
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit never changes a document after loading it",
+        "testing.py",
+        '        loaded["entries"].append("junk")\n',
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit saves and reloads no expiresAt",
+        "testing.py",
+        "importance=1, ttl=10_000)",
+        "importance=1)",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit takes an empty memory for a store never saved",
+        "testing.py",
+        "        assert store.load() is None\n",
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit does not reload the generation",
+        "testing.py",
+        "assert mem.generation == 3 and make(store=store).generation == 3",
+        "assert mem.generation == 3",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit does not reload the working memory",
+        "testing.py",
+        '        assert again.working.get() == {"task": "refund", "step": 2} and again.cache.get("scratch") is None',
+        '        assert again.cache.get("scratch") is None',
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit's big number fits a double",
+        "testing.py",
+        '"n": 2**53 + 1,',
+        '"n": 2**53,',
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit does not reload the writes after a lossy load",
+        "testing.py",
+        '        assert dict(loaded.items()) == {"chat:3": 2, "x": 1, "chat:4": {"role": "user", "content": "hi"}}\n',
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit does not look at the store after a conflicting autosave",
+        "testing.py",
+        '        assert not second.has("b") and _fields(make(store=store)) == _fields(first)',
+        '        assert not second.has("b")',
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit does not count what the shared writers left",
+        "testing.py",
+        "        assert final.size() == workers * each and final.generation == workers * each\n",
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "in_processes calls a worker that raised a success",
+        "testing.py",
+        "                work(worker)\n                code = 0",
+        "                code = 0\n                work(worker)",
+        tests=KIT,
     ),
 ]
 
