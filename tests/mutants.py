@@ -42,6 +42,10 @@ EDGES = ("tests/test_edges.py",)
 ASYNC_ENGINE = ("tests/test_async_engine.py",)
 #: The store kit's own checks, run against a broken store each (issue 45).
 KIT = ("tests/test_store_kit_checks.py",)
+#: The census of what the random mode sends (issue 45).
+CENSUS = ("tests/test_random_census.py",)
+#: The LangChain adapter's example tests, then the edges.
+LANGCHAIN = ("tests/test_langchain.py", "tests/test_edges.py")
 
 
 @dataclass(frozen=True)
@@ -885,11 +889,11 @@ MUTANTS = [
         tests=("tests/test_async.py",),
     ),
     Mutant(
-        "the async memory lets a change in from its own save",
+        "the async memory reads with a clock that is no number",
         "aio.py",
-        "if self._engine.effects_task is not None and self._engine.effects_task is asyncio.current_task():",
-        "if False:",
-        tests=("tests/test_async.py",),
+        "        if not is_number(now):",
+        "        if False:",
+        tests=ASYNC_ENGINE,
     ),
     Mutant(
         "the async memory gives another task's change the turn it holds",
@@ -1054,11 +1058,114 @@ MUTANTS = [
         "                code = 0\n                work(worker)",
         tests=KIT,
     ),
+    Mutant(
+        "the random mode's messages rule sends get_context",
+        "tests/spec/test_differential.py",
+        '        self.send("get_messages", wait, **args)',
+        '        self.send("get_context", wait, **args)',
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode never sends get_messages with bad arguments",
+        "tests/spec/test_differential.py",
+        '                ("get_messages", {"token_budget": -1, "query": 5}),\n',
+        "",
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode's second memory is the first",
+        "tests/spec/test_differential.py",
+        'step = {"op": op, "args": args, "now": self.now, "memory": 2}',
+        'step = {"op": op, "args": args, "now": self.now}',
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode never loads a store that holds nothing",
+        "tests/spec/test_differential.py",
+        '            st.just({"missing": True}),\n',
+        "",
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode remembers text only",
+        "tests/spec/test_differential.py",
+        "@rule(key=st.sampled_from(KEYS), value=data, importance=importances, ttl=ttls, wait=waits)",
+        "@rule(key=st.sampled_from(KEYS), value=texts, importance=importances, ttl=ttls, wait=waits)",
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode's clock never goes back",
+        "tests/spec/test_differential.py",
+        "st.sampled_from([-1, -15, 0.5 / MINUTE, 1e-3]),",
+        "st.sampled_from([0.5 / MINUTE, 1e-3]),",
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode's turns always have a string role",
+        "tests/spec/test_differential.py",
+        'role=st.sampled_from(["user", "assistant", "", 5])',
+        'role=st.sampled_from(["user", "assistant", ""])',
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode's get never has a default",
+        "tests/spec/test_differential.py",
+        'default=st.sampled_from([None, None, "<missing>", 0]),',
+        "default=st.sampled_from([None]),",
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the LangChain adapter keeps an AIMessage with invalid tool calls",
+        "integrations/langchain.py",
+        "if message.tool_calls or message.invalid_tool_calls:",
+        "if message.tool_calls:",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain history lists turns in the order they were stored, not by N",
+        "integrations/langchain.py",
+        "        turns.sort(key=lambda turn: turn[0])  # stable: entries of one N stay oldest first\n",
+        "",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain history's clear forgets a chat:N fact",
+        "integrations/langchain.py",
+        "keys = [key for key, data in self._memory.items() if is_turn_key(key) and message_of(data) is not None]",
+        "keys = [key for key, data in self._memory.items() if is_turn_key(key)]",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain history's turns never expire",
+        "integrations/langchain.py",
+        "self._memory.add_turn(role, text, importance=self._importance, ttl=self._ttl)",
+        "self._memory.add_turn(role, text, importance=self._importance)",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain adapter keeps a ChatMessage with an empty role",
+        "integrations/langchain.py",
+        "        if not role:\n            raise ValueError",
+        "        if False:\n            raise ValueError",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain adapter passes a lone surrogate on",
+        "integrations/langchain.py",
+        "        if not is_json_text(value):",
+        "        if False:",
+        tests=LANGCHAIN,
+    ),
 ]
 
 
+def path_of(mutant: Mutant, root: Path) -> Path:
+    """The mutated file under ``root``: a test file (``tests/...``) as it is, else one of the package."""
+    return root / mutant.file if mutant.file.startswith("tests/") else root / PACKAGE / mutant.file
+
+
 def apply(mutant: Mutant, root: Path) -> None:
-    path = root / PACKAGE / mutant.file
+    path = path_of(mutant, root)
     source = path.read_text(encoding="utf-8")
     if source.count(mutant.old) != 1:
         raise ValueError(f"{mutant.name}: the original text must appear exactly once in {mutant.file}")
@@ -1084,32 +1191,47 @@ def catcher(output: str) -> str:
     return f"{where} ({', '.join(failed) or 'no FAILED line'})"
 
 
+#: Seconds a mutant's tests may run: a mutant that makes them hang (a deadlock) is reported, not waited for.
+TIMEOUT = 900
+
+
 def run(mutant: Mutant) -> tuple[bool, str]:
     with tempfile.TemporaryDirectory(prefix="sentinel-mutant-") as tmp:
         shutil.copytree(ROOT / "src", Path(tmp) / "src")
+        where = ROOT
+        if mutant.file.startswith("tests/"):
+            # A mutant of the tests' own machinery (the random mode): its tests run from a copy.
+            for part in ("tests", "spec"):
+                shutil.copytree(ROOT / part, Path(tmp) / part)
+            shutil.copy(ROOT / "pyproject.toml", Path(tmp) / "pyproject.toml")
+            where = Path(tmp)
         apply(mutant, Path(tmp))
         env = dict(os.environ, PYTHONPATH=str(Path(tmp) / "src"), HYPOTHESIS_PROFILE="mutants")
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                *mutant.tests,
-                "-x",
-                "-q",
-                "--tb=short",
-                "-p",
-                "no:cacheprovider",
-                "--hypothesis-seed=1",
-                "-o",
-                "addopts=",
-            ],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        try:
+            result = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    *mutant.tests,
+                    "-x",
+                    "-q",
+                    "--tb=short",
+                    "-p",
+                    "no:cacheprovider",
+                    "--hypothesis-seed=1",
+                    "-o",
+                    "addopts=",
+                ],
+                cwd=where,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            return False, f"its tests hung for {TIMEOUT} s: choose a mutant that fails them"
         output = result.stdout + result.stderr
         if (
             f"{tmp}/src/sentinel_memory"
@@ -1151,7 +1273,7 @@ def main(names: list[str]) -> int:
         results = list(pool.map(run, chosen))
     for mutant, (caught, by) in zip(chosen, results, strict=True):
         survivors += not caught
-        print(f"| {mutant.name} | {mutant.file} | {'yes' if caught else 'NO'} | {by if caught else '-'} |", flush=True)
+        print(f"| {mutant.name} | {mutant.file} | {'yes' if caught else 'NO'} | {by} |", flush=True)
     print("\n| module | killed / total |\n|---|---|")
     for file, killed, total in per_module([(m, caught) for m, (caught, _) in zip(chosen, results, strict=True)]):
         print(f"| {file} | {killed} / {total} |")

@@ -229,3 +229,18 @@ def test_rds_5_a_lease_left_by_a_cancelled_lock_is_released_by_the_next(redis_se
         await store.close()
 
     asyncio.run(main())
+
+
+def test_time_2_an_async_read_with_a_clock_that_is_no_number_names_the_clock():
+    """TIME-2, AIO-1: a read of an async memory whose clock returns no number raises TypeError naming the clock."""
+
+    async def main():
+        now: list[object] = [T0]
+        mem = await sm.create_async_memory(store=CoroutineStore(), clock=lambda: now[0])
+        await mem.remember("a", 1)
+        now[0] = "soon"
+        for read in (lambda: mem.get("a"), lambda: mem.get_context(token_budget=10), lambda: mem.recall("a")):
+            with pytest.raises(TypeError, match="clock must return a finite number of milliseconds, got 'soon'"):
+                read()
+
+    asyncio.run(main())
