@@ -1156,6 +1156,36 @@ MUTANTS = [
         "        if False:",
         tests=LANGCHAIN,
     ),
+    Mutant(
+        "an empty table's last seq is 1 (found by mutmut)",
+        "core/table.py",
+        "return -1 if last is None else last[0]",
+        "return 1 if last is None else last[0]",
+        tests=EDGES,
+    ),
+    Mutant(
+        "two entries with one seq raise TypeError (found by mutmut)",
+        "core/table.py",
+        'raise ValueError("a table holds one entry per seq") from None',
+        'raise TypeError("a table holds one entry per seq") from None',
+        tests=EDGES,
+    ),
+    Mutant(
+        "a table holds no key (found by mutmut; its inverse hangs add_turn)",
+        "core/table.py",
+        "        return key in self._by_key",
+        "        return False",
+        tests=EDGES,
+    ),
+    Mutant(
+        "a table's keys view iterates another table (found by mutmut)",
+        "core/table.py",
+        "class _Keys(KeysView[str]):\n    def __init__(self, table: Table) -> None:\n"
+        "        super().__init__(table)\n        self._table = table",
+        "class _Keys(KeysView[str]):\n    def __init__(self, table: Table) -> None:\n"
+        "        super().__init__(table)\n        self._table = Table()",
+        tests=EDGES,
+    ),
 ]
 
 

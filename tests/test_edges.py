@@ -220,6 +220,28 @@ def test_ent_14_a_table_refuses_two_entries_with_one_key():
     ]
 
 
+def test_ent_14_ent_17_a_table_refuses_two_entries_with_one_seq_and_knows_its_last():
+    """ENT-14, ENT-17: two entries with one seq raise ValueError; the last seq is -1 for no entries, so a state starts at 0."""
+    with pytest.raises(ValueError, match=r"^a table holds one entry per seq$"):
+        Table([entry("a", 1), entry("b", 1)])
+    assert Table().last_seq() == -1 and Table([entry("b", 9), entry("a", 4)]).last_seq() == 9
+    assert sm.MemoryState().next_seq == 0 and sm.MemoryState(entries=[entry("a", 4)]).next_seq == 5
+    with pytest.raises(ValueError, match="the largest stored seq is 4"):
+        sm.MemoryState(entries=[entry("a", 4)], next_seq=4)
+
+
+def test_ent_14_a_tables_views_are_in_seq_order():
+    """ENT-14: membership, keys, values, items and repr of a table, in seq order, after a change too."""
+    table = Table({"b": entry("b", 9), "a": entry("a", 4)})
+    assert "a" in table and "c" not in table and len(table) == 2
+    assert list(table) == list(table.keys()) == ["a", "b"]
+    assert list(table.values()) == [entry("a", 4), entry("b", 9)]
+    assert list(table.items()) == [("a", entry("a", 4)), ("b", entry("b", 9))]
+    changed = table.changed(removed=[entry("a", 4)], added=[entry("c", 10)])
+    assert list(changed.keys()) == ["b", "c"] and "a" not in changed and "a" in table
+    assert repr(Table()) == "Table({})"
+
+
 # -- the command line's exit statuses (CLI-3) ----------------------------------------------------------
 
 
