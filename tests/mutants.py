@@ -1299,11 +1299,13 @@ def main(names: list[str]) -> int:
     print("| mutant | module | caught | by |")
     print("|---|---|---|---|")
     # Two at a time: each run is one single-threaded pytest process.
+    results = []
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(run, chosen))
-    for mutant, (caught, by) in zip(chosen, results, strict=True):
-        survivors += not caught
-        print(f"| {mutant.name} | {mutant.file} | {'yes' if caught else 'NO'} | {by} |", flush=True)
+        # Each row as soon as it and the rows before it are in: a long run shows its progress.
+        for mutant, (caught, by) in zip(chosen, pool.map(run, chosen), strict=True):
+            results.append((caught, by))
+            survivors += not caught
+            print(f"| {mutant.name} | {mutant.file} | {'yes' if caught else 'NO'} | {by} |", flush=True)
     print("\n| module | killed / total |\n|---|---|")
     for file, killed, total in per_module([(m, caught) for m, (caught, _) in zip(chosen, results, strict=True)]):
         print(f"| {file} | {killed} / {total} |")
