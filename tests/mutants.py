@@ -1,7 +1,9 @@
 """Mutation check: deliberate one-line bugs that the tests must catch.
 
-Run it with ``make mutants`` (or ``python tests/mutants.py [NAME-PART ...]`` for
-the mutants whose names contain one of the parts). For each mutant
+Run it with ``make mutants`` (or ``python tests/mutants.py [PART ...]`` for
+the mutants whose names contain one of the parts, or whose file starts
+with one: ``python tests/mutants.py shell.py stores/``). It ends with
+killed / total for each module. For each mutant
 it copies ``src/`` to a temporary folder, applies the one-line change, runs
 the mutant's test files against that copy with a fixed seed, and reports
 which rule, invariant, property or test caught the bug. It exits non-zero if
@@ -34,6 +36,16 @@ PACKAGE = Path("src/sentinel_memory")
 
 #: The test files a mutant runs unless it names its own: the spec's state machines and properties.
 SPEC = ("tests/spec/test_machine.py", "tests/spec/test_properties.py")
+#: The example tests of the exact edges and small contracts (issue 45).
+EDGES = ("tests/test_edges.py",)
+#: The async engine's and the async Redis store's example tests (issue 45).
+ASYNC_ENGINE = ("tests/test_async_engine.py",)
+#: The store kit's own checks, run against a broken store each (issue 45).
+KIT = ("tests/test_store_kit_checks.py",)
+#: The census of what the random mode sends (issue 45).
+CENSUS = ("tests/test_random_census.py",)
+#: The LangChain adapter's example tests, then the edges.
+LANGCHAIN = ("tests/test_langchain.py", "tests/test_edges.py")
 
 
 @dataclass(frozen=True)
@@ -725,11 +737,500 @@ MUTANTS = [
         '    return "all"',
         tests=("tests/test_langgraph.py",),
     ),
+    # -- issue 45: the code added since the last round ------------------------------------------
+    Mutant(
+        "the counted fill's repair refuses a text that counts exactly the budget",
+        "core/prompt.py",
+        '        if tokens <= token_budget:\n            return text, tuple(chosen), tokens\n    return "", (), empty\n\n\ndef _greedy',
+        '        if tokens < token_budget:\n            return text, tuple(chosen), tokens\n    return "", (), empty\n\n\ndef _greedy',
+        tests=EDGES,
+    ),
+    Mutant(
+        "get_messages rounds the facts' share up",
+        "core/__init__.py",
+        "reserve = math.floor(token_budget * share)",
+        "reserve = math.ceil(token_budget * share)",
+        tests=EDGES,
+    ),
+    Mutant(
+        "get_messages needs more than MESSAGE_TOKENS left for the facts",
+        "core/__init__.py",
+        'if left >= 0 and count_tokens(counting, "") <= left:',
+        'if left > 0 and count_tokens(counting, "") <= left:',
+        tests=EDGES,
+    ),
+    Mutant(
+        "a turn key of exactly the digit limit is no turn",
+        "core/turns.py",
+        "len(tail) <= MAX_TURN_DIGITS",
+        "len(tail) < MAX_TURN_DIGITS",
+        tests=EDGES,
+    ),
+    Mutant(
+        "two turns of one number are ordered by seq alone",
+        "core/__init__.py",
+        "key=lambda e: (turn_number(e.key), e.updated_at, e.seq),",
+        "key=lambda e: (turn_number(e.key), e.seq),",
+        tests=EDGES,
+    ),
+    Mutant(
+        "the line-count cache keeps its older half",
+        "core/tokens.py",
+        "kept = dict(itertools.islice(kept.items(), len(kept) // 2, None))",
+        "kept = dict(itertools.islice(kept.items(), 0, len(kept) // 2))",
+        tests=EDGES,
+    ),
+    Mutant(
+        "the line-count cache keeps its old character total after halving",
+        "core/tokens.py",
+        "                self._chars = sum(map(len, kept))\n",
+        "",
+        tests=EDGES,
+    ),
+    Mutant(
+        "the line-count cache counts a repeated line once per time it appears",
+        "core/tokens.py",
+        "missing = list(dict.fromkeys(line for line, count in zip(lines, counts, strict=True) if count is None))",
+        "missing = [line for line, count in zip(lines, counts, strict=True) if count is None]",
+        tests=EDGES,
+    ),
+    Mutant(
+        "a legacy tool turn is a fact",
+        "core/turns.py",
+        'LEGACY_ROLES = frozenset({"user", "assistant", "system", "tool"})',
+        'LEGACY_ROLES = frozenset({"user", "assistant", "system"})',
+        tests=EDGES,
+    ),
+    Mutant(
+        "a bare role string is a turn",
+        "core/turns.py",
+        "if found and role in LEGACY_ROLES:",
+        "if role in LEGACY_ROLES:",
+        tests=EDGES,
+    ),
+    Mutant(
+        "a LangChain block that is not text gives its text field",
+        "integrations/langchain.py",
+        'elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):',
+        'elif isinstance(block, dict) and isinstance(block.get("text"), str):',
+        tests=EDGES,
+    ),
+    Mutant(
+        "a huge integer is shown by repr until 100,000 bits",
+        "core/shown.py",
+        "if x.bit_length() > 1000:",
+        "if x.bit_length() > 100_000:",
+        tests=EDGES,
+    ),
+    Mutant(
+        "an integer of 1,000 bits is shown by its size",
+        "core/shown.py",
+        "if x.bit_length() > 1000:",
+        "if x.bit_length() >= 1000:",
+        tests=EDGES,
+    ),
+    Mutant(
+        "an argument that cannot be shown raises from the message",
+        "core/shown.py",
+        '        return f"<{type(value).__name__} object>"',
+        "        raise",
+        tests=EDGES,
+    ),
+    Mutant(
+        "the entry table takes two entries with one key",
+        "core/table.py",
+        '        if len(self._by_key) != len(self._by_seq):\n            raise ValueError("a table holds one entry per key")\n\n    @classmethod',
+        "\n    @classmethod",
+        tests=EDGES,
+    ),
+    Mutant(
+        "a changed entry table takes an added entry under a stored key",
+        "core/table.py",
+        "if len(by_key) != len(by_seq):",
+        "if False:",
+        tests=EDGES,
+    ),
+    Mutant(
+        "the command line exits 1 on a conflicting save",
+        "cli.py",
+        '        print(f"sentinel-memory: {error}; nothing changed, run the command again", file=sys.stderr)\n        return LOCKED',
+        '        print(f"sentinel-memory: {error}; nothing changed, run the command again", file=sys.stderr)\n        return 1',
+        tests=EDGES,
+    ),
+    Mutant(
+        "the command line waits for ever with --wait inf",
+        "cli.py",
+        'if not 0 <= value < float("inf"):',
+        'if not 0 <= value <= float("inf"):',
+        tests=EDGES,
+    ),
+    Mutant(
+        "an async compaction that dropped nothing is saved",
+        "shell.py",
+        "return Outcome(state, dropped, persist=bool(dropped), keys=_dropped_keys(dropped), logged=dropped)",
+        "return Outcome(state, dropped, persist=True, keys=_dropped_keys(dropped), logged=dropped)",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "an async forget of a missing key is saved",
+        "shell.py",
+        "return Outcome(state if removed else None, removed, keys=(key,))",
+        "return Outcome(state, removed, keys=(key,))",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "an async cache.put is saved",
+        "shell.py",
+        "return Outcome(core.cache_put(start, key, value, now=now(), **options), persist=False)",
+        "return Outcome(core.cache_put(start, key, value, now=now(), **options), persist=True)",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "on_evict runs after the autosave",
+        "shell.py",
+        "            if dropped and self.on_evict is not None:\n                self.on_evict(dropped)\n"
+        "            if persist and self.autosave:\n                yield from self.save(before, state, keys)\n",
+        "            if persist and self.autosave:\n                yield from self.save(before, state, keys)\n"
+        "            if dropped and self.on_evict is not None:\n                self.on_evict(dropped)\n",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "an explicit compaction is not logged",
+        "shell.py",
+        "        logs.dropped(self.store, outcome.logged)\n",
+        "",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async memory logs an explicit compaction a second time",
+        "aio.py",
+        'dropped: Compaction = await self._change("compact")  # logged by the plumbing (LOG-2), once',
+        'dropped: Compaction = await self._change("compact")\n'
+        '        __import__("sentinel_memory.logs").logs.dropped(self.store, dropped)',
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the native engine never makes a shared change a transaction",
+        "aio.py",
+        "        if self.plumbing.needs_transaction(name):",
+        "        if False:",
+        tests=("tests/test_async.py",),
+    ),
+    Mutant(
+        "a cancel reaches a change that has its turn",
+        "aio.py",
+        "            return await asyncio.shield(inner)",
+        "            return await inner",
+        tests=("tests/test_async.py",),
+    ),
+    Mutant(
+        "the async memory reads with a clock that is no number",
+        "shell.py",
+        "    if not is_number(now):",
+        "    if False:",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async memory gives another task's change the turn it holds",
+        "aio.py",
+        "        if self._owner is not None and self._owner is task:",
+        "        if self._owner is not None:",
+        tests=("tests/test_async.py",),
+    ),
+    Mutant(
+        "a compaction that dropped nothing is logged",
+        "logs.py",
+        "if not compaction or not logger.isEnabledFor(logging.INFO):",
+        "if not logger.isEnabledFor(logging.INFO):",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the log swaps the expired and evicted counts",
+        "logs.py",
+        'logger.info("%r: %d expired, %d evicted", where, len(expired), len(evicted))',
+        'logger.info("%r: %d expired, %d evicted", where, len(evicted), len(expired))',
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the debug log lists the expired keys as evicted",
+        "logs.py",
+        '[e.key for e in expired] or "-", [e.key for e in evicted] or "-"',
+        '[e.key for e in expired] or "-", [e.key for e in expired] or "-"',
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async Redis store never notes an outage",
+        "stores/aioredis.py",
+        "self._unreachable = isinstance(mapped, StoreConnectionError) or self._unreachable",
+        "self._unreachable = self._unreachable",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async Redis store says it is reachable again on every call",
+        "stores/aioredis.py",
+        "            self._unreachable = False\n",
+        "",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async Redis store's preserved copy never expires",
+        "stores/aioredis.py",
+        "px=self.idle_ms or None",
+        "px=None",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async Redis store forgets a lease set for a cancelled lock()",
+        "stores/aioredis.py",
+        "        except (StoreConnectionError, asyncio.CancelledError):\n"
+        "            self._unreleased.append((lease, token))  # Redis may have set it and not answered",
+        "        except StoreConnectionError:\n"
+        "            self._unreleased.append((lease, token))  # Redis may have set it and not answered",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the async Redis store never releases the leases it could not",
+        "stores/aioredis.py",
+        "            await self._release_unreleased()",
+        "            pass",
+        tests=ASYNC_ENGINE,
+    ),
+    Mutant(
+        "the kit lets a save over damage through",
+        "testing.py",
+        '        _refuses(lambda: store.save({"version": 1, "entries": []}), "store.save() over the damage (MW-7)")\n',
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit lets a store that loads damage as empty through",
+        "testing.py",
+        '        _refuses(lambda: make(store=store, autosave=True), "a memory loading the damaged store")\n',
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit does not time the lock wait",
+        "testing.py",
+        '            assert 0.18 <= waited < 2, f"lock_wait was 0.2 s, but the lock gave up after {waited:.2f} s"\n',
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit never changes a document after saving it",
+        "testing.py",
+        '        entries.append("junk")\n',
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit never changes a document after loading it",
+        "testing.py",
+        '        loaded["entries"].append("junk")\n',
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit saves and reloads no expiresAt",
+        "testing.py",
+        "importance=1, ttl=10_000)",
+        "importance=1)",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit takes an empty memory for a store never saved",
+        "testing.py",
+        "        assert store.load() is None\n",
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit does not reload the generation",
+        "testing.py",
+        "assert mem.generation == 3 and make(store=store).generation == 3",
+        "assert mem.generation == 3",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit does not reload the working memory",
+        "testing.py",
+        '        assert again.working.get() == {"task": "refund", "step": 2} and again.cache.get("scratch") is None',
+        '        assert again.cache.get("scratch") is None',
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit's big number fits a double",
+        "testing.py",
+        '"n": 2**53 + 1,',
+        '"n": 2**53,',
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit does not reload the writes after a lossy load",
+        "testing.py",
+        '        assert dict(loaded.items()) == {"chat:3": 2, "x": 1, "chat:4": {"role": "user", "content": "hi"}}\n',
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit does not look at the store after a conflicting autosave",
+        "testing.py",
+        '        assert not second.has("b") and _fields(make(store=store)) == _fields(first)',
+        '        assert not second.has("b")',
+        tests=KIT,
+    ),
+    Mutant(
+        "the kit does not count what the shared writers left",
+        "testing.py",
+        "        assert final.size() == workers * each and final.generation == workers * each\n",
+        "",
+        tests=KIT,
+    ),
+    Mutant(
+        "in_processes calls a worker that raised a success",
+        "testing.py",
+        "                work(worker)\n                code = 0",
+        "                code = 0\n                work(worker)",
+        tests=KIT,
+    ),
+    Mutant(
+        "the random mode's messages rule sends get_context",
+        "tests/spec/test_differential.py",
+        '        self.send("get_messages", wait, **args)',
+        '        self.send("get_context", wait, **args)',
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode never sends get_messages with bad arguments",
+        "tests/spec/test_differential.py",
+        '                ("get_messages", {"token_budget": -1, "query": 5}),\n',
+        "",
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode's second memory is the first",
+        "tests/spec/test_differential.py",
+        'step = {"op": op, "args": args, "now": self.now, "memory": 2}',
+        'step = {"op": op, "args": args, "now": self.now}',
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode never loads a store that holds nothing",
+        "tests/spec/test_differential.py",
+        '            st.just({"missing": True}),\n',
+        "",
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode remembers text only",
+        "tests/spec/test_differential.py",
+        "@rule(key=st.sampled_from(KEYS), value=data, importance=importances, ttl=ttls, wait=waits)",
+        "@rule(key=st.sampled_from(KEYS), value=texts, importance=importances, ttl=ttls, wait=waits)",
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode's clock never goes back",
+        "tests/spec/test_differential.py",
+        "st.sampled_from([-1, -15, 0.5 / MINUTE, 1e-3]),",
+        "st.sampled_from([0.5 / MINUTE, 1e-3]),",
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode's turns always have a string role",
+        "tests/spec/test_differential.py",
+        'role=st.sampled_from(["user", "assistant", "", 5])',
+        'role=st.sampled_from(["user", "assistant", ""])',
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the random mode's get never has a default",
+        "tests/spec/test_differential.py",
+        'default=st.sampled_from([None, None, "<missing>", 0]),',
+        "default=st.sampled_from([None]),",
+        tests=CENSUS,
+    ),
+    Mutant(
+        "the LangChain adapter keeps an AIMessage with invalid tool calls",
+        "integrations/langchain.py",
+        "if message.tool_calls or message.invalid_tool_calls:",
+        "if message.tool_calls:",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain history lists turns in the order they were stored, not by N",
+        "integrations/langchain.py",
+        "        turns.sort(key=lambda turn: turn[0])  # stable: entries of one N stay oldest first\n",
+        "",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain history's clear forgets a chat:N fact",
+        "integrations/langchain.py",
+        "keys = [key for key, data in self._memory.items() if is_turn_key(key) and message_of(data) is not None]",
+        "keys = [key for key, data in self._memory.items() if is_turn_key(key)]",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain history's turns never expire",
+        "integrations/langchain.py",
+        "self._memory.add_turn(role, text, importance=self._importance, ttl=self._ttl)",
+        "self._memory.add_turn(role, text, importance=self._importance)",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain adapter keeps a ChatMessage with an empty role",
+        "integrations/langchain.py",
+        "        if not role:\n            raise ValueError",
+        "        if False:\n            raise ValueError",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain adapter passes a lone surrogate on",
+        "integrations/langchain.py",
+        "        if not is_json_text(value):",
+        "        if False:",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "an empty table's last seq is 1 (found by mutmut)",
+        "core/table.py",
+        "return -1 if last is None else last[0]",
+        "return 1 if last is None else last[0]",
+        tests=EDGES,
+    ),
+    Mutant(
+        "two entries with one seq raise TypeError (found by mutmut)",
+        "core/table.py",
+        'raise ValueError("a table holds one entry per seq") from None',
+        'raise TypeError("a table holds one entry per seq") from None',
+        tests=EDGES,
+    ),
+    Mutant(
+        "a table holds no key (found by mutmut; its inverse hangs add_turn)",
+        "core/table.py",
+        "        return key in self._by_key",
+        "        return False",
+        tests=EDGES,
+    ),
+    Mutant(
+        "a table's keys view iterates another table (found by mutmut)",
+        "core/table.py",
+        "class _Keys(KeysView[str]):\n    def __init__(self, table: Table) -> None:\n"
+        "        super().__init__(table)\n        self._table = table",
+        "class _Keys(KeysView[str]):\n    def __init__(self, table: Table) -> None:\n"
+        "        super().__init__(table)\n        self._table = Table()",
+        tests=EDGES,
+    ),
 ]
 
 
+def path_of(mutant: Mutant, root: Path) -> Path:
+    """The mutated file under ``root``: a test file (``tests/...``) as it is, else one of the package."""
+    return root / mutant.file if mutant.file.startswith("tests/") else root / PACKAGE / mutant.file
+
+
 def apply(mutant: Mutant, root: Path) -> None:
-    path = root / PACKAGE / mutant.file
+    path = path_of(mutant, root)
     source = path.read_text(encoding="utf-8")
     if source.count(mutant.old) != 1:
         raise ValueError(f"{mutant.name}: the original text must appear exactly once in {mutant.file}")
@@ -755,32 +1256,47 @@ def catcher(output: str) -> str:
     return f"{where} ({', '.join(failed) or 'no FAILED line'})"
 
 
+#: Seconds a mutant's tests may run: a mutant that makes them hang (a deadlock) is reported, not waited for.
+TIMEOUT = 900
+
+
 def run(mutant: Mutant) -> tuple[bool, str]:
     with tempfile.TemporaryDirectory(prefix="sentinel-mutant-") as tmp:
         shutil.copytree(ROOT / "src", Path(tmp) / "src")
+        where = ROOT
+        if mutant.file.startswith("tests/"):
+            # A mutant of the tests' own machinery (the random mode): its tests run from a copy.
+            for part in ("tests", "spec"):
+                shutil.copytree(ROOT / part, Path(tmp) / part)
+            shutil.copy(ROOT / "pyproject.toml", Path(tmp) / "pyproject.toml")
+            where = Path(tmp)
         apply(mutant, Path(tmp))
         env = dict(os.environ, PYTHONPATH=str(Path(tmp) / "src"), HYPOTHESIS_PROFILE="mutants")
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                *mutant.tests,
-                "-x",
-                "-q",
-                "--tb=short",
-                "-p",
-                "no:cacheprovider",
-                "--hypothesis-seed=1",
-                "-o",
-                "addopts=",
-            ],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        try:
+            result = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    *mutant.tests,
+                    "-x",
+                    "-q",
+                    "--tb=short",
+                    "-p",
+                    "no:cacheprovider",
+                    "--hypothesis-seed=1",
+                    "-o",
+                    "addopts=",
+                ],
+                cwd=where,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            return False, f"its tests hung for {TIMEOUT} s: choose a mutant that fails them"
         output = result.stdout + result.stderr
         if (
             f"{tmp}/src/sentinel_memory"
@@ -796,18 +1312,38 @@ def run(mutant: Mutant) -> tuple[bool, str]:
         return result.returncode != 0, catcher(output)
 
 
+def chosen_mutants(names: list[str]) -> list[Mutant]:
+    """Every mutant, or those whose name contains one of ``names`` or whose file starts with one of them."""
+    return [m for m in MUTANTS if not names or any(name in m.name or m.file.startswith(name) for name in names)]
+
+
+def per_module(results: list[tuple[Mutant, bool]]) -> list[tuple[str, int, int]]:
+    """``(file, killed, total)`` for each mutated file, in the order of the list."""
+    counts: dict[str, list[int]] = {}
+    for mutant, caught in results:
+        tally = counts.setdefault(mutant.file, [0, 0])
+        tally[0] += caught
+        tally[1] += 1
+    return [(file, killed, total) for file, (killed, total) in counts.items()]
+
+
 def main(names: list[str]) -> int:
-    """Run every mutant, or those whose name contains one of ``names``."""
-    chosen = [m for m in MUTANTS if not names or any(name in m.name for name in names)]
+    """Run every mutant, or those whose name contains one of ``names`` (or whose file starts with one)."""
+    chosen = chosen_mutants(names)
     survivors = 0
-    print("| mutant | caught | by |")
-    print("|---|---|---|")
+    print("| mutant | module | caught | by |")
+    print("|---|---|---|---|")
     # Two at a time: each run is one single-threaded pytest process.
+    results = []
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(run, chosen))
-    for mutant, (caught, by) in zip(chosen, results, strict=True):
-        survivors += not caught
-        print(f"| {mutant.name} | {'yes' if caught else 'NO'} | {by if caught else '-'} |", flush=True)
+        # Each row as soon as it and the rows before it are in: a long run shows its progress.
+        for mutant, (caught, by) in zip(chosen, pool.map(run, chosen), strict=True):
+            results.append((caught, by))
+            survivors += not caught
+            print(f"| {mutant.name} | {mutant.file} | {'yes' if caught else 'NO'} | {by} |", flush=True)
+    print("\n| module | killed / total |\n|---|---|")
+    for file, killed, total in per_module([(m, caught) for m, (caught, _) in zip(chosen, results, strict=True)]):
+        print(f"| {file} | {killed} / {total} |")
     print(f"\n{len(chosen) - survivors} of {len(chosen)} mutants caught")
     return 1 if survivors else 0
 

@@ -13,9 +13,11 @@ import pytest
 def test_mutant_applies_to_current_source(mutant, tmp_path):
     """Each deliberate bug's original line appears exactly once, so `make mutants` tests what it says."""
     shutil.copytree(mutants.ROOT / "src", tmp_path / "src")
+    if mutant.file.startswith("tests/"):
+        shutil.copytree(mutants.ROOT / "tests", tmp_path / "tests")
     mutants.apply(mutant, tmp_path)
-    changed = (tmp_path / mutants.PACKAGE / mutant.file).read_text(encoding="utf-8")
-    assert mutant.new in changed and changed != (mutants.ROOT / mutants.PACKAGE / mutant.file).read_text()
+    changed = mutants.path_of(mutant, tmp_path).read_text(encoding="utf-8")
+    assert mutant.new in changed and changed != mutants.path_of(mutant, mutants.ROOT).read_text(encoding="utf-8")
 
 
 def test_there_are_at_least_eight_mutants():
@@ -62,3 +64,34 @@ def test_the_caught_by_column_names_the_frame_and_the_test():
         "FAILED tests/test_runner_verdicts.py::test_x - KeyError\n"
     )
     assert mutants.catcher(helper) == "test_runner_verdicts.verdicts (test_runner_verdicts::test_x)"
+
+
+def test_the_code_added_since_the_last_round_has_mutants_of_its_own():
+    """Issue 45: logging, the plumbing, the async engine and Redis store, LangChain, line counts, the fills, turns, the random mode and the kit are measured."""
+    modules = {
+        "logs.py",
+        "shell.py",
+        "aio.py",
+        "stores/aioredis.py",
+        "integrations/langchain.py",
+        "core/tokens.py",
+        "core/prompt.py",
+        "core/turns.py",
+        "tests/spec/test_differential.py",
+        "testing.py",
+    }
+    counts = {module: sum(m.file == module for m in mutants.MUTANTS) for module in modules}
+    assert min(counts.values()) >= 3, counts
+
+
+def test_the_report_gives_killed_over_total_per_module_and_selects_by_file():
+    """`make mutants` ends with killed / total for each module, in the list's order; a part selects by name or file prefix."""
+    first = mutants.MUTANTS[0]
+    a = mutants.Mutant("a", "core/x.py", "", "")
+    b = mutants.Mutant("b", "logs.py", "", "")
+    c = mutants.Mutant("c", "core/x.py", "", "")
+    assert mutants.per_module([(a, True), (b, False), (c, False)]) == [("core/x.py", 1, 2), ("logs.py", 0, 1)]
+    assert {m.file for m in mutants.chosen_mutants(["stores/"])} >= {"stores/aioredis.py", "stores/filestore.py"}
+    assert all(m.file.startswith("stores/") for m in mutants.chosen_mutants(["stores/"]))
+    assert mutants.chosen_mutants([]) == mutants.MUTANTS
+    assert [m.name for m in mutants.chosen_mutants([first.name])][:1] == [first.name]

@@ -37,7 +37,7 @@ import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from . import core, logs
+from . import core
 from .core.errors import ReentrantCallError
 from .core.jsondata import is_json_text
 from .core.options import Duration, _caller_level
@@ -532,9 +532,7 @@ class AsyncMemory(Mapping[str, Any]):
             OSError: The autosave of a compaction that dropped something failed; the memory is unchanged.
             ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
         """
-        dropped: Compaction = await self._change("compact")
-        if not self.threaded:  # the threaded sync memory logs it itself
-            logs.dropped(self.store, dropped)
+        dropped: Compaction = await self._change("compact")  # logged by the plumbing (LOG-2), once
         return dropped
 
     def get(self, key: str, default: Any = None) -> Any:

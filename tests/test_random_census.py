@@ -1,0 +1,172 @@
+"""A census of the random mode: which ops, argument kinds and situations the differential machine sends (issue 45).
+
+The machine of ``tests/spec/test_differential.py`` only finds what it
+sends. This runs it without a backend, over a fixed, derandomized budget of
+cases, and counts every step by op, by argument and the kind of its value,
+and by situation (a second memory, a clock that went back, a now that is no
+number). A generator that stops producing one of them fails here, instead
+of the random mode silently testing less.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import run_state_machine_as_test
+from spec.test_differential import Differential
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def protocol_ops() -> set[str]:
+    """Every op section 6 of spec/PROTOCOL.md defines, from its ``### op, op`` headings."""
+    text = (ROOT / "spec" / "PROTOCOL.md").read_text(encoding="utf-8")
+    section = text.split("## 6. Ops", 1)[1].split("\n## 7.", 1)[0]
+    return {op.strip() for heading in re.findall(r"^### (.+)$", section, re.M) for op in heading.split(",")}
+
+
+def kind(value: Any) -> str:
+    """The kind of an argument's value on the wire (section 4)."""
+    if isinstance(value, dict) and set(value) == {"$number"}:
+        return "number-marker"
+    if value is None:
+        return "null"
+    return {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}[type(value)]
+
+
+class Census(Differential):
+    """The machine with no backend: each case's steps are counted, not sent."""
+
+    process: ClassVar[Any] = object()  # never started: teardown sends nothing
+    seen: ClassVar[Counter[tuple[str, ...]]] = Counter()
+
+    def teardown(self) -> None:
+        seen = type(self).seen
+        seen["configs", len(self.config)] += 1
+        for name, value in self.config.items():
+            seen["config", name, kind(value)] += 1
+        previous = None
+        for step in self.steps:
+            op, args, now = step["op"], step["args"], step["now"]
+            seen["op", op] += 1
+            for name, value in args.items():
+                seen["arg", op, name, kind(value)] += 1
+            if not args:
+                seen["arg", op, "-", "none"] += 1
+            if step.get("memory") == 2:
+                seen["memory 2", op] += 1
+            if isinstance(now, dict):
+                seen["now", "number-marker"] += 1
+            elif previous is not None and now < previous:
+                seen["now", "went back"] += 1
+            elif previous is not None and now == previous:
+                seen["now", "unchanged"] += 1
+            elif previous is not None and now != int(now):
+                seen["now", "fraction"] += 1
+            previous = now if not isinstance(now, dict) else previous
+            seen["answer", "error" if "error" in step["expect"] else "ok", op] += 1
+
+
+@pytest.fixture(scope="module")
+def census() -> Counter[tuple[str, ...]]:
+    Census.seen = Counter()
+    run_state_machine_as_test(
+        Census,
+        settings=settings(
+            max_examples=400,
+            stateful_step_count=15,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        ),
+    )
+    return Census.seen
+
+
+#: The ops the machine must also send so that they fail: with bad arguments, or at a now that is no number.
+FAILING = {
+    "remember",
+    "add_turn",
+    "get",
+    "has",
+    "get_context",
+    "get_messages",
+    "cache_put",
+    "working_set",
+    "load",
+    "save",
+}
+
+
+def test_census_every_op_of_the_protocol_is_sent_and_answered_both_ways(census):
+    """TIME-2, NUM-5, MSG-2: every op of spec/PROTOCOL.md section 6 is sent and answered, and the ops that can fail are sent so that they do."""
+    ops = protocol_ops()
+    assert len(ops) == 24 and "get_messages" in ops
+    assert {key[1] for key in census if key[0] == "op"} == ops
+    assert {key[2] for key in census if key[:2] == ("answer", "ok")} == ops
+    failing = {key[2] for key in census if key[:2] == ("answer", "error")}
+    assert sorted(FAILING - failing) == []
+
+
+#: The argument kinds each op must be sent with: (op, argument, kind).
+ARGUMENTS = {
+    *(("remember", "data", k) for k in ("str", "int", "float", "list", "dict", "number-marker")),
+    *(("remember", "importance", k) for k in ("int", "float", "str", "bool")),
+    ("remember", "ttl", "int"),
+    ("remember", "key", "str"),
+    ("remember", "key", "int"),
+    ("remember", "no_such_argument", "bool"),
+    ("add_turn", "role", "str"),
+    ("add_turn", "role", "int"),
+    ("add_turn", "text", "int"),
+    ("add_turn", "importance", "float"),
+    *(("get_context", name, "str") for name in ("query", "tokenizer", "separator", "format", "only")),
+    ("get_context", "token_budget", "int"),
+    ("get_context", "must_keep", "float"),
+    ("get_context", "query", "int"),
+    *(("get_messages", "facts_share", k) for k in ("int", "float", "null")),
+    ("get_messages", "token_budget", "int"),
+    ("get_messages", "query", "str"),
+    ("get_messages", "query", "int"),
+    ("get_messages", "must_keep", "float"),
+    ("get_messages", "no_such_argument", "bool"),
+    ("recall", "query", "str"),
+    ("recall", "limit", "int"),
+    ("get", "default", "str"),
+    ("get", "key", "str"),
+    ("has", "key", "int"),
+    ("get_recent", "n", "null"),
+    *(("working_set", "patch", k) for k in ("dict", "null", "list", "str")),
+    ("cache_put", "key", "int"),
+    ("cache_put", "value", "dict"),
+    ("cache_put", "ttl", "int"),
+    ("cache_get", "default", "str"),
+    ("load", "document", "dict"),
+    ("load", "text", "str"),
+    ("load", "missing", "bool"),
+    ("stored", "document", "dict"),
+    ("stored", "text", "str"),
+}
+
+
+def test_census_every_argument_kind_is_sent(census):
+    """NUM-5, ENT-2, CTX-9: each op is sent with each kind of argument value it must be tested with, valid and not."""
+    sent = {key[1:] for key in census if key[0] == "arg"}
+    assert sorted(ARGUMENTS - sent) == []
+    # An optional argument given as null (section 3), counted over each op, since any one of them is rare.
+    assert {"remember", "get_messages", "get_recent"} <= {op for op, _, value in sent if value == "null"}
+
+
+def test_census_situations_second_memories_clocks_and_configs(census):
+    """MW-3, TIME-2, CTX-13: a second memory on the store, a clock that went back, stood still, moved by a fraction or is no number; every config option."""
+    assert {key[1] for key in census if key[0] == "memory 2"} == {"remember", "save", "load", "get_recent", "add_turn"}
+    assert {key[1] for key in census if key[0] == "now"} == {"number-marker", "went back", "unchanged", "fraction"}
+    options = {key[1] for key in census if key[0] == "config" and len(key) == 3}
+    assert options == {"limit", "recency_window", "working_ttl", "cache_ttl", "tokenizer", "autosave", "shared"}
+    assert {key[2] for key in census if key[:2] == ("config", "limit")} == {"int", "float", "str"}

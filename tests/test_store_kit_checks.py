@@ -1,0 +1,436 @@
+"""The store kit's own checks, tested: one deliberately broken store per check, and each check fails on it.
+
+A store that passes every check of ``sentinel_memory.testing.StoreSuite``
+(``GoodStore`` below, with every optional method) is the baseline: each
+broken store is it with one thing wrong, and the kit must fail the check
+that is about that thing. So deleting or weakening a check of the kit fails
+a test here (issue 45), and so does ``in_processes`` calling a crashed
+worker a success.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sentinel_memory.testing import in_processes
+
+STORES = r'''
+import contextlib
+import copy
+import json
+import threading
+import time
+
+from sentinel_memory import ConflictError, DamagedStoreError, LockTimeoutError
+from sentinel_memory.core.document import working_record
+from sentinel_memory.testing import StoreSuite
+
+EMPTY = {"version": 1, "generation": 0, "entries": [], "working": {"data": {}, "updatedAt": None}}
+
+
+class GoodStore:
+    """One memory as a JSON text in a shared dict, with every optional method of the contract."""
+
+    def __init__(self, backend, key, lock_wait=30.0):
+        self.backend, self.key, self.lock_wait = backend, key, lock_wait
+        self._lock = backend.setdefault(key + ":lock", threading.RLock())
+
+    def _read(self):
+        text = self.backend.get(self.key)
+        if text is None:
+            return None
+        try:
+            document = json.loads(text)
+        except ValueError:
+            raise DamagedStoreError("not JSON", self.key) from None
+        if not isinstance(document, dict) or document.get("version") != 1:
+            raise DamagedStoreError("not a memory", self.key)
+        return document
+
+    def load(self):
+        return self._read()
+
+    def _stored_generation(self):
+        document = self._read()
+        return 0 if document is None else document.get("generation", 0)
+
+    def generation(self):
+        return self._stored_generation()
+
+    def _check(self, declared):
+        found = self._stored_generation()
+        if declared is not None and found != declared - 1:
+            raise ConflictError(self.key, declared - 1, found)
+
+    def _write(self, document):
+        self.backend[self.key] = json.dumps(document, allow_nan=False)
+
+    def _commit(self, document, declared):
+        with self.lock():
+            self._check(declared)
+            self._write(document)
+
+    def save(self, document):
+        self._commit(document, document.get("generation"))
+
+    def save_changes(self, changes):
+        with self.lock():
+            document = self._read() or copy.deepcopy(EMPTY)
+            written = {entry.key for entry in changes.upserts}
+            document["entries"] = [
+                e for e in document["entries"] if e["key"] not in written and e["key"] not in changes.deletes
+            ] + [entry.to_dict() for entry in changes.upserts]
+            if changes.working is not None:
+                document["working"] = working_record(changes.working)
+            document["generation"] = changes.generation
+            self._commit(document, changes.generation)
+
+    def preserve(self):
+        text = self.backend.get(self.key)
+        if text is not None:
+            self.backend[self.key + ":orig"] = text
+
+    @contextlib.contextmanager
+    def lock(self):
+        if not self._lock.acquire(timeout=self.lock_wait):
+            raise LockTimeoutError(self.key, self.lock_wait)
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    def close(self):
+        pass
+
+
+# -- one thing wrong each ---------------------------------------------------------------------------
+
+
+class NeverEmptyStore(GoodStore):
+    """Loads an empty memory, not None, when nothing was saved."""
+
+    def load(self):
+        return self._read() or copy.deepcopy(EMPTY)
+
+
+class NoWorkingStore(GoodStore):
+    """Saves the entries and forgets the working memory."""
+
+    def _write(self, document):
+        super()._write({k: v for k, v in document.items() if k != "working"})
+
+
+class NoExpiresAtStore(GoodStore):
+    """Drops each entry's expiresAt: an entry with a ttl comes back without one."""
+
+    def _write(self, document):
+        entries = [{k: v for k, v in e.items() if k != "expiresAt"} for e in document["entries"]]
+        super()._write(dict(document, entries=entries))
+
+
+class DoubleNumbersStore(GoodStore):
+    """Reads every whole number as a double, as a JavaScript service would: 2**53 + 1 comes back 2**53."""
+
+    def _read(self):
+        document = super()._read()
+        return None if document is None else json.loads(json.dumps(document), parse_int=lambda s: int(float(s)))
+
+
+class KeepsTheSavedDocumentStore(GoodStore):
+    """Keeps the very document it was given: changing it afterwards changes the store."""
+
+    def _write(self, document):
+        self.kept = document
+
+    def _read(self):
+        return copy.deepcopy(getattr(self, "kept", None))
+
+
+class HandsOutItsDocumentStore(GoodStore):
+    """Hands out the document it keeps: changing a loaded one changes the store."""
+
+    def _write(self, document):
+        self.kept = copy.deepcopy(document)
+
+    def _read(self):
+        return getattr(self, "kept", None)
+
+
+class TidiesByItsOwnClockStore(GoodStore):
+    """Drops, on save, the entries that expired by the server's clock: expired entries must stay until compact."""
+
+    def _write(self, document):
+        now = time.time() * 1000
+        entries = [e for e in document["entries"] if e.get("expiresAt") is None or e["expiresAt"] > now]
+        super()._write(dict(document, entries=entries))
+
+
+class IgnoresDamageStore(GoodStore):
+    """Loads damage as an empty store."""
+
+    def load(self):
+        try:
+            return self._read()
+        except DamagedStoreError:
+            return None
+
+
+class SavesOverDamageStore(GoodStore):
+    """Refuses to load damage, but a save overwrites it (MW-7)."""
+
+    def _stored_generation(self):
+        try:
+            return super()._stored_generation()
+        except DamagedStoreError:
+            return 0
+
+
+class WriteOnceStore(GoodStore):
+    """Keeps the first document saved; every later save is acknowledged and dropped."""
+
+    def _write(self, document):
+        self.backend.setdefault(self.key, json.dumps(document))
+
+
+class NoGenerationStore(GoodStore):
+    """Loads documents without their generation: a fresh memory starts from 0 again."""
+
+    def load(self):
+        document = self._read()
+        return None if document is None else {k: v for k, v in document.items() if k != "generation"}
+
+
+class StaleGenerationStore(GoodStore):
+    """generation() answers from a cache of this client's own last read or write, not from the store."""
+
+    seen = 0
+
+    def _read(self):
+        document = super()._read()
+        self.seen = 0 if document is None else document.get("generation", 0)
+        return document
+
+    def _write(self, document):
+        super()._write(document)
+        self.seen = document.get("generation", 0)
+
+    def generation(self):
+        return self.seen
+
+
+class IgnoresGenerationsStore(GoodStore):
+    """Saves whatever generation a document declares: two writers overwrite each other."""
+
+    def _check(self, declared):
+        pass
+
+
+class WritesThenConflictsStore(GoodStore):
+    """Checks the generation only after writing: a save that conflicts has changed the store."""
+
+    def _commit(self, document, declared):
+        with self.lock():
+            found = self._stored_generation()
+            self._write(document)
+            if declared is not None and found != declared - 1:
+                raise ConflictError(self.key, declared - 1, found)
+
+
+class KeepsDeletedStore(GoodStore):
+    """save_changes writes the upserts and ignores the deletes."""
+
+    def save_changes(self, changes):
+        changes = type(changes)(upserts=changes.upserts, deletes=(), working=changes.working, generation=changes.generation)
+        super().save_changes(changes)
+
+
+class NoLockStore(GoodStore):
+    """lock() excludes nobody; a save takes a moment between its check and its write, as over a network."""
+
+    @contextlib.contextmanager
+    def lock(self):
+        yield
+
+    def _commit(self, document, declared):
+        self._check(declared)
+        time.sleep(0.002)
+        self._write(document)
+
+
+class ImpatientLockStore(GoodStore):
+    """lock() gives up at once when the lock is held, whatever lock_wait says."""
+
+    @contextlib.contextmanager
+    def lock(self):
+        if not self._lock.acquire(blocking=False):
+            raise LockTimeoutError(self.key, self.lock_wait)
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+
+class FailingPreserveStore(GoodStore):
+    """preserve() fails: the copy of what a lossy load dropped cannot be kept."""
+
+    def preserve(self):
+        raise OSError("no room for the copy")
+
+
+class ClosedForGoodStore(GoodStore):
+    """After close(), every call fails: it does not open again (WRP-5)."""
+
+    closed = False
+
+    def close(self):
+        self.closed = True
+
+    def _read(self):
+        if self.closed:
+            raise RuntimeError("the store is closed")
+        return super()._read()
+
+
+class Suite(StoreSuite):
+    processes = False
+    store_class = GoodStore
+
+    def make_store(self, tmp_path):
+        self.backend = {}
+        return self.store_class(self.backend, tmp_path.name)
+
+    def reopen(self, store):
+        return self.store_class(self.backend, store.key)
+
+    def damage(self, store):
+        self.backend[store.key] = "this is not a memory"
+        return self.snapshot(store)
+
+    def snapshot(self, store):
+        return self.backend.get(store.key)
+
+
+class TestGoodStore(Suite):
+    pass
+
+
+for _name, _class in list(globals().items()):
+    if _name.endswith("Store") and _name != "GoodStore" and isinstance(_class, type):
+        globals()["Test" + _name] = type("Test" + _name, (Suite,), {"store_class": _class})
+'''
+
+#: Each check of the kit, and the broken stores it must fail (at least one per check).
+BROKEN = {
+    "test_per_2_an_empty_store_loads_none": ["NeverEmptyStore"],
+    "test_per_3_a_save_loads_back_as_it_was": ["NoWorkingStore", "NoExpiresAtStore"],
+    "test_per_3_unicode_and_big_numbers_survive": ["DoubleNumbersStore"],
+    "test_per_10_documents_are_copies": ["KeepsTheSavedDocumentStore", "HandsOutItsDocumentStore"],
+    "test_per_12_expired_entries_are_saved_and_stay_invisible": ["TidiesByItsOwnClockStore"],
+    "test_per_13_damage_is_reported_and_left_alone": ["IgnoresDamageStore", "SavesOverDamageStore"],
+    "test_per_19_writes_after_a_lossy_load[False]": ["WriteOnceStore"],
+    "test_per_19_writes_after_a_lossy_load[True]": ["WriteOnceStore"],
+    "test_mw_1_generations_count_saves": ["NoGenerationStore"],
+    "test_mw_3_two_writers_from_one_generation_one_wins": ["IgnoresGenerationsStore"],
+    "test_mw_3_an_autosave_that_conflicts_changes_nothing": ["WritesThenConflictsStore"],
+    "test_mw_4_incremental_saves_hold_what_a_whole_save_holds": ["KeepsDeletedStore"],
+    "test_mw_6_writers_in_shared_mode_lose_nothing": ["NoLockStore"],
+    "test_mw_2_a_transaction_reads_and_writes_as_one": ["StaleGenerationStore"],
+    "test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing": ["ImpatientLockStore"],
+    "test_per_14_a_lossy_load_keeps_the_original": ["FailingPreserveStore"],
+    "test_wrp_5_a_closed_store_opens_again": ["ClosedForGoodStore"],
+}
+
+
+def kit_checks() -> set[str]:
+    """The kit's checks as pytest names them (a parametrized check once per parameter)."""
+    from sentinel_memory.testing import StoreSuite
+
+    names = set()
+    for name in dir(StoreSuite):
+        if name.startswith("test_"):
+            marks = getattr(getattr(StoreSuite, name), "pytestmark", [])
+            params = [m.args[1] for m in marks if m.name == "parametrize"]
+            names |= {f"{name}[{value}]" for value in params[0]} if params else {name}
+    return names
+
+
+def test_per_2_every_check_of_the_kit_has_a_broken_store():
+    """PER-2: the table below names a broken store for every check StoreSuite makes, and no check that is not there."""
+    assert set(BROKEN) == kit_checks()
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory):
+    """Run the good store through every check, and each broken store through its own: {(suite, check): outcome}."""
+    folder = tmp_path_factory.mktemp("kit")
+    module = folder / "test_kit_stores.py"
+    module.write_text(STORES, encoding="utf-8")
+    targets = [f"{module.name}::TestGoodStore"]
+    for check, stores in BROKEN.items():
+        targets += [f"{module.name}::Test{store}::{check}" for store in stores]
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", *targets, "-p", "no:cacheprovider", "-o", "addopts=", "-rA", "-q"],
+        cwd=folder,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    outcomes = {
+        (suite, check): outcome
+        for outcome, suite, check in re.findall(
+            r"^(PASSED|FAILED|SKIPPED|ERROR) \S+::(\w+)::(\S+)", result.stdout, re.M
+        )
+    }
+    return outcomes, result.stdout[-4000:]
+
+
+def test_per_2_a_store_with_everything_right_passes_every_check(verdicts):
+    """PER-2: the baseline store passes every check of the kit, none skipped, so each broken store differs from a passing one by one thing."""
+    outcomes, output = verdicts
+    good = {check: outcome for (suite, check), outcome in outcomes.items() if suite == "TestGoodStore"}
+    assert good == dict.fromkeys(BROKEN, "PASSED"), output
+
+
+@pytest.mark.parametrize(("check", "store"), [(c, s) for c, stores in BROKEN.items() for s in stores])
+def test_per_2_each_check_fails_its_broken_store(verdicts, check, store):
+    """PER-2, MW-3, MW-7, PER-10: each check of the kit fails the store broken in what the check is about."""
+    outcomes, output = verdicts
+    assert outcomes.get((f"Test{store}", check)) == "FAILED", output
+
+
+# -- in_processes -------------------------------------------------------------------------------------
+
+
+def test_mw_6_in_processes_reports_each_workers_end():
+    """MW-6: a worker that returns is 0; one that raises, exits non-zero or is killed by a signal is not, in worker order."""
+
+    def work(worker: int) -> None:
+        if worker == 1:
+            raise RuntimeError("a failed write")
+        if worker == 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if worker == 3:
+            os._exit(7)
+        if worker == 4:
+            sys.exit(0)  # not a return: the worker did not finish its work
+
+    codes = in_processes(5, work)
+    assert codes[0] == 0 and all(code != 0 for code in codes[1:]), codes
+
+
+def test_mw_6_in_processes_runs_the_workers_at_once(tmp_path):
+    """MW-6: every worker runs with its own number, and the call returns after all have ended."""
+
+    def work(worker: int) -> None:
+        Path(tmp_path, str(worker)).write_text("done", encoding="utf-8")
+
+    assert in_processes(3, work) == [0, 0, 0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0", "1", "2"]
