@@ -8,6 +8,7 @@ applications use ``create_memory``.
 
 from .aio import AsyncCacheMemory, AsyncMemory, AsyncStore, AsyncWorkingMemory, create_async_memory
 from .core import make_config
+from .core.chat import ROLES, request_problems, validate_request
 from .core.errors import (
     ConflictError,
     DamagedStoreError,
@@ -19,6 +20,7 @@ from .core.errors import (
     StoreConnectionError,
     StoreError,
     StoreWarning,
+    TokenBudgetError,
 )
 from .core.jsondata import MAX_DEPTH
 from .core.options import DEFAULTS, NUMBER_RULES
@@ -52,6 +54,7 @@ __all__ = [
     "JSON",
     "MAX_DEPTH",
     "NUMBER_RULES",
+    "ROLES",
     "AsyncCacheMemory",
     "AsyncMemory",
     "AsyncRedisMemories",
@@ -87,6 +90,7 @@ __all__ = [
     "StoreConnectionError",
     "StoreError",
     "StoreWarning",
+    "TokenBudgetError",
     "WorkingMemory",
     "additive",
     "create_async_memory",
@@ -95,5 +99,7 @@ __all__ = [
     "estimate_tokens",
     "make_config",
     "per_line",
+    "request_problems",
     "upper_bound_tokens",
+    "validate_request",
 ]

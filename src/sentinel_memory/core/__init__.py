@@ -99,6 +99,8 @@ from typing import Any, Literal
 import attrs
 
 from . import document as _document
+from .chat import ROLES, body_of, check_messages, check_role, request_problems, validate_request
+from .errors import TokenBudgetError
 from .expiry import deadline, is_past
 from .index import Index
 from .jsondata import copy_json
@@ -110,7 +112,7 @@ from .shown import shown
 from .state import MemoryState, largest_turn
 from .table import Table
 from .tokens import LineCounter, TokenizerLike, as_tokenizer, count_tokens
-from .turns import is_turn, message_of, turn_number
+from .turns import chat_message, is_turn, turn_number
 from .values import (
     CacheItem,
     Changes,
@@ -131,6 +133,7 @@ from .values import (
 
 __all__ = [
     "TURN_KEY",
+    "add_messages",
     "add_turn",
     "cache_clear",
     "cache_delete",
@@ -150,12 +153,15 @@ __all__ = [
     "live_items",
     "make_config",
     "messages",
+    "open_calls",
     "recall",
     "remember",
     "remembered",
+    "request_problems",
     "size",
     "stats",
     "to_document",
+    "validate_request",
     "working_clear",
     "working_get",
     "working_set",
@@ -361,7 +367,7 @@ def add_turn(
 
     Args:
         state: The memory state to change; it is not modified.
-        role: Who spoke, a non-empty str such as ``"user"`` or ``"assistant"``.
+        role: Who spoke: ``"system"``, ``"developer"``, ``"user"`` or ``"assistant"`` (MSG-5).
         text: What was said, a str.
         now: The current time, milliseconds since the epoch (a finite number).
         importance: A number in [0, 1]. Defaults to None (0.3).
@@ -372,25 +378,130 @@ def add_turn(
 
     Raises:
         TypeError: ``role`` or ``text`` is not a str, or ``now`` is not a finite number.
-        ValueError: ``role`` is empty.
+        ValueError: ``role`` is not a chat role, or is ``"tool"`` (a result needs ``add_messages``).
 
     Examples:
         >>> state, dropped, key = core.add_turn(MemoryState(), "user", "Hi!", now=1000)
         >>> key, core.get(state, key, now=1000)
         ('chat:1', {'role': 'user', 'content': 'Hi!'})
     """
-    for name, value in (("role", role), ("text", text)):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a str, got {type(value).__name__}")
-    if not role:
-        raise ValueError("role must not be empty")
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if check_role(role) == "tool":
+        raise ValueError("a tool result answers a call by its id: use add_message with a tool_call_id (MSG-5)")
+    state, dropped, key = _add_message(state, {"role": role, "content": text}, now=now, importance=importance, ttl=ttl)
+    return state, dropped, key
+
+
+def _add_message(
+    state: MemoryState,
+    message: dict[str, Any],
+    *,
+    now: int | float,
+    importance: float | None,
+    ttl: Duration | None,
+) -> tuple[MemoryState, Compaction, str]:
+    """Remember a checked message under the next ``chat:N`` key (ENT-16)."""
     number = state.turns + 1
     while f"chat:{number}" in state.entries:  # a state built by hand may hold turns past its counter
         number += 1
     key = f"chat:{number}"
     weight = number_option("turn_importance", importance)
-    state, dropped = remember(state, key, {"role": role, "content": text}, now=now, importance=weight, ttl=ttl)
+    state, dropped = remember(state, key, message, now=now, importance=weight, ttl=ttl)
     return state, dropped, key
+
+
+def add_messages(
+    state: MemoryState,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    now: int | float,
+    importance: float | None = None,
+    ttl: Duration | None = None,
+) -> tuple[MemoryState, Compaction, tuple[str, ...]]:
+    """Remember chat messages in the wire form as turns, in order, all or nothing (MSG-5, MSG-6).
+
+    Every message is checked before any is stored: its fields (MSG-5) and,
+    for a tool message, that its ``tool_call_id`` answers an open call of the
+    assistant message before it, earlier in the batch or the newest stored
+    turns (``open_calls``). Each is then remembered as ``add_turn``
+    remembers, under the next ``chat:N``.
+
+    Args:
+        state: The memory state to change; it is not modified.
+        messages: A list of messages: ``role``, ``content`` and, as the chat API has them,
+            ``tool_calls``, ``tool_call_id`` and ``name``.
+        now: The current time, milliseconds since the epoch (a finite number).
+        importance: A number in [0, 1] for every message. Defaults to None (0.3).
+        ttl: How long each turn lives. Defaults to None (no expiry).
+
+    Returns:
+        ``(state, compaction, keys)``: the new state, what the remembers dropped, the keys used.
+
+    Raises:
+        TypeError, ValueError: A message or field is bad; the error names ``messages[i]`` and
+            the field, and nothing is stored.
+
+    Examples:
+        >>> call = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+        >>> state, _, keys = core.add_messages(
+        ...     MemoryState(),
+        ...     [{"role": "assistant", "content": None, "tool_calls": [call]},
+        ...      {"role": "tool", "tool_call_id": "c1", "content": "4 °C"}],
+        ...     now=1000,
+        ... )
+        >>> keys, core.context(state, now=1000, token_budget=50).text.splitlines()
+        (('chat:1', 'chat:2'), ['chat:1: assistant: weather({})', 'chat:2: tool: 4 °C'])
+    """
+    _check_now(now)
+    checked = check_messages(messages, open_calls(state, now=now))
+    total = Compaction()
+    keys = []
+    for message in checked:
+        state, dropped, key = _add_message(state, message, now=now, importance=importance, ttl=ttl)
+        total += dropped
+        keys.append(key)
+    return state, total, tuple(keys)
+
+
+def open_calls(state: MemoryState, *, now: int | float) -> frozenset[str] | None:
+    """The ids of calls a tool message may answer next: the newest turns' open calls (MSG-6).
+
+    When the newest live turns are an assistant message with ``tool_calls``
+    and tool messages answering it, the ids it called that are not answered
+    yet; otherwise None (a tool message may not come next). A turn evicted or
+    expired in between closes the calls.
+
+    Args:
+        state: The memory state to read.
+        now: The current time, milliseconds since the epoch.
+
+    Returns:
+        A frozenset of call ids (empty when all are answered), or None.
+
+    Examples:
+        >>> state, _, _ = core.add_turn(MemoryState(), "user", "Hi", now=1000)
+        >>> core.open_calls(state, now=1000) is None
+        True
+    """
+    number = state.turns
+    while f"chat:{number + 1}" in state.entries:  # a state built by hand may hold turns past its counter
+        number += 1
+    answered: set[str] = set()
+    while number > 0:
+        entry = _live_entry(state, f"chat:{number}", now)
+        message = None if entry is None else chat_message(entry.data)
+        if message is None or message["role"] not in ROLES:
+            return None
+        if message["role"] == "tool":
+            if "tool_call_id" not in message:
+                return None
+            answered.add(message["tool_call_id"])
+            number -= 1
+            continue
+        calls = {call["id"] for call in message.get("tool_calls", ())}
+        return frozenset(calls - answered) if calls else None
+    return None
 
 
 def remembered(state: MemoryState, compaction: Compaction, key: str) -> Entry:
@@ -986,17 +1097,22 @@ def messages(
     tokenizer: TokenizerLike | None = None,
     must_keep: float | None = None,
     facts_share: float | None = None,
+    system: str | None = None,
 ) -> Messages:
-    """A prompt as chat messages within ``token_budget``: facts in one system message, then turns (MSG-2 .. MSG-4).
+    """A valid chat request within ``token_budget``: the system message, then whole units of turns (MSG-2 .. MSG-9).
 
-    Turns first: the newest live turns, back to the first that does not fit
-    into what the facts leave them (``token_budget`` less ``facts_share`` of
-    it, default half, when there are live facts). Then the facts: the
-    context of the facts alone (CTX-1 .. CTX-10, with ``query`` and
-    ``must_keep``) within everything the turns left, as one system message.
-    Then older turns again, on from where the walk stopped, in what the
-    facts left over. Each message costs its content's count plus
-    ``MESSAGE_TOKENS``.
+    The turns are cut into units (MSG-7): an assistant message with
+    ``tool_calls`` and the tool messages answering all its calls are one
+    unit, every other message a unit of its own; a call left unanswered in
+    the middle, an orphan tool result and a role outside the chat API's are
+    left out, and an unanswered call at the end is left out and reported as
+    ``pending``. The history starts at a user message, and the units from the
+    newest user message on are always in (MSG-9). The first message is the
+    system message: ``system`` (the app's instructions, counted in the
+    budget) and the facts (CTX-1 .. CTX-10, with ``query`` and
+    ``must_keep``) after it. Turns are taken newest first, unit by unit,
+    from all but ``facts_share`` of the budget; the facts get what the turns
+    leave; older units take what the facts leave over.
 
     Args:
         state: The memory state to read.
@@ -1005,77 +1121,170 @@ def messages(
         query: Rank the facts that share its words first. Defaults to None (no query).
         tokenizer: Counts tokens: a function ``(text) -> number`` or any object with
             ``encode(text)``. Defaults to None (the state's tokenizer).
-        must_keep: Facts of at least this importance, in [0, 1], come first. Defaults to None.
+        must_keep: Facts of at least this importance, in [0, 1], are always in. Defaults to None.
         facts_share: The share of the budget, in [0, 1], kept for facts while there are any.
             Defaults to None (0.5).
+        system: The app's own system prompt, the start of the system message. Defaults to None.
 
     Returns:
-        A ``Messages``: the ``messages`` (dicts of ``role`` and ``content``), the ``entries`` used,
-        their ``tokens`` and how many live entries were ``omitted``.
+        A ``Messages``: the ``messages`` (a new list of new dicts in the chat-completions form),
+        the ``entries`` used, their ``tokens``, how many live entries were ``omitted``, and the
+        ``pending`` turns of an unanswered call at the end.
 
     Raises:
         ValueError: The budget is not a finite number >= 0.
-        TypeError: ``now`` is not a finite number, the query is not a str, or the tokenizer
-            is not callable or returned something other than a number >= 0.
+        TokenBudgetError: The system prompt, the must-keep facts and the turns from the newest
+            user message on count more than the budget (a ``ValueError``).
+        TypeError: ``now`` is not a finite number, the query or ``system`` is not a str, or the
+            tokenizer is not callable or returned something other than a number >= 0.
 
     Examples:
         >>> state, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
         >>> state, _, _ = core.add_turn(state, "user", "Hi!", now=1000)
-        >>> core.messages(state, now=1000, token_budget=50).messages
-        ({'role': 'system', 'content': 'user:name: Jakub'}, {'role': 'user', 'content': 'Hi!'})
+        >>> core.messages(state, now=1000, token_budget=50, system="Be brief.").messages
+        [{'role': 'system', 'content': 'Be brief.\\n\\nuser:name: Jakub'}, {'role': 'user', 'content': 'Hi!'}]
     """
     _check_now(now)
     _check_budget(token_budget)
     _query_words(query, optional=True)  # a bad query is refused even when no fact needs it (REC-4)
+    if system is not None and not isinstance(system, str):
+        raise TypeError(f"system must be a str, got {type(system).__name__}")
     counting = as_tokenizer(tokenizer) or state.config.tokenizer
     # A tokenizer counted line by line remembers each message's count (CTX-12); the count is the same.
     per_message = counting.measure if isinstance(counting, LineCounter) else counting
     share = number_option("facts_share", facts_share)
+    keep = number_option("must_keep", must_keep)
     facts = _of_kind(state, "facts")
-    # Newest first by N, and of two turns with one N (chat:7, chat:007) the newer first (ENT-6).
-    # The live turns are read off the state's own index: only the facts need a state (and index) of their own.
-    newest_first = sorted(
+    live_facts = facts.index.live_by_age(now)
+    # Oldest first by N, and of two turns with one N (chat:7, chat:007) the older first (ENT-6).
+    turns = sorted(
         (e for e in state.index.live_by_age(now) if is_turn(e.key, e.data)),
         key=lambda e: (turn_number(e.key), e.updated_at, e.seq),
-        reverse=True,
     )
-    reserve = math.floor(token_budget * share) if _live_count(facts, now) else 0
-    taken: list[tuple[Entry, str, str]] = []
-    spent: int | float = 0
+    units, pending = _units(turns)
+    # MSG-9: the history starts at a user message; the units from the newest one on are always in.
+    users = [i for i, unit in enumerate(units) if unit[0][1]["role"] == "user"]
+    units = units[users[0] :] if users else []
+    costs = [sum(count_tokens(per_message, body_of(m)) + MESSAGE_TOKENS for _, m in unit) for unit in units]
+    must = len(units) - (users[-1] - users[0]) if users else 0  # units from the newest user message on
+    required = sum(costs[len(units) - must :])
+    own = 0 if system is None else count_tokens(per_message, system) + MESSAGE_TOKENS
+    if own + required > token_budget:
+        what = (
+            "the system prompt and the turns from the newest user message on"
+            if system is not None
+            else ("the turns from the newest user message on")
+        )
+        raise TokenBudgetError(own + required, token_budget, what)
+    kept = [e for e in live_facts if keep is not None and e.importance >= keep]
 
-    def take_turns(room: int | float) -> None:
-        """Walk on from the newest turn not yet taken, until one does not fit (no gaps: a conversation reads in order)."""
-        nonlocal spent
-        for entry in newest_first[len(taken) :]:
-            role, content = _message(entry)
-            cost = count_tokens(per_message, content) + MESSAGE_TOKENS
-            if spent + cost > room:
-                return
-            taken.append((entry, role, content))
-            spent += cost
+    def head_of(chosen: Context | None) -> tuple[str | None, int | float]:
+        """The system message's content and cost: the app's prompt, then the facts' text."""
+        text = chosen.text if chosen is not None and chosen.entries else None
+        if system is None:
+            return text, (0 if text is None else chosen.tokens + MESSAGE_TOKENS)  # type: ignore[union-attr]
+        content = system if text is None else system + SYSTEM_SEPARATOR + text
+        return content, count_tokens(per_message, content) + MESSAGE_TOKENS
 
-    take_turns(token_budget - reserve)
-    system: list[dict[str, str]] = []
-    used: list[Entry] = []
-    left = token_budget - spent - MESSAGE_TOKENS
-    if left >= 0 and count_tokens(counting, "") <= left:
-        chosen = context(facts, now=now, token_budget=left, query=query, tokenizer=counting, must_keep=must_keep)
-        if chosen.entries:
-            system.append({"role": "system", "content": chosen.text})
-            used.extend(chosen.entries)
-            spent += chosen.tokens + MESSAGE_TOKENS
-    take_turns(token_budget)  # what the facts left over goes to older turns
-    taken.reverse()
-    out = system + [{"role": role, "content": content} for _, role, content in taken]
-    used.extend(_copies(state, [entry for entry, _, _ in taken]))
-    return Messages(messages=tuple(out), entries=tuple(used), tokens=spent, omitted=_live_count(state, now) - len(used))
+    def build(reserve: int | float) -> tuple[int, int | float, str | None, int | float, Context | None]:
+        taken, spent = must, required
+
+        def walk(fixed: int | float, room: int | float) -> None:
+            """Older units on from the oldest taken, until one does not fit (no gaps: a conversation reads in order)."""
+            nonlocal taken, spent
+            while taken < len(units) and fixed + spent + costs[len(units) - 1 - taken] <= room:
+                spent += costs[len(units) - 1 - taken]
+                taken += 1
+
+        walk(own, token_budget - reserve)
+        chosen: Context | None = None
+        left = token_budget - spent - MESSAGE_TOKENS
+        if system is not None:
+            left -= count_tokens(per_message, system) + count_tokens(per_message, SYSTEM_SEPARATOR)
+        while left >= 0 and count_tokens(counting, "") <= left:
+            chosen = context(facts, now=now, token_budget=left, query=query, tokenizer=counting, must_keep=keep)
+            content, head = head_of(chosen)
+            over = spent + head - token_budget
+            if over <= 0 or not chosen.entries:
+                break
+            left -= over  # the prompt and the facts joined count more than their parts: give the facts less
+            chosen = None
+        content, head = head_of(chosen)
+        walk(head, token_budget)  # what the facts left over goes to older units
+        return taken, spent, content, head, chosen
+
+    reserve = math.floor(token_budget * share) if live_facts else 0
+    taken, spent, content, head, chosen = build(reserve)
+    got = set() if chosen is None else {e.seq for e in chosen.entries}
+    if any(e.seq not in got for e in kept):
+        taken, spent, content, head, chosen = build(token_budget)  # the must-keep facts first, then older turns
+        got = set() if chosen is None else {e.seq for e in chosen.entries}
+        if any(e.seq not in got for e in kept):
+            text = "\n".join(map(render_default, sorted_by_age(kept)))
+            _, facts_cost = head_of(
+                Context(text=text, entries=tuple(kept), tokens=count_tokens(counting, text), omitted=0)
+            )
+            what = "the system prompt, the must-keep facts" if system is not None else "the must-keep facts"
+            raise TokenBudgetError(
+                facts_cost + required, token_budget, what + " and the turns from the newest user message on"
+            )
+    chosen_units = units[len(units) - taken :]
+    while chosen_units and chosen_units[0][0][1]["role"] != "user":  # start at a user message (MSG-9)
+        spent -= sum(count_tokens(per_message, body_of(m)) + MESSAGE_TOKENS for _, m in chosen_units[0])
+        chosen_units = chosen_units[1:]
+    out = [] if content is None else [{"role": "system", "content": content}]
+    used = [] if chosen is None or not chosen.entries else list(chosen.entries)
+    for unit in chosen_units:
+        for entry, message in unit:
+            out.append(message)
+            used.extend(_copies(state, [entry]))
+    return Messages(
+        messages=out,
+        entries=tuple(used),
+        tokens=head + spent,
+        omitted=_live_count(state, now) - len(used),
+        pending=_copies(state, pending),
+    )
 
 
-def _message(entry: Entry) -> tuple[str, str]:
-    """A turn's ``(role, content)``; every entry ``is_turn`` accepts has one (MSG-1)."""
-    message = message_of(entry.data)
-    assert message is not None
-    return message
+#: MSG-2: between the app's system prompt and the facts in the one system message.
+SYSTEM_SEPARATOR = "\n\n"
+
+
+def _units(turns: Sequence[Entry]) -> tuple[list[list[tuple[Entry, dict[str, Any]]]], list[Entry]]:
+    """The turns, oldest first, cut into units a request keeps or drops whole (MSG-7); and the pending ones.
+
+    An assistant message with ``tool_calls`` and the tool messages that answer
+    all its calls are one unit; every other message is one. A call still
+    unanswered when another message follows is left out with its answers,
+    and so is a tool message that answers no open call and a message whose
+    role is not the chat API's; calls unanswered at the end are pending.
+    """
+    units: list[list[tuple[Entry, dict[str, Any]]]] = []
+    open_unit: list[tuple[Entry, dict[str, Any]]] | None = None
+    waiting: set[str] = set()
+    for entry in turns:
+        message = chat_message(entry.data)
+        assert message is not None  # every entry is_turn accepts is a message
+        role = message["role"]
+        if role not in ROLES:
+            continue
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if open_unit is not None and call_id in waiting:
+                open_unit.append((entry, message))
+                waiting.discard(call_id)
+                if not waiting:
+                    units.append(open_unit)
+                    open_unit = None
+            continue
+        open_unit = None  # calls left unanswered in the middle: the unit is left out
+        if message.get("tool_calls"):
+            open_unit = [(entry, message)]
+            waiting = {call["id"] for call in message["tool_calls"]}
+        else:
+            units.append([(entry, message)])
+    return units, [] if open_unit is None else [entry for entry, _ in open_unit]
 
 
 def _kept_first(
