@@ -112,7 +112,7 @@ from .shown import shown
 from .state import MemoryState, largest_turn
 from .table import Table
 from .tokens import LineCounter, TokenizerLike, as_tokenizer, count_tokens
-from .turns import chat_message, is_turn, turn_number
+from .turns import chat_message
 from .values import (
     CacheItem,
     Changes,
@@ -1071,16 +1071,17 @@ KINDS = ("facts", "turns")
 def _of_kind(state: MemoryState, only: object) -> MemoryState:
     """The state with only the entries of one kind (CTX-11, MSG-1): turns, or facts (everything else).
 
-    A state of its own, with its own index, made for the one call: a
-    restricted context costs a pass over the entries on top of the usual.
+    The facts' state is the index's split, kept current by every change;
+    the turns' is made for the one call, a pass over the turns.
     """
     if not isinstance(only, str):
         raise TypeError(f"only must be a str, one of {KINDS}, got {type(only).__name__}")
     if only not in KINDS:
         raise ValueError(f"only must be one of {KINDS}, got {shown(only)}")
-    turns = only == "turns"
-    kept = [e for e in state.entries.values() if is_turn(e.key, e.data) == turns]
-    return MemoryState(config=state.config, entries=kept, next_seq=state.next_seq, turns=state.turns)
+    if only == "facts":
+        return _facts_of(state)
+    kept = [item[-1] for item in state.index.split().turns]
+    return MemoryState(config=state.config, entries=sorted(kept, key=_seq), next_seq=state.next_seq, turns=state.turns)
 
 
 #: MSG-3: what every message adds to a prompt beyond its content, in tokens: the role and the
@@ -1154,20 +1155,12 @@ def messages(
     per_message = counting.measure if isinstance(counting, LineCounter) else counting
     share = number_option("facts_share", facts_share)
     keep = number_option("must_keep", must_keep)
-    facts = _of_kind(state, "facts")
-    live_facts = facts.index.live_by_age(now)
-    # Oldest first by N, and of two turns with one N (chat:7, chat:007) the older first (ENT-6).
-    turns = sorted(
-        (e for e in state.index.live_by_age(now) if is_turn(e.key, e.data)),
-        key=lambda e: (turn_number(e.key), e.updated_at, e.seq),
-    )
-    units, pending = _units(turns)
+    facts = _facts_of(state)
+    # The turns newest first, cut into units as the walk reaches them (MSG-7): a call no further back than
+    # the budget reaches is never looked at, nor sorted.
+    newest = _NewestUnits(state, now, lambda m: count_tokens(per_message, body_of(m)) + MESSAGE_TOKENS)
     # MSG-9: the history starts at a user message; the units from the newest one on are always in.
-    users = [i for i, unit in enumerate(units) if unit[0][1]["role"] == "user"]
-    units = units[users[0] :] if users else []
-    costs = [sum(count_tokens(per_message, body_of(m)) + MESSAGE_TOKENS for _, m in unit) for unit in units]
-    must = len(units) - (users[-1] - users[0]) if users else 0  # units from the newest user message on
-    required = sum(costs[len(units) - must :])
+    must, required = newest.through_newest_user()
     own = 0 if system is None else count_tokens(per_message, system) + MESSAGE_TOKENS
     if own + required > token_budget:
         what = (
@@ -1176,7 +1169,9 @@ def messages(
             else ("the turns from the newest user message on")
         )
         raise TokenBudgetError(own + required, token_budget, what)
-    kept = [e for e in live_facts if keep is not None and e.importance >= keep]
+    kept: list[Entry] = []
+    if keep is not None:
+        kept = list(itertools.takewhile(lambda e: e.importance >= keep, facts.index.by_importance_desc(now)))
 
     def head_of(chosen: Context | None) -> tuple[str | None, int | float]:
         """The system message's content and cost: the app's prompt, then the facts' text."""
@@ -1192,8 +1187,8 @@ def messages(
         def walk(fixed: int | float, room: int | float) -> None:
             """Older units on from the oldest taken, until one does not fit (no gaps: a conversation reads in order)."""
             nonlocal taken, spent
-            while taken < len(units) and fixed + spent + costs[len(units) - 1 - taken] <= room:
-                spent += costs[len(units) - 1 - taken]
+            while (unit := newest.get(taken)) is not None and fixed + spent + unit[1] <= room:
+                spent += unit[1]
                 taken += 1
 
         walk(own, token_budget - reserve)
@@ -1213,37 +1208,40 @@ def messages(
         walk(head, token_budget)  # what the facts left over goes to older units
         return taken, spent, content, head, chosen
 
-    reserve = math.floor(token_budget * share) if live_facts else 0
+    reserve = math.floor(token_budget * share) if _live_count(facts, now) else 0
     taken, spent, content, head, chosen = build(reserve)
     got = set() if chosen is None else {e.seq for e in chosen.entries}
     if any(e.seq not in got for e in kept):
         taken, spent, content, head, chosen = build(token_budget)  # the must-keep facts first, then older turns
         got = set() if chosen is None else {e.seq for e in chosen.entries}
         if any(e.seq not in got for e in kept):
+            # Counted as step 2 gives the facts room: the prompt, the separator and the facts' text apart.
             text = "\n".join(map(render_default, sorted_by_age(kept)))
-            _, facts_cost = head_of(
-                Context(text=text, entries=tuple(kept), tokens=count_tokens(counting, text), omitted=0)
-            )
+            facts_cost = count_tokens(counting, text) + MESSAGE_TOKENS
+            if system is not None:
+                facts_cost += count_tokens(per_message, system) + count_tokens(per_message, SYSTEM_SEPARATOR)
             what = "the system prompt, the must-keep facts" if system is not None else "the must-keep facts"
             raise TokenBudgetError(
-                facts_cost + required, token_budget, what + " and the turns from the newest user message on"
+                max(facts_cost + required, math.floor(token_budget) + 1),
+                token_budget,
+                what + " and the turns from the newest user message on",
             )
-    chosen_units = units[len(units) - taken :]
-    while chosen_units and chosen_units[0][0][1]["role"] != "user":  # start at a user message (MSG-9)
-        spent -= sum(count_tokens(per_message, body_of(m)) + MESSAGE_TOKENS for _, m in chosen_units[0])
-        chosen_units = chosen_units[1:]
+    taken_units = newest.units[:taken][::-1]  # oldest first
+    chosen_units = _from_a_user(taken_units)
+    for _, cost in taken_units[: len(taken_units) - len(chosen_units)]:
+        spent -= cost
     out = [] if content is None else [{"role": "system", "content": content}]
     used = [] if chosen is None or not chosen.entries else list(chosen.entries)
-    for unit in chosen_units:
-        for entry, message in unit:
-            out.append(message)
-            used.extend(_copies(state, [entry]))
+    said = [pair for unit, _ in chosen_units for pair in unit]
+    out.extend(message for _, message in said)
+    used.extend(_copies(state, [entry for entry, _ in said]))
+    newest.get(0)  # the pending calls are known once the walk has passed the newest message
     return Messages(
         messages=out,
         entries=tuple(used),
         tokens=head + spent,
         omitted=_live_count(state, now) - len(used),
-        pending=_copies(state, pending),
+        pending=_copies(state, newest.pending),
     )
 
 
@@ -1251,40 +1249,114 @@ def messages(
 SYSTEM_SEPARATOR = "\n\n"
 
 
-def _units(turns: Sequence[Entry]) -> tuple[list[list[tuple[Entry, dict[str, Any]]]], list[Entry]]:
-    """The turns, oldest first, cut into units a request keeps or drops whole (MSG-7); and the pending ones.
+def _facts_of(state: MemoryState) -> MemoryState:
+    """The state of the facts alone (MSG-1, CTX-11), from the index's split: kept current, never rebuilt per call."""
+    split = state.index.split()
+    return MemoryState(
+        config=state.config,
+        entries=split.facts,
+        next_seq=state.next_seq,
+        turns=state.turns,
+        index=split.facts_index,
+    )
 
-    An assistant message with ``tool_calls`` and the tool messages that answer
-    all its calls are one unit; every other message is one. A call still
-    unanswered when another message follows is left out with its answers,
-    and so is a tool message that answers no open call and a message whose
-    role is not the chat API's; calls unanswered at the end are pending.
+
+_Unit = tuple[list[tuple[Entry, dict[str, Any]]], int | float]
+
+
+def _from_a_user(units: list[_Unit]) -> list[_Unit]:
+    """The units, oldest first, from the first that opens with a user message on (MSG-9)."""
+    while units and units[0][0][0][1]["role"] != "user":
+        units = units[1:]
+    return units
+
+
+class _NewestUnits:
+    """The units of MSG-7 newest first, cut as a walk asks for them, and the pending calls.
+
+    The reference cuts every live turn into units oldest first: an assistant
+    message with ``tool_calls`` and the tool messages after it that answer
+    all its calls (each once) are one unit, every other message one; a tool
+    message answering no open call, calls left unanswered when another
+    message follows, and roles outside ``ROLES`` are left out; calls open
+    at the end are pending. Walking back gives the same units: tool
+    messages wait in a buffer until the message before them; a message with
+    calls takes those that answer it, in order, and is a unit when all are
+    answered; every other message makes the waiting ones orphans. Units
+    older than the oldest user turn are never candidates (MSG-9), so the
+    walk stops there; each unit comes with its cost.
     """
-    units: list[list[tuple[Entry, dict[str, Any]]]] = []
-    open_unit: list[tuple[Entry, dict[str, Any]]] | None = None
-    waiting: set[str] = set()
-    for entry in turns:
-        message = chat_message(entry.data)
-        assert message is not None  # every entry is_turn accepts is a message
-        role = message["role"]
-        if role not in ROLES:
-            continue
-        if role == "tool":
-            call_id = message.get("tool_call_id")
-            if open_unit is not None and call_id in waiting:
-                open_unit.append((entry, message))
-                waiting.discard(call_id)
-                if not waiting:
-                    units.append(open_unit)
-                    open_unit = None
-            continue
-        open_unit = None  # calls left unanswered in the middle: the unit is left out
-        if message.get("tool_calls"):
-            open_unit = [(entry, message)]
-            waiting = {call["id"] for call in message["tool_calls"]}
+
+    def __init__(self, state: MemoryState, now: int | float, cost: Callable[[dict[str, Any]], int | float]) -> None:
+        split = state.index.split()
+        self._now, self._cost = now, cost
+        self._items = reversed(split.turns)
+        oldest = next((item for item in split.users if not is_past(item[-1].expires_at, now)), None)
+        newest = next((item for item in reversed(split.users) if not is_past(item[-1].expires_at, now)), None)
+        self._oldest_user = None if oldest is None else oldest[:3]
+        self._newest_user = None if newest is None else newest[-1]
+        self.units: list[_Unit] = []
+        self.pending: list[Entry] = []
+        self._waiting: list[tuple[Entry, dict[str, Any]]] = []  # tool messages after the message met last
+        self._met = False  # a message of ROLES that is not a tool's has been met (the newest decides pending)
+        self._done = False
+
+    def get(self, at: int) -> _Unit | None:
+        """The unit ``at`` places back from the newest (0 the newest), or None when there are no more."""
+        while len(self.units) <= at and not self._done:
+            self._step()
+        return self.units[at] if at < len(self.units) else None
+
+    def through_newest_user(self) -> tuple[int, int | float]:
+        """How many units there are from the newest user message on, and what they cost together."""
+        if self._newest_user is None:
+            return 0, 0
+        count = 0
+        total_: int | float = 0
+        while (unit := self.get(count)) is not None:
+            count, total_ = count + 1, total_ + unit[1]
+            if unit[0][0][0] is self._newest_user:
+                break
+        return count, total_
+
+    def _step(self) -> None:
+        for item in self._items:
+            entry = item[-1]
+            if is_past(entry.expires_at, self._now):
+                continue
+            candidate = self._oldest_user is not None and item[:3] >= self._oldest_user
+            if not candidate and self._met:
+                break  # older than the oldest user turn: no unit from here on, and pending is known
+            message = chat_message(entry.data)
+            assert message is not None  # every turn is a message (MSG-1)
+            role = message["role"]
+            if role not in ROLES:
+                continue
+            if role == "tool":
+                self._waiting.append((entry, message))
+                continue
+            waiting, self._waiting = self._waiting[::-1], []
+            first, self._met = not self._met, True
+            unit = [(entry, message)]
+            if message.get("tool_calls"):
+                open_calls = {call["id"] for call in message["tool_calls"]}
+                for answer in waiting:
+                    if not open_calls:
+                        break
+                    if answer[1].get("tool_call_id") in open_calls:
+                        unit.append(answer)
+                        open_calls.discard(answer[1]["tool_call_id"])
+                if open_calls:
+                    if first:
+                        self.pending = [e for e, _ in unit]
+                    continue
+            if candidate:
+                self.units.append((unit, sum(self._cost(m) for _, m in unit)))
+                return
         else:
-            units.append([(entry, message)])
-    return units, [] if open_unit is None else [entry for entry, _ in open_unit]
+            self._done = True
+            return
+        self._done = True
 
 
 def _kept_first(

@@ -93,9 +93,14 @@ def chat_message(data: Any) -> dict[str, Any] | None:
         >>> chat_message("user: Hi"), chat_message({"role": "tool", "content": "4", "tool_call_id": "c1"})
         ({'role': 'user', 'content': 'Hi'}, {'role': 'tool', 'content': '4', 'tool_call_id': 'c1'})
     """
-    if type(data) is dict and is_stored_message(data):
-        message: dict[str, Any] = clone(data)
-        return message
+    if type(data) is dict:
+        if len(data) == 2:
+            role, content = data.get("role"), data.get("content")
+            if type(role) is str and role and type(content) is str:
+                return {"role": role, "content": content}  # the common turn, at once (TXT-4)
+        if is_stored_message(data):
+            message: dict[str, Any] = clone(data)
+            return message
     found = message_of(data)
     return None if found is None else {"role": found[0], "content": found[1]}
 

@@ -180,7 +180,10 @@ class Entry:
         """
         if not self.holds_container:
             return self
-        return attrs.evolve(self, data=clone(self.data))
+        # The constructor, not attrs.evolve: a context or a chat request copies hundreds of entries.
+        return Entry(
+            self.key, clone(self.data), self.importance, self.created_at, self.updated_at, self.expires_at, self.seq
+        )
 
     @classmethod
     def many(
