@@ -314,3 +314,31 @@ def test_msg_8_every_request_of_an_agent_history_is_valid(steps, cut, budget, li
     )
     if cut == 1 and newest is not None and newest.data.get("tool_calls"):
         assert [e.key for e in result.pending] == [newest.key]  # the call of the cut step is unanswered (MSG-7)
+
+
+json_leaves = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["", "x", "function", "c1", "text"])
+)
+fields = st.sampled_from(
+    ["role", "content", "tool_calls", "tool_call_id", "name", "mood", "id", "type", "function", "arguments", "text"]
+)
+shapes = st.recursive(
+    json_leaves | st.sampled_from(list(ROLES)),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(fields, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=500)
+@given(
+    data=st.one_of(
+        shapes, st.sampled_from(STORED), st.builds(lambda m, k, v: {**m, k: v}, st.sampled_from(STORED), fields, shapes)
+    )
+)
+def test_msg_5_the_stored_form_check_agrees_with_check_message(data):
+    """MSG-5, MSG-1, TXT-4: is_stored_message, read on every walked turn, is exactly "check_message gives it back unchanged"."""
+    try:
+        reference = sm.core.chat.check_message(data) == data
+    except (TypeError, ValueError):
+        reference = False
+    assert sm.core.chat.is_stored_message(data) == reference
