@@ -29,7 +29,14 @@ def run_benchmarks(*paths: str) -> list[dict]:
                 sys.executable,
                 "-m",
                 "pytest",
-                *(paths or ("benchmarks", "--ignore=benchmarks/test_chat_text.py")),
+                *(
+                    paths
+                    or (
+                        "benchmarks",
+                        "--ignore=benchmarks/test_chat_text.py",
+                        "--ignore=benchmarks/test_agent_messages.py",
+                    )
+                ),
                 "-q",
                 "-o",
                 "addopts=",
@@ -596,9 +603,20 @@ def plot(median: dict[Key, float]) -> None:
     fig.savefig(DOCS / "performance.png", dpi=110)
 
 
+#: The (entries, budget) cases of benchmarks/test_agent_messages.py.
+AGENT_CASES = ((1_000, 2_000), (10_000, 2_000), (10_000, 4_000))
+
+
+def target_row(label: str, wanted: str, found: tuple[float, float, float] | None, most: float) -> str:
+    """A row of the targets table for a paired ratio."""
+    if found is None:
+        return f"| {label} | {wanted} | not measured | - |"
+    return f"| {label} | {wanted} | {found[0]:.2f}x | {'yes' if found[0] <= most else '**no**'} |"
+
+
 def chat() -> None:
     """Run the chat-text benchmarks and write docs/performance-tokenizers.md and its plot."""
-    results = run_benchmarks("benchmarks/test_chat_text.py")
+    results = run_benchmarks("benchmarks/test_chat_text.py", "benchmarks/test_agent_messages.py")
     paired: dict[Key, tuple[float, float, float]] = {}
     median: dict[Key, float] = {}
     repairs: dict[str, tuple[int, int]] = {}
@@ -623,6 +641,22 @@ def chat() -> None:
         turn = median.get(key("chat turn", name, 10_000, 2_000))
         met = "-" if turn is None else "yes" if turn * 1000 < 10 else "**no**"
         rows.append(f"| a turn at 10,000 entries, {name} object | under 10 ms | {ms(turn)} ms | {met} |")
+    for name in ("estimator", "o200k_base"):
+        for n, budget in AGENT_CASES:
+            found = paired.get(key("agent messages vs context", name, n, budget))
+            label = f"get_messages on an agent's history, {name}, ({n:,}, {budget:,}), vs get_context"
+            rows.append(target_row(label, "at most 1.5x", found, 1.5))
+    for warmth in ("warm", "cold"):
+        for n, budget in AGENT_CASES:
+            found = paired.get(key(f"agent {warmth}", "o200k_base", n, budget))
+            label = f"get_messages on an agent's history, o200k_base object, {warmth}, ({n:,}, {budget:,}), vs trim_messages"
+            rows.append(target_row(label, "at most 0.5x", found, 0.5))
+    for name, limit in (("estimator", 2), ("o200k_base", 10)):
+        turn = median.get(key("agent turn", name, 10_000, 4_000))
+        met = "-" if turn is None else "yes" if turn * 1000 < limit else "**no**"
+        rows.append(
+            f"| an agent's turn at 10,000 entries (add_messages, get_messages), {name} | under {limit} ms | {ms(turn)} ms | {met} |"
+        )
     for name, (repaired, contexts) in sorted(repairs.items()):
         share = 1 - repaired / contexts
         rows.append(
@@ -672,6 +706,35 @@ def chat() -> None:
                         f"| {name} | {n:,} | {budget:,} | {warmth} | {ms(found[1])} | {ms(found[2])} | {found[0]:.2f}x "
                         f"| {ms(ordinary)} |"
                     )
+    lines += [
+        "",
+        "## get_messages on an agent's history",
+        "",
+        "`benchmarks/test_agent_messages.py`: a tool-using agent's history of the same",
+        "lines (a question, a tool call, its result and an answer per step; 20% notes),",
+        "stored with `add_messages`. `get_messages` is paired with `get_context` at the",
+        "same budget and query, and with `trim_messages` over the same turns as",
+        "LangChain messages, counted the same way: each message's text (TXT-4) with",
+        "o200k_base's `encode_ordinary`, plus 3.",
+        "",
+        "| against | tokenizer | entries | budget | counts | get_messages ms | other ms | median ratio |",
+        "|---|---|---:|---:|---|---:|---:|---:|",
+    ]
+    for name in ("estimator", "o200k_base"):
+        for n, budget in AGENT_CASES:
+            found = paired.get(key("agent messages vs context", name, n, budget))
+            if found is not None:
+                lines.append(
+                    f"| get_context | {name} | {n:,} | {budget:,} | warm | {ms(found[1])} | {ms(found[2])} | {found[0]:.2f}x |"
+                )
+    for warmth in ("warm", "cold"):
+        for n, budget in AGENT_CASES:
+            found = paired.get(key(f"agent {warmth}", "o200k_base", n, budget))
+            if found is not None:
+                lines.append(
+                    f"| trim_messages | o200k_base | {n:,} | {budget:,} | {warmth} | {ms(found[1])} | {ms(found[2])} "
+                    f"| {found[0]:.2f}x |"
+                )
     lines += [
         "",
         "![get_context and trim_messages against store size](performance-tokenizers.png)",

@@ -146,3 +146,34 @@ def chat_queries(count: int, *, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
     pool = [line for found in chat_lines().values() for line in found]
     return [rng.choice(pool) for _ in range(count)]
+
+
+def make_agent_state(n: int, *, notes: float = 0.2, seed: int = 42) -> MemoryState:
+    """``n`` entries a tool-using agent makes: steps of a question, a tool call, its result and an answer.
+
+    The texts are chatterbot-corpus's lines, languages mixed; ``notes`` of the
+    entries are facts with continuous importances. Stored with
+    ``core.add_messages`` a step at a time, one step a second up to NOW, so
+    every turn is what an agent's own calls would have stored.
+    """
+    from sentinel_memory import core
+
+    rng = random.Random(seed)
+    pool = [line for found in chat_lines().values() for line in found]
+    state = MemoryState(config=Config(limit=max(n, 1)))
+    step = 0
+    while len(state.entries) < n:
+        now = NOW - (n - len(state.entries)) * 1000
+        if rng.random() < notes:
+            state, _ = core.remember(state, f"note:{step}", rng.choice(pool), now=now, importance=rng.random())
+        else:
+            call = {"id": f"call_{step}", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+            batch = [
+                {"role": "user", "content": rng.choice(pool)},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": call["id"], "content": rng.choice(pool)},
+                {"role": "assistant", "content": rng.choice(pool)},
+            ]
+            state, _, _ = core.add_messages(state, batch[: n - len(state.entries)], now=now)
+        step += 1
+    return state

@@ -155,8 +155,9 @@ def test_lc_2_messages_after_add_messages_are_in_order_with_roles(mem):
             SystemMessage("You are a waiter."),
             HumanMessage("Hello"),
             AIMessage("Hi! What can I get you?"),
-            ChatMessage(role="critic", content="Too eager."),
-            ChatMessage(role="tool", content="menu: risotto"),
+            ChatMessage(role="developer", content="Too eager."),
+            AIMessage("", tool_calls=[{"name": "menu", "args": {}, "id": "call-1"}]),
+            ToolMessage("menu: risotto", tool_call_id="call-1"),
         ]
     )
     history.add_message(HumanMessage("The risotto, please."))
@@ -167,15 +168,16 @@ def test_lc_2_messages_after_add_messages_are_in_order_with_roles(mem):
         SystemMessage("You are a waiter."),
         HumanMessage("Hello"),
         AIMessage("Hi! What can I get you?"),
-        ChatMessage(role="critic", content="Too eager."),
-        ChatMessage(role="tool", content="menu: risotto"),
+        ChatMessage(role="developer", content="Too eager."),
+        AIMessage("", tool_calls=[{"name": "menu", "args": {}, "id": "call-1", "type": "tool_call"}]),
+        ToolMessage("menu: risotto", tool_call_id="call-1"),
         HumanMessage("The risotto, please."),
         HumanMessage("And water."),
         AIMessage("Coming up."),
         AIMessage("Anything else?"),
     ]
-    assert [mem[f"chat:{n}"]["role"] for n in range(1, 10)] == [
-        *("system", "user", "assistant", "critic", "tool", "user", "user", "assistant", "assistant")
+    assert [mem[f"chat:{n}"]["role"] for n in range(1, 11)] == [
+        *("system", "user", "assistant", "developer", "assistant", "tool", "user", "user", "assistant", "assistant")
     ]
     assert history.messages is not history.messages and history.messages == history.messages  # a new list each read
     assert str(history).startswith("System: You are a waiter.\nHuman: Hello\nAI: Hi!")
@@ -202,26 +204,30 @@ def test_lc_2_content_blocks_keep_their_text_parts_joined(mem):
     assert mem["chat:2"] == {"role": "assistant", "content": ""}  # no text part: the empty text
     text = HumanMessage(content=blocks).text  # a property since langchain-core 1.0, a method before
     assert (text if isinstance(text, str) else text()) == "What is on this plate?"  # LangChain's own reading agrees
-    assert turn_from_message(SystemMessage(content=[])) == ("system", "")
+    assert turn_from_message(SystemMessage(content=[])) == {"role": "system", "content": ""}
 
 
 @pytest.mark.parametrize(
     ("bad", "error"),
     [
-        (ToolMessage("42", tool_call_id="call-1"), TypeError),
+        (ToolMessage("42", tool_call_id="call-1"), ValueError),
         (FunctionMessage(name="lookup", content="42"), TypeError),
-        (AIMessage("", tool_calls=[{"name": "lookup", "args": {}, "id": "call-1"}]), TypeError),
+        (AIMessage("", tool_calls=[{"name": "", "args": {}, "id": "call-1"}]), ValueError),
         (AIMessage("", invalid_tool_calls=[{"name": "lookup", "args": "{", "id": "call-1", "error": None}]), TypeError),
         (RemoveMessage(id="m-1"), TypeError),
         ("a plain string", TypeError),
         ({"role": "user", "content": "a dict"}, TypeError),
         (HumanMessage("lone \ud800 surrogate"), TypeError),
         (ChatMessage(role="", content="no role"), ValueError),
+        (ChatMessage(role="critic", content="not a chat role"), ValueError),
     ],
-    ids=["tool", "function", "tool-calls", "invalid-tool-calls", "remove", "str", "dict", "surrogate", "empty-role"],
+    ids=[
+        *("orphan-tool", "function", "unnamed-call", "invalid-tool-calls", "remove", "str", "dict", "surrogate"),
+        *("empty-role", "other-role"),
+    ],
 )
 def test_lc_2_what_a_turn_cannot_keep_is_refused_and_the_batch_stores_nothing(mem, bad, error):
-    """LC-2, WRP-1: tool traffic, other message types, non-messages and bad text raise; nothing of the batch is stored."""
+    """LC-2, WRP-1, MSG-6: an orphan tool result, other message types, non-messages, bad text and roles raise; nothing of the batch is stored."""
     history = SentinelChatMessageHistory(mem)
     history.add_user_message("before")
     with pytest.raises(error):
@@ -299,12 +305,20 @@ def test_lc_1_messages_show_turns_by_n_with_legacy_strings_and_skip_facts(mem):
 
 
 def test_message_from_turn_maps_roles_to_types():
-    """LC-1: user, assistant and system are LangChain's own types; any other role, tool included, a ChatMessage."""
+    """LC-1: user, assistant, system and tool (with its id) are LangChain's own types; any other role, a ChatMessage."""
     assert message_from_turn("user", "a") == HumanMessage("a")
     assert message_from_turn("assistant", "b") == AIMessage("b")
     assert message_from_turn("system", "c") == SystemMessage("c")
-    assert message_from_turn("tool", "d") == ChatMessage(role="tool", content="d")
+    assert message_from_turn("tool", "d") == ChatMessage(role="tool", content="d")  # stored without an id
+    assert message_from_turn("tool", "d", tool_call_id="c1") == ToolMessage("d", tool_call_id="c1")
     assert message_from_turn("human", "e") == ChatMessage(role="human", content="e")
+    calls = [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}},
+        {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "[1"}},
+    ]
+    read = message_from_turn("assistant", None, tool_calls=calls)
+    assert read.tool_calls == [{"name": "f", "args": {"x": 1}, "id": "c1", "type": "tool_call"}]
+    assert [(c["id"], c["args"]) for c in read.invalid_tool_calls] == [("c2", "[1")]
 
 
 def test_lc_3_clear_forgets_the_turns_only(mem):
@@ -346,7 +360,7 @@ def test_lc_4_the_async_forms_do_what_the_sync_forms_do(mem):
     async def run() -> None:
         await history.aadd_messages([HumanMessage("hi"), AIMessage("hello")])
         assert await history.aget_messages() == [HumanMessage("hi"), AIMessage("hello")] == history.messages
-        with pytest.raises(TypeError):
+        with pytest.raises(ValueError):
             await history.aadd_messages([HumanMessage("x"), ToolMessage("42", tool_call_id="c")])
         assert len(await history.aget_messages()) == 2
         await history.aadd_messages([])

@@ -30,10 +30,10 @@ def test_msg_2_facts_in_a_system_message_then_the_recent_turns_oldest_first(even
     """MSG-2, MSG-3: the facts form one system message, the newest turns follow in order, and the count is exact and within budget."""
     prompt = evening.get_messages(token_budget=60, query="peanuts")
     assert prompt.messages[0] == {"role": "system", "content": "user:name: Jakub\nuser:allergy: allergic to peanuts"}
-    assert [m["role"] for m in prompt.messages[1:]] == ["assistant", "user", "assistant", "user"]
+    assert [m["role"] for m in prompt.messages[1:]] == ["user", "assistant", "user"]  # starts at a user message (MSG-9)
     assert prompt.messages[-1] == {"role": "user", "content": "Does it have peanuts?"}
     assert prompt.tokens == sum(sm.estimate_tokens(m["content"]) + 3 for m in prompt.messages) <= 60
-    assert prompt.omitted == 1 and [e.key for e in prompt.entries][:2] == ["user:name", "user:allergy"]
+    assert prompt.omitted == 2 and [e.key for e in prompt.entries][:2] == ["user:name", "user:allergy"]
 
 
 def test_msg_3_a_real_tokenizer_counts_every_message_plus_three(evening):
@@ -48,8 +48,9 @@ def test_msg_3_a_real_tokenizer_counts_every_message_plus_three(evening):
 def test_msg_2_a_tiny_budget_keeps_the_last_turn_before_any_fact(evening):
     """MSG-2: turns are taken first, so the user's last message survives the smallest budget that holds it."""
     prompt = evening.get_messages(token_budget=9, facts_share=0.0)
-    assert prompt.messages == ({"role": "user", "content": "Does it have peanuts?"},)
-    assert evening.get_messages(token_budget=0).messages == ()
+    assert prompt.messages == [{"role": "user", "content": "Does it have peanuts?"}]
+    with pytest.raises(sm.TokenBudgetError, match="need 9 tokens, 9 more than the budget of 0"):
+        evening.get_messages(token_budget=0)  # MSG-9: never a request without the question
 
 
 def test_msg_4_messages_are_copies_and_change_nothing(evening):
@@ -77,7 +78,7 @@ def test_msg_1_turns_stored_before_structure_still_read_as_messages(make):
     mem.remember("chat:1", "user: an old turn")
     mem.remember("chat:2", 42)
     prompt = mem.get_messages(token_budget=100)
-    assert prompt.messages == ({"role": "system", "content": "chat:2: 42"}, {"role": "user", "content": "an old turn"})
+    assert prompt.messages == [{"role": "system", "content": "chat:2: 42"}, {"role": "user", "content": "an old turn"}]
 
 
 def test_ent_16_a_turn_matters_less_than_a_fact_by_default(make, clock):
@@ -135,8 +136,12 @@ def test_msg_1_only_chat_roles_make_a_string_a_turn_and_a_role_is_never_empty(ma
     mem.remember("chat:3", {"role": "", "content": "x"})
     mem.remember("chat:4", "Reminder: buy milk")
     mem.remember("chat:5", "assistant: an old reply")
+    mem.remember("chat:6", "user: an old question")
     prompt = mem.get_messages(token_budget=200)
-    assert [m["role"] for m in prompt.messages] == ["system", "assistant"]
+    assert [m["role"] for m in prompt.messages] == [
+        "system",
+        "user",
+    ]  # the reply before any question is left out (MSG-9)
     assert "chat:4: Reminder: buy milk" in prompt.messages[0]["content"]
 
 
@@ -145,7 +150,7 @@ def test_msg_2_two_turns_with_one_number_keep_their_age_order(make, clock):
     mem = make()
     mem.remember("chat:7", {"role": "user", "content": "older"})
     clock.advance(1)
-    mem.remember("chat:007", {"role": "assistant", "content": "newer"})
+    mem.remember("chat:007", {"role": "user", "content": "newer"})
     assert [m["content"] for m in mem.get_messages(token_budget=100).messages] == ["older", "newer"]
     assert [m["content"] for m in mem.get_messages(token_budget=5).messages] == ["newer"]
 

@@ -115,12 +115,15 @@ def test_tok_1_refund_sentence_estimate():
 
 
 def test_txt_4_a_turn_reads_as_role_and_content_in_a_context(make):
-    """TXT-4, ENT-16: a turn's line is `chat:N: role: content`; a dict that only looks like a message stays JSON."""
+    """TXT-4, ENT-16, MSG-5: a turn's line is `chat:N: role: content`; a dict that only looks like a message stays JSON."""
     mem = make()
     mem.add_turn("user", "I'm allergic to peanuts")
-    mem.remember("almost", {"role": "user", "content": "hi", "name": "Jakub"})
+    mem.remember("almost", {"role": "user", "content": "hi", "mood": "happy"})
+    mem.remember("named", {"role": "user", "content": "hi", "name": "Jakub"})  # a message in its stored form (MSG-5)
     text = mem.get_context(token_budget=1000).text
-    assert text == 'chat:1: user: I\'m allergic to peanuts\nalmost: {"content":"hi","name":"Jakub","role":"user"}'
+    assert text == (
+        'chat:1: user: I\'m allergic to peanuts\nalmost: {"content":"hi","mood":"happy","role":"user"}\nnamed: user: hi'
+    )
     assert [hit.entry.key for hit in mem.recall("peanuts")] == ["chat:1"]
 
 

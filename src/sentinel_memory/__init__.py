@@ -8,6 +8,7 @@ applications use ``create_memory``.
 
 from .aio import AsyncCacheMemory, AsyncMemory, AsyncStore, AsyncWorkingMemory, create_async_memory
 from .core import make_config
+from .core.chat import ROLES, request_problems, validate_request
 from .core.errors import (
     ConflictError,
     DamagedStoreError,
@@ -19,6 +20,7 @@ from .core.errors import (
     StoreConnectionError,
     StoreError,
     StoreWarning,
+    TokenBudgetError,
     UnsavedChangesWarning,
 )
 from .core.jsondata import MAX_DEPTH
@@ -53,6 +55,7 @@ __all__ = [
     "JSON",
     "MAX_DEPTH",
     "NUMBER_RULES",
+    "ROLES",
     "AsyncCacheMemory",
     "AsyncMemory",
     "AsyncRedisMemories",
@@ -88,6 +91,7 @@ __all__ = [
     "StoreConnectionError",
     "StoreError",
     "StoreWarning",
+    "TokenBudgetError",
     "UnsavedChangesWarning",
     "WorkingMemory",
     "additive",
@@ -97,5 +101,7 @@ __all__ = [
     "estimate_tokens",
     "make_config",
     "per_line",
+    "request_problems",
     "upper_bound_tokens",
+    "validate_request",
 ]

@@ -34,7 +34,17 @@ import functools
 import inspect
 import threading
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    ItemsView,
+    Iterator,
+    KeysView,
+    Mapping,
+    Sequence,
+    ValuesView,
+)
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from . import core
@@ -457,7 +467,7 @@ class AsyncMemory(Mapping[str, Any]):
         """Remember one chat turn, ``{"role": role, "content": text}``, under the next ``chat:N`` key (ENT-16).
 
         Args:
-            role: Who spoke, a non-empty string such as ``"user"`` or ``"assistant"``.
+            role: Who spoke: ``"user"``, ``"assistant"``, ``"system"`` or ``"developer"`` (MSG-5).
             text: What was said.
             importance: A number in [0, 1]. None, the default, means 0.3, below a fact's 0.5.
             ttl: How long the turn lives: milliseconds, or a ``datetime.timedelta``. Defaults to None
@@ -468,7 +478,7 @@ class AsyncMemory(Mapping[str, Any]):
 
         Raises:
             TypeError: ``role`` or ``text`` is not a string.
-            ValueError: ``role`` is empty.
+            ValueError: ``role`` is not one of the chat API's (MSG-5).
             OSError: The autosave failed; the memory is unchanged.
             ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
 
@@ -483,6 +493,59 @@ class AsyncMemory(Mapping[str, Any]):
         """
         entry: Entry = await self._change("add_turn", role, text, importance=importance, ttl=ttl)
         return entry
+
+    async def add_message(
+        self, message: Mapping[str, Any], *, importance: float | None = None, ttl: Duration | None = None
+    ) -> Entry:
+        """Remember one chat message in the chat-completions form as the next turn (MSG-5, MSG-6).
+
+        The message is what a chat API takes and returns: ``role`` (``system``,
+        ``developer``, ``user``, ``assistant`` or ``tool``), ``content`` (a
+        string or a list of content parts), an assistant's ``tool_calls``, a
+        tool message's ``tool_call_id`` and an optional ``name``. It is stored
+        as it is under the next ``chat:N`` key, as ``add_turn`` stores a turn; as ``Memory.add_message`` does;
+        a tool message must answer an open call of the assistant message
+        before it.
+
+        Args:
+            message: The message, a dict.
+            importance: A number in [0, 1]. None, the default, means 0.3.
+            ttl: How long the turn lives: milliseconds or a ``datetime.timedelta``. Defaults to None.
+
+        Returns:
+            A copy of the stored ``Entry``.
+
+        Raises:
+            TypeError: A field has the wrong type (the error names it).
+            ValueError: A role outside the chat API's, an unknown or missing field, two calls with
+                one id, or a tool message that answers no open call; nothing is stored.
+        """
+        entry: Entry = await self._change("add_message", message, importance=importance, ttl=ttl)
+        return entry
+
+    async def add_messages(
+        self, messages: Sequence[Mapping[str, Any]], *, importance: float | None = None, ttl: Duration | None = None
+    ) -> list[Entry]:
+        """Remember chat messages in the chat-completions form as turns, in order, all or nothing (MSG-5, MSG-6).
+
+        Every message is checked before any is stored, as ``add_message``
+        checks one; then they are stored in one change: one transaction with
+        ``shared=True``, one autosave, one ``on_evict`` call.
+
+        Args:
+            messages: A list of message dicts.
+            importance: A number in [0, 1] for each. None, the default, means 0.3.
+            ttl: How long each turn lives. Defaults to None.
+
+        Returns:
+            A list of copies of the stored ``Entry`` objects, in order.
+
+        Raises:
+            TypeError, ValueError: A message or field is bad; the error names ``messages[i]`` and
+                the field, and nothing is stored.
+        """
+        entries: list[Entry] = await self._change("add_messages", messages, importance=importance, ttl=ttl)
+        return entries
 
     async def forget(self, key: str) -> bool:
         """Remove the live entry under ``key`` (ENT-8).
@@ -679,8 +742,9 @@ class AsyncMemory(Mapping[str, Any]):
         tokenizer: TokenizerLike | None = None,
         must_keep: float | None = None,
         facts_share: float | None = None,
+        system: str | None = None,
     ) -> Messages:
-        """A prompt as chat messages that fits ``token_budget``, as ``Memory.get_messages`` builds it (MSG-1 .. MSG-4).
+        """A valid chat request that fits ``token_budget``, as ``Memory.get_messages`` builds it (MSG-1 .. MSG-9).
 
         No I/O, so not a coroutine.
 
@@ -690,13 +754,17 @@ class AsyncMemory(Mapping[str, Any]):
             tokenizer: Counts tokens, as for ``get_context``. None, the default, means the memory's tokenizer.
             must_keep: Facts of at least this importance come first. Defaults to None.
             facts_share: The share of the budget kept for facts while there are any. None, the default, means 0.5.
+            system: The app's own system prompt: the start of the system message, counted in the
+                budget (MSG-2, MSG-9). Defaults to None.
 
         Returns:
-            A ``Messages`` with the ``messages``, the ``entries`` used, their ``tokens`` and how many
-            live entries were ``omitted``.
+            A ``Messages`` with the ``messages``, the ``entries`` used, their ``tokens``, how many
+            live entries were ``omitted`` and the ``pending`` turns.
 
         Raises:
             ValueError: The budget is not a finite number >= 0.
+            TokenBudgetError: The system prompt, the must-keep facts and the newest question need
+                more than the budget.
             TypeError: The tokenizer returned something other than a number >= 0, or the query is not a str.
         """
         return core.messages(
@@ -707,6 +775,7 @@ class AsyncMemory(Mapping[str, Any]):
             tokenizer=self._counters.get(tokenizer, self.state.config.tokenizer),
             must_keep=must_keep,
             facts_share=facts_share,
+            system=system,
         )
 
     def stats(self) -> dict[str, int]:

@@ -44,7 +44,7 @@ import gc
 import threading
 import time
 import warnings
-from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from typing import Any, Literal, TypeVar, overload
 
 from . import core, shell
@@ -312,7 +312,8 @@ class Memory(Mapping[str, JSON]):
         it back as a message.
 
         Args:
-            role: Who said it: ``"user"``, ``"assistant"``, ``"system"`` or any other string.
+            role: Who said it: ``"user"``, ``"assistant"``, ``"system"`` or ``"developer"``; a tool
+                result needs its call's id, so it goes in with ``add_message``.
             text: What was said.
             importance: A number in [0, 1]. None, the default, means 0.3.
             ttl: How long the turn lives: milliseconds or a ``datetime.timedelta``. Defaults to
@@ -323,6 +324,7 @@ class Memory(Mapping[str, JSON]):
 
         Raises:
             TypeError: ``role`` or ``text`` is not a string.
+            ValueError: ``role`` is not one of the chat API's (the error names them, MSG-5).
 
         Examples:
             >>> mem.add_turn("user", "I'm allergic to peanuts").key
@@ -332,6 +334,59 @@ class Memory(Mapping[str, JSON]):
         """
         entry: Entry = self._change("add_turn", role, text, importance=importance, ttl=ttl)
         return entry
+
+    def add_message(
+        self, message: Mapping[str, Any], *, importance: float | None = None, ttl: Duration | None = None
+    ) -> Entry:
+        """Remember one chat message in the chat-completions form as the next turn (MSG-5, MSG-6).
+
+        The message is what a chat API takes and returns: ``role`` (``system``,
+        ``developer``, ``user``, ``assistant`` or ``tool``), ``content`` (a
+        string or a list of content parts), an assistant's ``tool_calls``, a
+        tool message's ``tool_call_id`` and an optional ``name``. It is stored
+        as it is under the next ``chat:N`` key, as ``add_turn`` stores a turn;
+        a tool message must answer an open call of the assistant message
+        before it.
+
+        Args:
+            message: The message, a dict.
+            importance: A number in [0, 1]. None, the default, means 0.3.
+            ttl: How long the turn lives: milliseconds or a ``datetime.timedelta``. Defaults to None.
+
+        Returns:
+            A copy of the stored ``Entry``.
+
+        Raises:
+            TypeError: A field has the wrong type (the error names it).
+            ValueError: A role outside the chat API's, an unknown or missing field, two calls with
+                one id, or a tool message that answers no open call; nothing is stored.
+        """
+        entry: Entry = self._change("add_message", message, importance=importance, ttl=ttl)
+        return entry
+
+    def add_messages(
+        self, messages: Sequence[Mapping[str, Any]], *, importance: float | None = None, ttl: Duration | None = None
+    ) -> list[Entry]:
+        """Remember chat messages in the chat-completions form as turns, in order, all or nothing (MSG-5, MSG-6).
+
+        Every message is checked before any is stored, as ``add_message``
+        checks one; then they are stored in one change: one transaction with
+        ``shared=True``, one autosave, one ``on_evict`` call.
+
+        Args:
+            messages: A list of message dicts.
+            importance: A number in [0, 1] for each. None, the default, means 0.3.
+            ttl: How long each turn lives. Defaults to None.
+
+        Returns:
+            A list of copies of the stored ``Entry`` objects, in order.
+
+        Raises:
+            TypeError, ValueError: A message or field is bad; the error names ``messages[i]`` and
+                the field, and nothing is stored.
+        """
+        entries: list[Entry] = self._change("add_messages", messages, importance=importance, ttl=ttl)
+        return entries
 
     @overload
     def get(self, key: str) -> JSON: ...
@@ -591,15 +646,21 @@ class Memory(Mapping[str, JSON]):
         tokenizer: TokenizerLike | None = None,
         must_keep: float | None = None,
         facts_share: float | None = None,
+        system: str | None = None,
     ) -> Messages:
-        """A prompt as chat messages within ``token_budget``: the facts that matter, then recent turns (MSG-1 .. MSG-4).
+        """A chat request a chat API accepts, within ``token_budget``: your system prompt and the facts, then recent turns (MSG-1 .. MSG-9).
 
-        The facts go into one system message, chosen as ``get_context`` chooses
-        them (``query``, ``must_keep``); the newest turns that fit follow as
-        their own messages, oldest first. Turns are taken first, newest back,
+        The system message holds ``system`` (your instructions) and, after a
+        blank line, the facts, chosen as ``get_context`` chooses them
+        (``query``, ``must_keep``). The newest turns that fit follow, oldest
+        first: an assistant's tool calls and their results kept or left out
+        together, the history starting at a user message, and the newest user
+        message always in; calls still waiting for results at the end are left
+        out and listed in ``pending``. Turns are taken first, newest back,
         from all but ``facts_share`` of the budget; the facts get everything
-        the turns leave. Each message counts its content's tokens plus 3 for
-        the chat format (MSG-3), and the whole never exceeds the budget.
+        the turns leave. Each message counts its text's tokens plus 3 for the
+        chat format (MSG-3), and the whole never exceeds the budget.
+        ``messages`` is a new list each call: append the new question to it.
 
         Args:
             token_budget: The most tokens the messages may count, a finite number >= 0.
@@ -610,16 +671,20 @@ class Memory(Mapping[str, JSON]):
                 Defaults to None.
             facts_share: The share of the budget kept for facts while there are any, in [0, 1].
                 None, the default, means 0.5.
+            system: The app's own system prompt: the start of the system message, counted in the
+                budget (MSG-2, MSG-9). Defaults to None.
 
         Returns:
-            A ``Messages`` with the ``messages`` (dicts of ``role`` and ``content``, ready for a
-            chat-completions call), the ``entries`` used, their ``tokens`` and how many live
-            entries were ``omitted``.
+            A ``Messages`` with the ``messages`` (a new list of dicts, ready for a chat-completions
+            call), the ``entries`` used, their ``tokens``, how many live entries were ``omitted``
+            and the ``pending`` turns.
 
         Raises:
             ValueError: The budget is not a finite number >= 0.
+            TokenBudgetError: ``system``, the must-keep facts and the turns from the newest user
+                message on need more than the budget (a ``ValueError``; it says how many).
             TypeError: The tokenizer returned something other than a number >= 0, or the query
-                is not a string.
+                or ``system`` is not a string.
 
         Examples:
             >>> mem.remember("user:allergy", "peanuts").key
@@ -637,6 +702,7 @@ class Memory(Mapping[str, JSON]):
             tokenizer=self._counters.get(tokenizer, self._state.config.tokenizer),
             must_keep=must_keep,
             facts_share=facts_share,
+            system=system,
         )
 
     def stats(self) -> dict[str, int]:

@@ -114,6 +114,18 @@ def _add_turn(start: MemoryState, now: Now, role: str, text: str, **options: Any
     return Outcome(state, core.remembered(state, dropped, key), dropped, keys=(key, *_dropped_keys(dropped)))
 
 
+def _add_messages(start: MemoryState, now: Now, messages: Any, **options: Any) -> Outcome:
+    # One core call for the batch: checked whole first, so it is stored whole or not at all (MSG-6).
+    state, dropped, keys = core.add_messages(start, messages, now=now(), **options)
+    entries = [core.remembered(state, dropped, key) for key in keys]
+    return Outcome(state, entries, dropped, keys=(*keys, *_dropped_keys(dropped)))
+
+
+def _add_message(start: MemoryState, now: Now, message: Any, **options: Any) -> Outcome:
+    outcome = _add_messages(start, now, [message], **options)
+    return outcome._replace(result=outcome.result[0])
+
+
 def _forget(start: MemoryState, now: Now, key: str) -> Outcome:
     state, removed = core.forget(start, key, now=now())
     return Outcome(state if removed else None, removed, keys=(key,))
@@ -155,6 +167,8 @@ def _working_clear(start: MemoryState, now: Now) -> Outcome:
 STEPS: dict[str, tuple[Callable[..., Outcome], bool]] = {
     "remember": (_remember, True),
     "add_turn": (_add_turn, True),
+    "add_message": (_add_message, True),
+    "add_messages": (_add_messages, True),
     "forget": (_forget, True),
     "clear": (_clear, True),
     "compact": (_compact, True),

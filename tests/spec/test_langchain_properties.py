@@ -1,4 +1,4 @@
-"""The LangChain adapter against a plain model of a chat history beside facts (LC-1 .. LC-5).
+"""The LangChain adapter against a plain model of a chat history beside facts (LC-1 .. LC-6).
 
 The model restates the rules in the plainest Python: a list of turns in
 the order LC-1 shows them, a dict of facts, and the turn counter of ENT-16.
@@ -26,12 +26,14 @@ from langchain_core.messages import (
     HumanMessage,
     SystemMessage,
     ToolMessage,
+    convert_to_openai_messages,
 )
 
 import sentinel_memory as sm
 from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
 
 ROLES = ["user", "assistant", "system", "tool", "critic", "human", "ai", "a: b"]
+CHAT_ROLES = ["user", "assistant", "system", "developer"]  # what a ChatMessage may carry in (MSG-5); tool needs an id
 texts = st.text(max_size=12)  # hypothesis's text has no lone surrogates
 roles = st.one_of(st.sampled_from(ROLES), st.text(min_size=1, max_size=6))
 blocks = st.lists(
@@ -48,20 +50,21 @@ contents = st.one_of(texts, blocks)
 
 @st.composite
 def messages(draw: st.DrawFn) -> BaseMessage:
-    """A message the adapter keeps: human, ai (a chunk too), system, or a ChatMessage of any non-empty role."""
+    """A message the adapter keeps: human, ai (a chunk too), system, or a ChatMessage of a chat role."""
     kind = draw(st.sampled_from(["human", "ai", "system", "chat"]))
     content = draw(contents)
     if kind == "chat":
-        return ChatMessage(role=draw(roles), content=content)
+        return ChatMessage(role=draw(st.sampled_from(CHAT_ROLES)), content=content)
     return {"human": HumanMessage, "ai": AIMessage, "system": SystemMessage}[kind](content=content)
 
 
 refused = st.sampled_from(
     [
-        ToolMessage("42", tool_call_id="call-1"),
+        ToolMessage("42", tool_call_id="call-1"),  # answers no open call (MSG-6)
         FunctionMessage(name="f", content="42"),
-        AIMessage("", tool_calls=[{"name": "f", "args": {}, "id": "call-1"}]),
+        AIMessage("", invalid_tool_calls=[{"name": "f", "args": "{", "id": "call-1", "error": None}]),
         ChatMessage(role="", content="no role"),
+        ChatMessage(role="critic", content="not a chat role"),
         "not a message",
     ]
 )
@@ -97,8 +100,15 @@ def turn_n(key: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def legacy(data: Any) -> tuple[str, str] | None:
-    """MSG-1 restated: (role, content) of a message with a non-empty role, or of a "role: content" string of a chat role."""
+def legacy(data: Any) -> tuple[str, str] | tuple[str, str, str] | None:
+    """MSG-1 restated: (role, content) of a message with a non-empty role, or of a "role: content" string of a chat role.
+
+    A tool exchange the machine stored reads as (type, "", content) of its LangChain message (LC-1).
+    """
+    if isinstance(data, dict) and "tool_calls" in data:
+        return ("ai", "", data["content"] or "")
+    if isinstance(data, dict) and "tool_call_id" in data:
+        return ("tool", "", data["content"])
     if isinstance(data, dict) and set(data) == {"role", "content"}:
         if isinstance(data["role"], str) and data["role"] and isinstance(data["content"], str):
             return data["role"], data["content"]
@@ -129,7 +139,9 @@ class HistoryComparison(RuleBasedStateMachine):
     def model_turns(self) -> list[tuple[str, str, str]]:
         turns = [(turn_n(k), legacy(d)) for k, d in self.entries.items()]
         shown = [(n, message) for n, message in turns if n is not None and message is not None]
-        return [read_back(*message) for _, message in sorted(shown, key=lambda t: t[0])]
+        return [
+            message if len(message) == 3 else read_back(*message) for _, message in sorted(shown, key=lambda t: t[0])
+        ]
 
     def run(self, asynchronous: bool, name: str, *args: Any) -> Any:
         """Call the sync form, or its async form in an event loop (LC-4)."""
@@ -146,6 +158,47 @@ class HistoryComparison(RuleBasedStateMachine):
             self.store(
                 f"chat:{self.counter + 1}", {"role": model_role(message), "content": model_text(message.content)}
             )
+
+    @rule(question=texts, answer=texts, calls=st.integers(1, 2), asynchronous=st.booleans())
+    def add_a_tool_exchange(self, question: str, answer: str, calls: int, asynchronous: bool) -> None:
+        """LC-2, LC-1, MSG-6: an AIMessage's tool calls and the ToolMessages answering them are kept with their ids."""
+        ids = [f"call-{self.counter + 1}-{i}" for i in range(calls)]
+        batch: list[BaseMessage] = [
+            HumanMessage(question),
+            AIMessage("", tool_calls=[{"name": "menu", "args": {"i": i}, "id": call} for i, call in enumerate(ids)]),
+            *(ToolMessage(f"result {i}", tool_call_id=call) for i, call in enumerate(ids)),
+            AIMessage(answer),
+        ]
+        self.run(asynchronous, "add_messages", batch)
+        self.store(f"chat:{self.counter + 1}", {"role": "user", "content": question})
+        self.store(
+            f"chat:{self.counter + 1}",
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": call, "type": "function", "function": {"name": "menu", "arguments": f'{{"i": {i}}}'}}
+                    for i, call in enumerate(ids)
+                ],
+            },
+        )
+        for i, call in enumerate(ids):
+            self.store(f"chat:{self.counter + 1}", {"role": "tool", "content": f"result {i}", "tool_call_id": call})
+        self.store(f"chat:{self.counter + 1}", {"role": "assistant", "content": answer})
+
+    @rule(budget=st.integers(0, 120), system=st.sampled_from([None, "Be brief."]))
+    def budgeted_view(self, budget: int, system: str | None) -> None:
+        """LC-6, MSG-8: get_messages of the history is the memory's get_messages read back, and a valid request."""
+        try:
+            view = self.history.get_messages(budget, system=system)
+        except sm.TokenBudgetError:
+            return
+        direct = self.mem.get_messages(token_budget=budget, system=system).messages
+        assert [m.type for m in view] == [
+            {"user": "human", "assistant": "ai", "system": "system", "tool": "tool"}.get(m["role"], "chat")
+            for m in direct
+        ]
+        assert sm.request_problems(convert_to_openai_messages(view)) == []
 
     @rule(batch=st.lists(messages(), max_size=3), bad=refused, at=st.integers(0, 3), asynchronous=st.booleans())
     def add_a_refused_batch(self, batch: list[BaseMessage], bad: Any, at: int, asynchronous: bool) -> None:
@@ -201,7 +254,7 @@ class HistoryComparison(RuleBasedStateMachine):
 
     @invariant()
     def the_memory_holds_the_model(self) -> None:
-        """LC-2, LC-3, ENT-16: the memory holds exactly the model's entries, turns as {"role", "content"}."""
+        """LC-2, LC-3, ENT-16, MSG-5: the memory holds exactly the model's entries, turns as chat-completions messages."""
         assert dict(self.mem.items()) == self.entries
 
 

@@ -35,6 +35,7 @@ import sentinel_memory as sm
 from sentinel_memory import core
 from sentinel_memory.core.index import Index
 from sentinel_memory.core.jsondata import copy_json
+from sentinel_memory.core.turns import chat_message, is_turn
 from support import check_well_formed
 
 from .model import DAY, Model, ModelEntry, is_num, model_estimate, valid_count, valid_positive
@@ -56,6 +57,23 @@ from .strategies import (
 )
 
 T0 = 1_792_310_400_000
+
+
+def _call(i: int) -> dict:
+    return {"id": f"c{i}", "type": "function", "function": {"name": "menu", "arguments": "{}"}}
+
+
+#: Chat messages in their stored form (MSG-5): a batch of them is an agent's traffic, or refused whole.
+AGENT_MESSAGES = [
+    {"role": "user", "content": "what about peanuts?"},
+    {"role": "user", "content": "refund the order"},
+    {"role": "assistant", "content": "The risotto has no nuts."},
+    {"role": "assistant", "content": None, "tool_calls": [_call(1)]},
+    {"role": "assistant", "content": "Checking.", "tool_calls": [_call(1), _call(2)]},
+    {"role": "tool", "content": "risotto: rice, cheese", "tool_call_id": "c1"},
+    {"role": "tool", "content": "curry: peanuts", "tool_call_id": "c2"},
+    {"role": "system", "content": "The kitchen closes at ten."},
+]
 MODEL_TOKENIZERS = {sm.estimate_tokens: model_estimate}
 
 
@@ -592,6 +610,70 @@ class MemoryComparison(RankingComparison):
         with pytest.raises(TypeError):
             self.mem.recall(query)
         assert self.mem.state is before
+
+    @rule(
+        batch=st.lists(st.sampled_from(AGENT_MESSAGES), min_size=1, max_size=5),
+        importance=importances,
+        ttl=ttls,
+    )
+    def add_messages(self, batch, importance, ttl):
+        """MSG-5, MSG-6, ENT-16, CMP-3: a batch of chat messages is stored whole as the next turns, or refused whole."""
+        before, reads = len(self.reported), self.clock.reads
+        try:
+            entries = self.mem.add_messages(copy.deepcopy(batch), importance=importance, ttl=ttl)
+        except ValueError as error:
+            assert "answers no open call" in str(
+                error
+            )  # the only bad input in this pool: the invariants see nothing stored
+            assert len(self.reported) == before
+            return
+        assert self.clock.reads == reads + 1  # one change, one clock read
+        numbers = [int(entry.key[5:]) for entry in entries]
+        assert numbers == list(range(numbers[0], numbers[0] + len(batch)))
+        weight = importance if is_num(importance) and 0 <= importance <= 1 else 0.3
+        expired, evicted = [], []
+        for entry, message in zip(entries, batch, strict=True):
+            gone, dropped = self.model.remember(entry.key, message, weight, ttl, self.now)
+            expired += gone
+            evicted += dropped
+        new = self.reported[before:]
+        if expired or evicted:
+            assert len(new) == 1 and [e.key for e in new[0].evicted] == evicted
+            assert [e.key for e in new[0].expired] == expired
+        else:
+            assert new == []
+
+    @rule(
+        budget=st.integers(0, 150),
+        query=st.one_of(st.none(), queries),
+        must_keep=st.sampled_from([None, 0.5, 0.9]),
+        system=st.sampled_from([None, "Be brief.", "You are the waiter of a small restaurant."]),
+        share=st.sampled_from([None, 0.0, 0.5, 1.0]),
+    )
+    def get_messages(self, budget, query, must_keep, system, share):
+        """MSG-2, MSG-4, MSG-7, MSG-8, MSG-9: every request is valid and within the budget, with the must-keep facts and the newest question, or TokenBudgetError."""
+        options = dict(token_budget=budget, query=query, must_keep=must_keep, system=system, facts_share=share)
+        try:
+            result = self.mem.get_messages(**options)
+        except sm.TokenBudgetError as error:
+            assert error.needed > budget == error.budget
+            return
+        note(f"messages {result!r}")
+        assert sm.request_problems(result.messages) == []
+        assert result.tokens <= budget
+        assert len(result.entries) + result.omitted == self.mem.size()
+        if system is not None:
+            assert result.messages[0]["role"] == "system" and result.messages[0]["content"].startswith(system)
+        taken = {e.key for e in result.entries}
+        live = self.model.live(self.now)
+        turns = {e.key: chat_message(e.data) for e in live if is_turn(e.key, e.data)}
+        if must_keep is not None:
+            assert all(e.key in taken for e in live if e.key not in turns and e.importance >= must_keep)
+        users = [key for key, message in turns.items() if message["role"] == "user"]
+        if users:
+            assert max(users, key=lambda key: (int(key[5:]), self.model.entries[key].updated_at)) in taken
+        result.messages.append({"role": "user", "content": "appended"})  # a new list: nothing stored changes
+        assert self.mem.get_messages(**options).messages == result.messages[:-1]
 
     @rule(key=keys)
     def forget(self, key):

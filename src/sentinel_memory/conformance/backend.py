@@ -419,6 +419,12 @@ class Session:
     def op_add_turn(self, role: Any = None, text: Any = None, importance: Any = None, ttl: Any = None) -> Any:
         return self.memory.add_turn(role, text, importance=importance, ttl=ttl).to_dict()
 
+    def op_add_message(self, message: Any = None, importance: Any = None, ttl: Any = None) -> Any:
+        return self.memory.add_message(message, importance=importance, ttl=ttl).to_dict()
+
+    def op_add_messages(self, messages: Any = None, importance: Any = None, ttl: Any = None) -> Any:
+        return [entry.to_dict() for entry in self.memory.add_messages(messages, importance=importance, ttl=ttl)]
+
     def op_get(self, key: Any = None, default: Any = None) -> Any:
         return self.memory.get(key, default)
 
@@ -482,6 +488,7 @@ class Session:
         tokenizer: Any = None,
         must_keep: Any = None,
         facts_share: Any = None,
+        system: Any = None,
     ) -> Any:
         return wire.messages(
             self.memory.get_messages(
@@ -490,6 +497,7 @@ class Session:
                 tokenizer=_named(TOKENIZERS, "tokenizer", tokenizer),
                 must_keep=must_keep,
                 facts_share=facts_share,
+                system=system,
             )
         )
 

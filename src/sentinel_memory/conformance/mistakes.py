@@ -1,5 +1,5 @@
 # Every bug here replaces a function of the library on purpose, so mypy is told not to mind.
-# mypy: disable-error-code="attr-defined, assignment, method-assign"
+# mypy: disable-error-code="attr-defined, assignment, method-assign, misc, arg-type, operator"
 """More deliberate bugs for ``serve --bug NAME``: one plausible port mistake each, by the class it belongs to.
 
 A port makes its mistakes at the wire as often as deep inside, so most of
@@ -701,6 +701,90 @@ def _text_made_a_string(session: Any, args: dict[str, Any], proceed: Step) -> An
     return proceed(args)
 
 
+# -- chat messages (MSG-5 .. MSG-9) ----------------------------------------------------------------
+
+
+def _each_message_a_unit() -> None:
+    """Every message is a unit of its own: tool results without their call, a call without its results (against MSG-7)."""
+
+    class Split(core._NewestUnits):
+        def _step(self) -> None:
+            for item in self._items:
+                entry = item[-1]
+                if expiry.is_past(entry.expires_at, self._now):
+                    continue
+                if self._oldest_user is None or item[:3] < self._oldest_user:
+                    break
+                message = core.chat_message(entry.data)
+                if message is not None and message["role"] in core.ROLES:
+                    self.units.append(([(entry, message)], self._cost(message)))
+                    return
+            self._done = True
+
+    core._NewestUnits = Split
+
+
+def _unanswered_calls_sent() -> None:
+    """Calls still waiting for their results at the end are sent, as if answered (against MSG-7's pending)."""
+
+    class Sent(core._NewestUnits):
+        def _step(self) -> None:
+            super()._step()
+            if self.pending:
+                pending, self.pending = self.pending, []
+                unit = [(entry, core.chat_message(entry.data)) for entry in pending]
+                self.units.insert(0, (unit, sum(self._cost(m) for _, m in unit)))
+
+    core._NewestUnits = Sent
+
+
+def _question_not_reserved() -> None:
+    """The newest question is not kept first: a small budget returns a request without it (against MSG-9)."""
+    core._NewestUnits.through_newest_user = lambda self: (0, 0)
+
+
+def _history_starts_anywhere() -> None:
+    """The history may start at an assistant message or a tool result (against MSG-9)."""
+    core._from_a_user = lambda units: units
+
+
+def _system_prompt_uncounted(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """The app's system prompt is put in front of what the budget chose, uncounted (against MSG-2, MSG-9)."""
+    system = args.pop("system", None)
+    answer = proceed(args)
+    if isinstance(system, str):
+        first = answer["messages"][0] if answer["messages"] else None
+        if first is not None and first["role"] == "system":
+            first["content"] = system + "\n\n" + first["content"]
+        else:
+            answer["messages"].insert(0, {"role": "system", "content": system})
+    return answer
+
+
+def _any_role() -> None:
+    """add_turn and add_message take any non-empty role, as turns once did (against MSG-5)."""
+    real = core.check_role
+
+    def lenient(role: Any, where: str = "role") -> Any:
+        if isinstance(role, str) and role and role not in core.ROLES:
+            return role
+        return real(role, where)
+
+    core.check_role = lenient
+    core.chat.check_role = lenient
+
+
+def _orphan_results_taken() -> None:
+    """A tool result for a call made earlier in the history is taken even when no call is open (against MSG-6)."""
+    real = core.check_messages
+
+    def lenient(messages: Any, open_calls: Any) -> Any:
+        ids = {m.get("tool_call_id") for m in messages if isinstance(m, dict)} if isinstance(messages, list) else set()
+        return real(messages, set(open_calls or ()) | ids)
+
+    core.check_messages = lenient
+
+
 THIRD: Mapping[str, Callable[[], None]] = {
     "matches-by-retention": _matches_by_retention,
     "must-keep-by-importance": _must_keep_by_importance,
@@ -709,6 +793,14 @@ THIRD: Mapping[str, Callable[[], None]] = {
     "on-evict-after-save": _around("remember add_turn", _on_evict_after_save),
     "duplicate-at-first-place": _duplicate_at_first_place,
     "stored-text-stringified": _around("stored load", _text_made_a_string),
+    # chat messages
+    "tool-pairs-split": _each_message_a_unit,
+    "unanswered-calls-sent": _unanswered_calls_sent,
+    "question-dropped": _question_not_reserved,
+    "history-starts-anywhere": _history_starts_anywhere,
+    "system-prompt-uncounted": _around("get_messages", _system_prompt_uncounted),
+    "any-role-taken": _any_role,
+    "orphan-tool-result-taken": _orphan_results_taken,
 }
 
 

@@ -45,6 +45,8 @@ _SPECIALS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 OP_GROUPS: Mapping[str, str] = {
     "remember": "entries",
     "add_turn": "entries",
+    "add_message": "messages",
+    "add_messages": "messages",
     "get": "entries",
     "has": "entries",
     "forget": "entries",
@@ -138,12 +140,13 @@ def context(value: Context) -> dict[str, Any]:
 
 
 def messages(value: Messages) -> dict[str, Any]:
-    """``{"messages", "entries", "tokens", "omitted"}``."""
+    """``{"messages", "entries", "tokens", "omitted", "pending"}``."""
     return {
         "messages": [dict(message) for message in value.messages],
         "entries": entries(value.entries),
         "tokens": value.tokens,
         "omitted": value.omitted,
+        "pending": entries(value.pending),
     }
 
 

@@ -99,6 +99,8 @@ from typing import Any, Literal
 import attrs
 
 from . import document as _document
+from .chat import ROLES, body_of, check_messages, check_role, request_problems, validate_request
+from .errors import TokenBudgetError
 from .expiry import deadline, is_past
 from .index import Index
 from .jsondata import copy_json
@@ -110,7 +112,7 @@ from .shown import shown
 from .state import MemoryState, largest_turn
 from .table import Table
 from .tokens import LineCounter, TokenizerLike, as_tokenizer, count_tokens
-from .turns import is_turn, message_of, turn_number
+from .turns import chat_message
 from .values import (
     CacheItem,
     Changes,
@@ -131,6 +133,7 @@ from .values import (
 
 __all__ = [
     "TURN_KEY",
+    "add_messages",
     "add_turn",
     "cache_clear",
     "cache_delete",
@@ -150,12 +153,15 @@ __all__ = [
     "live_items",
     "make_config",
     "messages",
+    "open_calls",
     "recall",
     "remember",
     "remembered",
+    "request_problems",
     "size",
     "stats",
     "to_document",
+    "validate_request",
     "working_clear",
     "working_get",
     "working_set",
@@ -361,7 +367,7 @@ def add_turn(
 
     Args:
         state: The memory state to change; it is not modified.
-        role: Who spoke, a non-empty str such as ``"user"`` or ``"assistant"``.
+        role: Who spoke: ``"system"``, ``"developer"``, ``"user"`` or ``"assistant"`` (MSG-5).
         text: What was said, a str.
         now: The current time, milliseconds since the epoch (a finite number).
         importance: A number in [0, 1]. Defaults to None (0.3).
@@ -372,25 +378,130 @@ def add_turn(
 
     Raises:
         TypeError: ``role`` or ``text`` is not a str, or ``now`` is not a finite number.
-        ValueError: ``role`` is empty.
+        ValueError: ``role`` is not a chat role, or is ``"tool"`` (a result needs ``add_messages``).
 
     Examples:
         >>> state, dropped, key = core.add_turn(MemoryState(), "user", "Hi!", now=1000)
         >>> key, core.get(state, key, now=1000)
         ('chat:1', {'role': 'user', 'content': 'Hi!'})
     """
-    for name, value in (("role", role), ("text", text)):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a str, got {type(value).__name__}")
-    if not role:
-        raise ValueError("role must not be empty")
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if check_role(role) == "tool":
+        raise ValueError("a tool result answers a call by its id: use add_message with a tool_call_id (MSG-5)")
+    state, dropped, key = _add_message(state, {"role": role, "content": text}, now=now, importance=importance, ttl=ttl)
+    return state, dropped, key
+
+
+def _add_message(
+    state: MemoryState,
+    message: dict[str, Any],
+    *,
+    now: int | float,
+    importance: float | None,
+    ttl: Duration | None,
+) -> tuple[MemoryState, Compaction, str]:
+    """Remember a checked message under the next ``chat:N`` key (ENT-16)."""
     number = state.turns + 1
     while f"chat:{number}" in state.entries:  # a state built by hand may hold turns past its counter
         number += 1
     key = f"chat:{number}"
     weight = number_option("turn_importance", importance)
-    state, dropped = remember(state, key, {"role": role, "content": text}, now=now, importance=weight, ttl=ttl)
+    state, dropped = remember(state, key, message, now=now, importance=weight, ttl=ttl)
     return state, dropped, key
+
+
+def add_messages(
+    state: MemoryState,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    now: int | float,
+    importance: float | None = None,
+    ttl: Duration | None = None,
+) -> tuple[MemoryState, Compaction, tuple[str, ...]]:
+    """Remember chat messages in the wire form as turns, in order, all or nothing (MSG-5, MSG-6).
+
+    Every message is checked before any is stored: its fields (MSG-5) and,
+    for a tool message, that its ``tool_call_id`` answers an open call of the
+    assistant message before it, earlier in the batch or the newest stored
+    turns (``open_calls``). Each is then remembered as ``add_turn``
+    remembers, under the next ``chat:N``.
+
+    Args:
+        state: The memory state to change; it is not modified.
+        messages: A list of messages: ``role``, ``content`` and, as the chat API has them,
+            ``tool_calls``, ``tool_call_id`` and ``name``.
+        now: The current time, milliseconds since the epoch (a finite number).
+        importance: A number in [0, 1] for every message. Defaults to None (0.3).
+        ttl: How long each turn lives. Defaults to None (no expiry).
+
+    Returns:
+        The new state, what the remembers dropped (a ``Compaction``) and the keys used, as a tuple.
+
+    Raises:
+        TypeError, ValueError: A message or field is bad; the error names ``messages[i]`` and
+            the field, and nothing is stored.
+
+    Examples:
+        >>> call = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+        >>> state, _, keys = core.add_messages(
+        ...     MemoryState(),
+        ...     [{"role": "assistant", "content": None, "tool_calls": [call]},
+        ...      {"role": "tool", "tool_call_id": "c1", "content": "4 °C"}],
+        ...     now=1000,
+        ... )
+        >>> keys, core.context(state, now=1000, token_budget=50).text.splitlines()
+        (('chat:1', 'chat:2'), ['chat:1: assistant: weather({})', 'chat:2: tool: 4 °C'])
+    """
+    _check_now(now)
+    checked = check_messages(messages, open_calls(state, now=now))
+    total = Compaction()
+    keys = []
+    for message in checked:
+        state, dropped, key = _add_message(state, message, now=now, importance=importance, ttl=ttl)
+        total += dropped
+        keys.append(key)
+    return state, total, tuple(keys)
+
+
+def open_calls(state: MemoryState, *, now: int | float) -> frozenset[str] | None:
+    """The ids of calls a tool message may answer next: the newest turns' open calls (MSG-6).
+
+    When the newest live turns are an assistant message with ``tool_calls``
+    and tool messages answering it, the ids it called that are not answered
+    yet; otherwise None (a tool message may not come next). A turn evicted or
+    expired in between closes the calls.
+
+    Args:
+        state: The memory state to read.
+        now: The current time, milliseconds since the epoch.
+
+    Returns:
+        A frozenset of call ids (empty when all are answered), or None.
+
+    Examples:
+        >>> state, _, _ = core.add_turn(MemoryState(), "user", "Hi", now=1000)
+        >>> core.open_calls(state, now=1000) is None
+        True
+    """
+    number = state.turns
+    while f"chat:{number + 1}" in state.entries:  # a state built by hand may hold turns past its counter
+        number += 1
+    answered: set[str] = set()
+    while number > 0:
+        entry = _live_entry(state, f"chat:{number}", now)
+        message = None if entry is None else chat_message(entry.data)
+        if message is None or message["role"] not in ROLES:
+            return None
+        if message["role"] == "tool":
+            if "tool_call_id" not in message:
+                return None
+            answered.add(message["tool_call_id"])
+            number -= 1
+            continue
+        calls = {call["id"] for call in message.get("tool_calls", ())}
+        return frozenset(calls - answered) if calls else None
+    return None
 
 
 def remembered(state: MemoryState, compaction: Compaction, key: str) -> Entry:
@@ -961,17 +1072,18 @@ KINDS = ("facts", "turns")
 def _of_kind(state: MemoryState, only: object) -> MemoryState:
     """The state with only the entries of one kind (CTX-11, MSG-1): turns, or facts (everything else).
 
-    A state of its own, with its own index, made for the one call: a
-    restricted context costs a pass over the entries on top of the usual.
+    The facts' state is the index's split, kept current by every change;
+    the turns' is made for the one call, a pass over the turns.
     """
     if not isinstance(only, str):
         raise TypeError(f"only must be a str, one of {KINDS}, got {type(only).__name__}")
     only = str.__str__(only)  # a str subclass's own == must not run here (WRP-4)
     if only not in KINDS:
         raise ValueError(f"only must be one of {KINDS}, got {shown(only)}")
-    turns = only == "turns"
-    kept = [e for e in state.entries.values() if is_turn(e.key, e.data) == turns]
-    return MemoryState(config=state.config, entries=kept, next_seq=state.next_seq, turns=state.turns)
+    if only == "facts":
+        return _facts_of(state)
+    kept = [item[-1] for item in state.index.split().turns]
+    return MemoryState(config=state.config, entries=sorted(kept, key=_seq), next_seq=state.next_seq, turns=state.turns)
 
 
 #: MSG-3: what every message adds to a prompt beyond its content, in tokens: the role and the
@@ -988,17 +1100,22 @@ def messages(
     tokenizer: TokenizerLike | None = None,
     must_keep: float | None = None,
     facts_share: float | None = None,
+    system: str | None = None,
 ) -> Messages:
-    """A prompt as chat messages within ``token_budget``: facts in one system message, then turns (MSG-2 .. MSG-4).
+    """A valid chat request within ``token_budget``: the system message, then whole units of turns (MSG-2 .. MSG-9).
 
-    Turns first: the newest live turns, back to the first that does not fit
-    into what the facts leave them (``token_budget`` less ``facts_share`` of
-    it, default half, when there are live facts). Then the facts: the
-    context of the facts alone (CTX-1 .. CTX-10, with ``query`` and
-    ``must_keep``) within everything the turns left, as one system message.
-    Then older turns again, on from where the walk stopped, in what the
-    facts left over. Each message costs its content's count plus
-    ``MESSAGE_TOKENS``.
+    The turns are cut into units (MSG-7): an assistant message with
+    ``tool_calls`` and the tool messages answering all its calls are one
+    unit, every other message a unit of its own; a call left unanswered in
+    the middle, an orphan tool result and a role outside the chat API's are
+    left out, and an unanswered call at the end is left out and reported as
+    ``pending``. The history starts at a user message, and the units from the
+    newest user message on are always in (MSG-9). The first message is the
+    system message: ``system`` (the app's instructions, counted in the
+    budget) and the facts (CTX-1 .. CTX-10, with ``query`` and
+    ``must_keep``) after it. Turns are taken newest first, unit by unit,
+    from all but ``facts_share`` of the budget; the facts get what the turns
+    leave; older units take what the facts leave over.
 
     Args:
         state: The memory state to read.
@@ -1007,77 +1124,241 @@ def messages(
         query: Rank the facts that share its words first. Defaults to None (no query).
         tokenizer: Counts tokens: a function ``(text) -> number`` or any object with
             ``encode(text)``. Defaults to None (the state's tokenizer).
-        must_keep: Facts of at least this importance, in [0, 1], come first. Defaults to None.
+        must_keep: Facts of at least this importance, in [0, 1], are always in. Defaults to None.
         facts_share: The share of the budget, in [0, 1], kept for facts while there are any.
             Defaults to None (0.5).
+        system: The app's own system prompt, the start of the system message. Defaults to None.
 
     Returns:
-        A ``Messages`` with the ``messages`` (dicts of ``role`` and ``content``), the ``entries`` used,
-        their ``tokens`` and how many live entries were ``omitted``.
+        A ``Messages`` with the ``messages`` (a new list of new dicts in the chat-completions form),
+        the ``entries`` used, their ``tokens``, how many live entries were ``omitted``, and the
+        ``pending`` turns of an unanswered call at the end.
 
     Raises:
         ValueError: The budget is not a finite number >= 0.
-        TypeError: ``now`` is not a finite number, the query is not a str, or the tokenizer
-            is not callable or returned something other than a number >= 0.
+        TokenBudgetError: The system prompt, the must-keep facts and the turns from the newest
+            user message on count more than the budget (a ``ValueError``).
+        TypeError: ``now`` is not a finite number, the query or ``system`` is not a str, or the
+            tokenizer is not callable or returned something other than a number >= 0.
 
     Examples:
         >>> state, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
         >>> state, _, _ = core.add_turn(state, "user", "Hi!", now=1000)
-        >>> core.messages(state, now=1000, token_budget=50).messages
-        ({'role': 'system', 'content': 'user:name: Jakub'}, {'role': 'user', 'content': 'Hi!'})
+        >>> core.messages(state, now=1000, token_budget=50, system="Be brief.").messages
+        [{'role': 'system', 'content': 'Be brief.\\n\\nuser:name: Jakub'}, {'role': 'user', 'content': 'Hi!'}]
     """
     _check_now(now)
     _check_budget(token_budget)
     _query_words(query, optional=True)  # a bad query is refused even when no fact needs it (REC-4)
+    if system is not None and not isinstance(system, str):
+        raise TypeError(f"system must be a str, got {type(system).__name__}")
     counting = as_tokenizer(tokenizer) or state.config.tokenizer
     # A tokenizer counted line by line remembers each message's count (CTX-12); the count is the same.
     per_message = counting.measure if isinstance(counting, LineCounter) else counting
     share = number_option("facts_share", facts_share)
-    facts = _of_kind(state, "facts")
-    # Newest first by N, and of two turns with one N (chat:7, chat:007) the newer first (ENT-6).
-    # The live turns are read off the state's own index: only the facts need a state (and index) of their own.
-    newest_first = sorted(
-        (e for e in state.index.live_by_age(now) if is_turn(e.key, e.data)),
-        key=lambda e: (turn_number(e.key), e.updated_at, e.seq),
-        reverse=True,
-    )
+    keep = number_option("must_keep", must_keep)
+    facts = _facts_of(state)
+    # The turns newest first, cut into units as the walk reaches them (MSG-7): a call no further back than
+    # the budget reaches is never looked at, nor sorted.
+    newest = _NewestUnits(state, now, lambda m: count_tokens(per_message, body_of(m)) + MESSAGE_TOKENS)
+    # MSG-9: the history starts at a user message; the units from the newest one on are always in.
+    must, required = newest.through_newest_user()
+    own = 0 if system is None else count_tokens(per_message, system) + MESSAGE_TOKENS
+    if own + required > token_budget:
+        what = (
+            "the system prompt and the turns from the newest user message on"
+            if system is not None
+            else ("the turns from the newest user message on")
+        )
+        raise TokenBudgetError(own + required, token_budget, what)
+    kept: list[Entry] = []
+    if keep is not None:
+        kept = list(itertools.takewhile(lambda e: e.importance >= keep, facts.index.by_importance_desc(now)))
+
+    def head_of(chosen: Context | None) -> tuple[str | None, int | float]:
+        """The system message's content and cost: the app's prompt, then the facts' text."""
+        text = chosen.text if chosen is not None and chosen.entries else None
+        if system is None:
+            return text, (0 if text is None else chosen.tokens + MESSAGE_TOKENS)  # type: ignore[union-attr]
+        content = system if text is None else system + SYSTEM_SEPARATOR + text
+        return content, count_tokens(per_message, content) + MESSAGE_TOKENS
+
+    def build(reserve: int | float) -> tuple[int, int | float, str | None, int | float, Context | None]:
+        taken, spent = must, required
+
+        def walk(fixed: int | float, room: int | float) -> None:
+            """Older units on from the oldest taken, until one does not fit (no gaps: a conversation reads in order)."""
+            nonlocal taken, spent
+            while (unit := newest.get(taken)) is not None and fixed + spent + unit[1] <= room:
+                spent += unit[1]
+                taken += 1
+
+        walk(own, token_budget - reserve)
+        chosen: Context | None = None
+        left = token_budget - spent - MESSAGE_TOKENS
+        if system is not None:
+            left -= count_tokens(per_message, system) + count_tokens(per_message, SYSTEM_SEPARATOR)
+        while left >= 0 and count_tokens(counting, "") <= left:
+            chosen = context(facts, now=now, token_budget=left, query=query, tokenizer=counting, must_keep=keep)
+            content, head = head_of(chosen)
+            over = spent + head - token_budget
+            if over <= 0 or not chosen.entries:
+                break
+            left -= over  # the prompt and the facts joined count more than their parts: give the facts less
+            chosen = None
+        content, head = head_of(chosen)
+        walk(head, token_budget)  # what the facts left over goes to older units
+        return taken, spent, content, head, chosen
+
     reserve = math.floor(token_budget * share) if _live_count(facts, now) else 0
-    taken: list[tuple[Entry, str, str]] = []
-    spent: int | float = 0
+    taken, spent, content, head, chosen = build(reserve)
+    got = set() if chosen is None else {e.seq for e in chosen.entries}
+    if any(e.seq not in got for e in kept):
+        taken, spent, content, head, chosen = build(token_budget)  # the must-keep facts first, then older turns
+        got = set() if chosen is None else {e.seq for e in chosen.entries}
+        if any(e.seq not in got for e in kept):
+            # Counted as step 2 gives the facts room: the prompt, the separator and the facts' text apart.
+            text = "\n".join(map(render_default, sorted_by_age(kept)))
+            facts_cost = count_tokens(counting, text) + MESSAGE_TOKENS
+            if system is not None:
+                facts_cost += count_tokens(per_message, system) + count_tokens(per_message, SYSTEM_SEPARATOR)
+            what = "the system prompt, the must-keep facts" if system is not None else "the must-keep facts"
+            raise TokenBudgetError(
+                max(facts_cost + required, math.floor(token_budget) + 1),
+                token_budget,
+                what + " and the turns from the newest user message on",
+            )
+    taken_units = newest.units[:taken][::-1]  # oldest first
+    chosen_units = _from_a_user(taken_units)
+    for _, cost in taken_units[: len(taken_units) - len(chosen_units)]:
+        spent -= cost
+    out = [] if content is None else [{"role": "system", "content": content}]
+    used = [] if chosen is None or not chosen.entries else list(chosen.entries)
+    said = [pair for unit, _ in chosen_units for pair in unit]
+    out.extend(message for _, message in said)
+    used.extend(_copies(state, [entry for entry, _ in said]))
+    newest.get(0)  # the pending calls are known once the walk has passed the newest message
+    return Messages(
+        messages=out,
+        entries=tuple(used),
+        tokens=head + spent,
+        omitted=_live_count(state, now) - len(used),
+        pending=_copies(state, newest.pending),
+    )
 
-    def take_turns(room: int | float) -> None:
-        """Walk on from the newest turn not yet taken, until one does not fit (no gaps: a conversation reads in order)."""
-        nonlocal spent
-        for entry in newest_first[len(taken) :]:
-            role, content = _message(entry)
-            cost = count_tokens(per_message, content) + MESSAGE_TOKENS
-            if spent + cost > room:
+
+#: MSG-2: between the app's system prompt and the facts in the one system message.
+SYSTEM_SEPARATOR = "\n\n"
+
+
+def _facts_of(state: MemoryState) -> MemoryState:
+    """The state of the facts alone (MSG-1, CTX-11), from the index's split: kept current, never rebuilt per call."""
+    split = state.index.split()
+    return MemoryState(
+        config=state.config,
+        entries=split.facts,
+        next_seq=state.next_seq,
+        turns=state.turns,
+        index=split.facts_index,
+    )
+
+
+_Unit = tuple[list[tuple[Entry, dict[str, Any]]], int | float]
+
+
+def _from_a_user(units: list[_Unit]) -> list[_Unit]:
+    """The units, oldest first, from the first that opens with a user message on (MSG-9)."""
+    while units and units[0][0][0][1]["role"] != "user":
+        units = units[1:]
+    return units
+
+
+class _NewestUnits:
+    """The units of MSG-7 newest first, cut as a walk asks for them, and the pending calls.
+
+    The reference cuts every live turn into units oldest first: an assistant
+    message with ``tool_calls`` and the tool messages after it that answer
+    all its calls (each once) are one unit, every other message one; a tool
+    message answering no open call, calls left unanswered when another
+    message follows, and roles outside ``ROLES`` are left out; calls open
+    at the end are pending. Walking back gives the same units: tool
+    messages wait in a buffer until the message before them; a message with
+    calls takes those that answer it, in order, and is a unit when all are
+    answered; every other message makes the waiting ones orphans. Units
+    older than the oldest user turn are never candidates (MSG-9), so the
+    walk stops there; each unit comes with its cost.
+    """
+
+    def __init__(self, state: MemoryState, now: int | float, cost: Callable[[dict[str, Any]], int | float]) -> None:
+        split = state.index.split()
+        self._now, self._cost = now, cost
+        self._items = reversed(split.turns)
+        oldest = next((item for item in split.users if not is_past(item[-1].expires_at, now)), None)
+        newest = next((item for item in reversed(split.users) if not is_past(item[-1].expires_at, now)), None)
+        self._oldest_user = None if oldest is None else oldest[:3]
+        self._newest_user = None if newest is None else newest[-1]
+        self.units: list[_Unit] = []
+        self.pending: list[Entry] = []
+        self._waiting: list[tuple[Entry, dict[str, Any]]] = []  # tool messages after the message met last
+        self._met = False  # a message of ROLES that is not a tool's has been met (the newest decides pending)
+        self._done = False
+
+    def get(self, at: int) -> _Unit | None:
+        """The unit ``at`` places back from the newest (0 the newest), or None when there are no more."""
+        while len(self.units) <= at and not self._done:
+            self._step()
+        return self.units[at] if at < len(self.units) else None
+
+    def through_newest_user(self) -> tuple[int, int | float]:
+        """How many units there are from the newest user message on, and what they cost together."""
+        if self._newest_user is None:
+            return 0, 0
+        count = 0
+        total_: int | float = 0
+        while (unit := self.get(count)) is not None:
+            count, total_ = count + 1, total_ + unit[1]
+            if unit[0][0][0] is self._newest_user:
+                break
+        return count, total_
+
+    def _step(self) -> None:
+        for item in self._items:
+            entry = item[-1]
+            if is_past(entry.expires_at, self._now):
+                continue
+            candidate = self._oldest_user is not None and item[:3] >= self._oldest_user
+            if not candidate and self._met:
+                break  # older than the oldest user turn: no unit from here on, and pending is known
+            message = chat_message(entry.data)
+            assert message is not None  # every turn is a message (MSG-1)
+            role = message["role"]
+            if role not in ROLES:
+                continue
+            if role == "tool":
+                self._waiting.append((entry, message))
+                continue
+            waiting, self._waiting = self._waiting[::-1], []
+            first, self._met = not self._met, True
+            unit = [(entry, message)]
+            if message.get("tool_calls"):
+                open_calls = {call["id"] for call in message["tool_calls"]}
+                for answer in waiting:
+                    if not open_calls:
+                        break
+                    if answer[1].get("tool_call_id") in open_calls:
+                        unit.append(answer)
+                        open_calls.discard(answer[1]["tool_call_id"])
+                if open_calls:
+                    if first:
+                        self.pending = [e for e, _ in unit]
+                    continue
+            if candidate:
+                self.units.append((unit, sum(self._cost(m) for _, m in unit)))
                 return
-            taken.append((entry, role, content))
-            spent += cost
-
-    take_turns(token_budget - reserve)
-    system: list[dict[str, str]] = []
-    used: list[Entry] = []
-    left = token_budget - spent - MESSAGE_TOKENS
-    if left >= 0 and count_tokens(counting, "") <= left:
-        chosen = context(facts, now=now, token_budget=left, query=query, tokenizer=counting, must_keep=must_keep)
-        if chosen.entries:
-            system.append({"role": "system", "content": chosen.text})
-            used.extend(chosen.entries)
-            spent += chosen.tokens + MESSAGE_TOKENS
-    take_turns(token_budget)  # what the facts left over goes to older turns
-    taken.reverse()
-    out = system + [{"role": role, "content": content} for _, role, content in taken]
-    used.extend(_copies(state, [entry for entry, _, _ in taken]))
-    return Messages(messages=tuple(out), entries=tuple(used), tokens=spent, omitted=_live_count(state, now) - len(used))
-
-
-def _message(entry: Entry) -> tuple[str, str]:
-    """A turn's ``(role, content)``; every entry ``is_turn`` accepts has one (MSG-1)."""
-    message = message_of(entry.data)
-    assert message is not None
-    return message
+        else:
+            self._done = True
+            return
+        self._done = True
 
 
 def _kept_first(

@@ -17,6 +17,7 @@ __all__ = [
     "StoreConnectionError",
     "StoreError",
     "StoreWarning",
+    "TokenBudgetError",
     "UnsavedChangesWarning",
 ]
 
@@ -270,3 +271,34 @@ class UnsavedChangesWarning(SentinelMemoryWarning):
         >>> caught[0].category.__name__, "1 change" in str(caught[0].message)
         ('UnsavedChangesWarning', True)
     """
+
+
+class TokenBudgetError(ValueError):
+    """``get_messages`` cannot make a valid request within the budget (MSG-9).
+
+    The request must hold the app's system prompt, the must-keep facts and
+    the conversation from the newest user message on; when those alone count
+    more than ``token_budget``, this is raised instead of a request without
+    the question or without a fact the app said must be kept. It is a
+    ``ValueError``: ``needed`` is what they count, ``budget`` what was given,
+    and the message says both and by how much the budget falls short.
+
+    Args:
+        needed: The tokens the request needs at the least.
+        budget: The budget given.
+        what: What the tokens are for.
+
+    Examples:
+        >>> mem.add_turn("user", "What is in the risotto tonight, and is it safe for me?").key
+        'chat:1'
+        >>> try:
+        ...     mem.get_messages(token_budget=10)
+        ... except TokenBudgetError as error:
+        ...     print(error.needed, error.budget)
+        17 10
+    """
+
+    def __init__(self, needed: int | float, budget: int | float, what: str) -> None:
+        self.needed = needed
+        self.budget = budget
+        super().__init__(f"{what} need {needed} tokens, {needed - budget} more than the budget of {budget}")

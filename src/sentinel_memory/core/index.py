@@ -21,6 +21,14 @@ ask about, so each of them reads only the few entries that can matter:
   each order by ``seq`` is cheaper and is taken instead. None of it depends
   on how many distinct importances there are.
 
+Chat turns and facts are also kept apart (``Index.split``, MSG-1), once a
+read has asked for them: the turns by ``(N, updated_at, seq)``, the user
+turns among them, and the facts as a ``Table`` with an ``Index`` of their
+own. ``get_messages`` walks the turns newest first only as far as its
+budget reaches and builds the facts' context on their own index, so it
+neither sorts the turns nor indexes the facts per call; every change moves
+only the entries it touches from one side to the other.
+
 Each order is a ``SortedRun`` of tuples
 that end in ``seq`` (unique) and the entry. A transition asks for a new index
 with ``Index.changed``; the old one stays valid, sharing all but a few
@@ -71,7 +79,7 @@ from .persistent import HashTable, SortedRun
 from .retention import FRESHNESS_WEIGHT, keep_order, retentions, scored_ranking
 from .values import Entry, by_age
 
-__all__ = ["Index"]
+__all__ = ["Index", "Split"]
 
 #: A probe above every ``(updated_at, seq, ...)`` that follows a given first field.
 _AFTER = (math.inf,)
@@ -152,6 +160,7 @@ class Index:
         "_searches",
         "_skipped",
         "_some_holders",
+        "_split",
         "_words_left",
         "by_age",
         "by_expiry",
@@ -180,6 +189,8 @@ class Index:
     _live_view: tuple[int, SortedRun[tuple[float, int | float, int, Entry]]] | None
     #: How many items the walks that skipped expired entries have passed, towards making ``_live_view``.
     _skipped: int
+    #: The turns and the facts kept apart (MSG-1), once a read has asked: see ``split``.
+    _split: Split | None
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Index:
@@ -204,6 +215,7 @@ class Index:
         index._least_units = None
         index._by_units = None
         index._expired_kept, index._live_view, index._skipped = None, None, 0
+        index._split = None
         return index
 
     def changed(
@@ -255,7 +267,19 @@ class Index:
             index._by_units = by_units.changed(_units_items(removed), _units_items(added), removed_ids=gone)
         # The new index's own, worked out when asked.
         index._expired_kept, index._live_view, index._skipped = None, None, 0
+        index._split = None if self._split is None else self._split.changed(removed, added, expired_at)
         return index
+
+    def split(self) -> Split:
+        """The turns and the facts kept apart (MSG-1): worked out on first use, then kept current by ``changed``.
+
+        ``get_messages`` walks the turns newest first and builds the facts'
+        context, and a context of one kind (CTX-11) reads one of them, so
+        none of them sorts the turns or builds an index of the facts per call.
+        """
+        if self._split is None:
+            self._split = Split.of(map(_entry, self.by_age))
+        return self._split
 
     @staticmethod
     def _holders_after(
@@ -622,3 +646,77 @@ class Index:
         order.sort(key=chosen_scores.__getitem__)
         order.reverse()
         return [chosen[i] for i in order]
+
+
+def _turn_item(entry: Entry) -> tuple[int, int | float, int, Entry]:
+    """``(N, updated_at, seq, entry)``: the order of turns, by N and, of one N, by age (MSG-2)."""
+    return (int(entry.key[5:]), entry.updated_at, entry.seq, entry)
+
+
+class Split:
+    """A state's turns apart from its facts (MSG-1): the turns by ``(N, age)``, the user turns, the facts' table and index.
+
+    Made once from the entries (``of``), then changed with the index
+    (``changed``), each change touching only the entries it moves.
+    """
+
+    __slots__ = ("facts", "facts_index", "turns", "users")
+
+    turns: SortedRun[tuple[int, int | float, int, Entry]]
+    users: SortedRun[tuple[int, int | float, int, Entry]]
+    facts: Any  # a Table (table.py builds on this module's neighbours; typed loosely to keep the import order)
+    facts_index: Index
+
+    @classmethod
+    def of(cls, entries: Iterable[Entry]) -> Split:
+        """The split of ``entries``, worked out from scratch."""
+        from .table import Table
+        from .turns import chat_message, is_turn
+
+        turns, users, facts = [], [], []
+        for entry in entries:
+            if is_turn(entry.key, entry.data):
+                item = _turn_item(entry)
+                turns.append(item)
+                if chat_message(entry.data)["role"] == "user":  # type: ignore[index]
+                    users.append(item)
+            else:
+                facts.append(entry)
+        split = object.__new__(cls)
+        split.turns = SortedRun.of_sorted(sorted(turns))
+        split.users = SortedRun.of_sorted(sorted(users))
+        facts.sort(key=_seq)
+        split.facts = Table(facts)
+        split.facts_index = Index.of(facts)
+        return split
+
+    def changed(self, removed: Sequence[Entry], added: Sequence[Entry], expired_at: int | float | None) -> Split:
+        """The split after the index's change: each moved entry goes to its side."""
+        from .turns import chat_message, is_turn
+
+        def sides(entries: Sequence[Entry]) -> tuple[list[Entry], list[Entry], list[Entry]]:
+            turns, users, facts = [], [], []
+            for entry in entries:
+                if is_turn(entry.key, entry.data):
+                    turns.append(entry)
+                    if chat_message(entry.data)["role"] == "user":  # type: ignore[index]
+                        users.append(entry)
+                else:
+                    facts.append(entry)
+            return turns, users, facts
+
+        old_turns, old_users, old_facts = sides(removed)
+        new_turns, new_users, new_facts = sides(added)
+        split = object.__new__(Split)
+        split.turns = self.turns.changed(
+            map(_turn_item, old_turns), map(_turn_item, new_turns), removed_ids=set(map(_seq, old_turns))
+        )
+        split.users = self.users.changed(
+            map(_turn_item, old_users), map(_turn_item, new_users), removed_ids=set(map(_seq, old_users))
+        )
+        if old_facts or new_facts:
+            split.facts = self.facts.changed(old_facts, new_facts)
+            split.facts_index = self.facts_index.changed(old_facts, new_facts, expired_at=expired_at)
+        else:
+            split.facts, split.facts_index = self.facts, self.facts_index
+        return split

@@ -137,11 +137,22 @@ def text_of(data: Any) -> str:
 
 
 def as_message(data: Any) -> tuple[str, str] | None:
-    """``(role, content)`` when ``data`` is a chat message, ``{"role": str, "content": str}`` and nothing else (TXT-4); else None."""
-    if type(data) is dict and len(data) == 2:
-        role, content = data.get("role"), data.get("content")
-        if type(role) is str and role and type(content) is str:
-            return role, content
+    """``(role, text)`` when ``data`` is a chat message (TXT-4); else None.
+
+    ``{"role": str, "content": str}`` and nothing else, the role not empty;
+    or a message in its stored form (MSG-5), whose text is its content's
+    text and its calls (MSG-7).
+    """
+    if type(data) is dict:
+        if len(data) == 2:
+            role, content = data.get("role"), data.get("content")
+            if type(role) is str and role and type(content) is str:
+                return role, content
+        if "role" in data and "content" in data:
+            from .chat import body_of, is_stored_message  # chat builds on this module
+
+            if is_stored_message(data):
+                return data["role"], body_of(data)
     return None
 
 

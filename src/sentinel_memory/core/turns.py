@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .jsondata import as_message
+from .chat import is_stored_message
+from .jsondata import as_message, clone
 from .state import MAX_TURN_DIGITS
 
-__all__ = ["LEGACY_ROLES", "is_turn", "is_turn_key", "message_of", "turn_number"]
+__all__ = ["LEGACY_ROLES", "chat_message", "is_turn", "is_turn_key", "message_of", "turn_number"]
 
 #: MSG-1: the roles a turn stored as one string ``"role: content"`` may have; "Reminder: buy milk" is no turn.
 LEGACY_ROLES = frozenset({"user", "assistant", "system", "tool"})
@@ -76,6 +77,32 @@ def message_of(data: Any) -> tuple[str, str] | None:
         if found and role in LEGACY_ROLES:
             return role, content
     return None
+
+
+def chat_message(data: Any) -> dict[str, Any] | None:
+    """A new dict of the message a turn's data is: the stored message itself, or ``role`` and ``content`` (MSG-1).
+
+    Args:
+        data: An entry's data.
+
+    Returns:
+        The message (a new dict), or None when the data is no message.
+
+    Examples:
+        >>> from sentinel_memory.core.turns import chat_message
+        >>> chat_message("user: Hi"), chat_message({"role": "tool", "content": "4", "tool_call_id": "c1"})
+        ({'role': 'user', 'content': 'Hi'}, {'role': 'tool', 'content': '4', 'tool_call_id': 'c1'})
+    """
+    if type(data) is dict:
+        if len(data) == 2:
+            role, content = data.get("role"), data.get("content")
+            if type(role) is str and role and type(content) is str:
+                return {"role": role, "content": content}  # the common turn, at once (TXT-4)
+        if is_stored_message(data):
+            message: dict[str, Any] = clone(data)
+            return message
+    found = message_of(data)
+    return None if found is None else {"role": found[0], "content": found[1]}
 
 
 def is_turn(key: str, data: Any) -> bool:

@@ -180,7 +180,10 @@ class Entry:
         """
         if not self.holds_container:
             return self
-        return attrs.evolve(self, data=clone(self.data))
+        # The constructor, not attrs.evolve: a context or a chat request copies hundreds of entries.
+        return Entry(
+            self.key, clone(self.data), self.importance, self.created_at, self.updated_at, self.expires_at, self.seq
+        )
 
     @classmethod
     def many(
@@ -429,28 +432,32 @@ class Context:
 
 @attrs.frozen
 class Messages:
-    """What ``Memory.get_messages`` returns: a prompt as chat messages within one budget (MSG-2 .. MSG-4).
+    """What ``Memory.get_messages`` returns: a valid chat request within one budget (MSG-2 .. MSG-9).
 
     Attributes:
-        messages: OpenAI-style ``{"role": ..., "content": ...}`` dicts, ready for a
-            chat-completions call: the facts that fit in one system message (left out when none
-            fits), then the recent turns that fit, oldest first.
+        messages: A new ``list`` of new dicts in the chat-completions form, ready to send (append
+            the new user message, or put more in front): the system message (the app's prompt and
+            the facts that fit; left out when there is neither), then the recent turns that fit,
+            oldest first, starting at a user message, tool calls with their results.
         entries: The entries used: facts in render order, then turns.
-        tokens: ``sum(tokenizer(content) + 3)`` over the messages (MSG-3).
-        omitted: How many live entries were left out.
+        tokens: ``sum(tokenizer(text) + 3)`` over the messages (MSG-3).
+        omitted: How many live entries were left out (the pending ones included).
+        pending: The turns of an assistant's tool calls at the end that are not all answered
+            yet, left out of ``messages`` (MSG-7). Defaults to ``()``.
 
     Examples:
         >>> mem.add_turn("user", "Hello!").key
         'chat:1'
         >>> messages = mem.get_messages(token_budget=100)
         >>> messages.messages, messages.tokens
-        (({'role': 'user', 'content': 'Hello!'},), 5)
+        ([{'role': 'user', 'content': 'Hello!'}], 5)
     """
 
-    messages: tuple[dict[str, str], ...]
+    messages: list[dict[str, Any]]
     entries: tuple[Entry, ...]
     tokens: int | float
     omitted: int
+    pending: tuple[Entry, ...] = ()
 
 
 @attrs.frozen

@@ -1,38 +1,50 @@
-"""A LangChain chat history backed by a memory (LC-1 .. LC-5); the optional extra ``[langchain]``.
+"""A LangChain chat history backed by a memory (LC-1 .. LC-6); the optional extra ``[langchain]``.
 
 ``SentinelChatMessageHistory(memory)`` is a LangChain
 ``BaseChatMessageHistory`` whose messages are the memory's chat turns
-(MSG-1): what LangChain adds lands as ``add_turn(role, text)``, so the
-turns are saved with the memory, survive a restart, count against its
-``limit`` and are evicted by its rules like any entry, while the facts the
-memory keeps beside them stay untouched by ``clear()``.
+(MSG-1): what LangChain adds lands as ``add_messages`` of chat-completions
+messages (MSG-5), so the turns, tool calls and tool results included, are
+saved with the memory, survive a restart, count against its ``limit`` and
+are evicted by its rules like any entry, while the facts the memory keeps
+beside them stay untouched by ``clear()``. ``get_messages(token_budget)``
+is the budgeted view next to LangChain's unbounded ``messages``: a valid
+request by the memory's rules (MSG-2 .. MSG-9), as LangChain messages.
 
 The package itself never imports this module, so ``import sentinel_memory``
 never needs LangChain (LC-5, DEP-1); importing this module without
 ``langchain-core`` raises an ``ImportError`` that names the extra.
 
-The memory keeps a turn's role and text, nothing else (ENT-16). So a
-message's ``id``, ``name``, metadata and non-text content blocks are not
-kept, and tool traffic, which a chat model cannot be given back without
-its call ids, is refused rather than kept in part (LC-2).
+A turn keeps what the chat API takes: the role, the text, an assistant's
+tool calls (id, name, arguments) and a tool result's call id. A message's
+``id``, metadata and non-text content blocks are not kept (LC-2).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.chat import ROLES
 from ..core.jsondata import is_json_text
 from ..core.options import Duration
 from ..core.shown import shown
-from ..core.turns import is_turn_key, message_of, turn_number
+from ..core.tokens import TokenizerLike
+from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory
 
 try:
     from langchain_core.chat_history import BaseChatMessageHistory
-    from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage
+    from langchain_core.messages import (
+        AIMessage,
+        BaseMessage,
+        ChatMessage,
+        HumanMessage,
+        SystemMessage,
+        ToolMessage,
+    )
     from langchain_core.runnables.config import run_in_executor
 except ImportError as error:  # pragma: no cover - exercised by a test that hides langchain-core
     raise ImportError(
@@ -49,17 +61,28 @@ _READ: dict[str, type[HumanMessage | AIMessage | SystemMessage]] = {
 }
 
 
-def message_from_turn(role: str, content: str) -> BaseMessage:
-    """The LangChain message a turn's role and content read back as (LC-1).
+def message_from_turn(
+    role: str,
+    content: str | None,
+    *,
+    tool_calls: Sequence[dict[str, Any]] = (),
+    tool_call_id: str | None = None,
+) -> BaseMessage:
+    """The LangChain message a turn reads back as (LC-1).
 
-    A ``HumanMessage`` for ``"user"``, an ``AIMessage`` for ``"assistant"``, a
-    ``SystemMessage`` for ``"system"``, and a ``ChatMessage`` carrying the role
-    for any other role (``"tool"`` included: a ``ToolMessage`` needs a
-    ``tool_call_id``, which a turn does not keep).
+    A ``HumanMessage`` for ``"user"``, an ``AIMessage`` for ``"assistant"``
+    (with its ``tool_calls``, each call's arguments parsed from their JSON
+    text; arguments that are not a JSON object make it an invalid tool
+    call, as LangChain's own parsers do), a ``SystemMessage`` for
+    ``"system"``, a ``ToolMessage`` for ``"tool"`` with its ``tool_call_id``,
+    and a ``ChatMessage`` carrying the role for any other role
+    (``developer``, or a turn stored before roles were checked).
 
     Args:
-        role: The turn's role, as ``add_turn`` stored it.
-        content: The turn's text.
+        role: The turn's role.
+        content: The turn's text (None on an assistant message that only calls tools).
+        tool_calls: An assistant's calls in the chat-completions form. Defaults to none.
+        tool_call_id: A tool result's call id. Defaults to None.
 
     Returns:
         A new LangChain ``BaseMessage`` of the type the role reads back as.
@@ -68,75 +91,121 @@ def message_from_turn(role: str, content: str) -> BaseMessage:
         >>> from sentinel_memory.integrations.langchain import message_from_turn
         >>> message_from_turn("assistant", "Hello!").type
         'ai'
-        >>> message_from_turn("critic", "Too long.").role
-        'critic'
+        >>> message_from_turn("tool", "4 °C", tool_call_id="call_1").tool_call_id
+        'call_1'
+        >>> message_from_turn("developer", "Answer in Czech.").role
+        'developer'
     """
+    text = content if content is not None else ""
+    if role == "assistant" and tool_calls:
+        calls, invalid = [], []
+        for call in tool_calls:
+            function = call["function"]
+            try:
+                args = json.loads(function["arguments"] or "{}")
+            except ValueError:
+                args = None
+            if isinstance(args, dict):
+                calls.append({"name": function["name"], "args": args, "id": call["id"], "type": "tool_call"})
+            else:
+                invalid.append(
+                    {
+                        "name": function["name"],
+                        "args": function["arguments"],
+                        "id": call["id"],
+                        "error": None,
+                        "type": "invalid_tool_call",
+                    }
+                )
+        return AIMessage(content=text, tool_calls=calls, invalid_tool_calls=invalid)
+    if role == "tool" and tool_call_id is not None:
+        return ToolMessage(content=text, tool_call_id=tool_call_id)
     kind = _READ.get(role)
     if kind is not None:
-        return kind(content=content)
-    return ChatMessage(role=role, content=content)
+        return kind(content=text)
+    return ChatMessage(role=role, content=text)
 
 
-def turn_from_message(message: BaseMessage) -> tuple[str, str]:
-    """The ``(role, text)`` a LangChain message is stored as, by ``add_turn`` (LC-2).
+def _from_message(message: dict[str, Any]) -> BaseMessage:
+    content = message["content"]
+    if isinstance(content, list):
+        content = "".join(part["text"] for part in content if part.get("type") == "text")
+    return message_from_turn(
+        message["role"], content, tool_calls=message.get("tool_calls", ()), tool_call_id=message.get("tool_call_id")
+    )
 
-    ``HumanMessage`` is ``"user"``, ``AIMessage`` ``"assistant"``,
-    ``SystemMessage`` ``"system"`` and ``ChatMessage`` its own role. The text
-    is the content when that is a ``str``; a list of content blocks gives its
-    text parts, plain strings and ``{"type": "text", "text": ...}`` blocks,
-    joined with nothing between them, as LangChain's ``message.text`` joins
-    them. Other blocks (images, audio, reasoning) are not kept: the memory
-    keeps text. A message with no text part is stored with the empty text.
+
+def turn_from_message(message: BaseMessage) -> dict[str, Any]:
+    """The chat-completions message a LangChain message is stored as (LC-2, MSG-5).
+
+    ``HumanMessage`` is ``"user"``, ``AIMessage`` ``"assistant"`` with its
+    ``tool_calls`` (each ``{"id", "type": "function", "function": {"name",
+    "arguments"}}``, the arguments as JSON text), ``SystemMessage``
+    ``"system"``, ``ToolMessage`` ``"tool"`` with its ``tool_call_id``, and
+    ``ChatMessage`` its own role, which must be one of the chat API's
+    (MSG-5). The content is the text: a ``str`` content itself; a list of
+    content blocks gives its text parts, plain strings and ``{"type":
+    "text", "text": ...}`` blocks, joined with nothing between them, as
+    LangChain's ``message.text`` joins them. Other blocks (images, audio,
+    reasoning) are not kept. An ``AIMessage`` with calls and no text keeps
+    the content None.
 
     Args:
         message: The LangChain message to store.
 
     Returns:
-        ``(role, text)``, both str.
+        A new dict: ``role`` and ``content``, and ``tool_calls`` or ``tool_call_id`` when it has them.
 
     Raises:
-        TypeError: ``message`` is not a ``BaseMessage``; or it is a ``ToolMessage``, a
-            ``FunctionMessage``, an ``AIMessage`` with tool calls, or any other message type (a turn
-            keeps no tool call ids, and half a tool exchange given back to a chat model is an error
-            there); or its role or text is not JSON text (a lone surrogate, ENT-2).
-        ValueError: A ``ChatMessage`` with an empty role (ENT-16).
+        TypeError: ``message`` is not a ``BaseMessage``; or it is a ``FunctionMessage``, an
+            ``AIMessage`` with invalid tool calls, or any other message type; or its text is not
+            JSON text (a lone surrogate, ENT-2).
+        ValueError: A ``ChatMessage`` whose role is not one of the chat API's (MSG-5).
 
     Examples:
         >>> from langchain_core.messages import HumanMessage
         >>> from sentinel_memory.integrations.langchain import turn_from_message
         >>> turn_from_message(HumanMessage(content=["Is it ", {"type": "text", "text": "vegan?"}]))
-        ('user', 'Is it vegan?')
+        {'role': 'user', 'content': 'Is it vegan?'}
     """
     if not isinstance(message, BaseMessage):
         raise TypeError(f"a chat history holds LangChain messages, got {shown(message)}")
-    role: str
+    text = _text_of(message.content)
+    if not is_json_text(text):
+        raise TypeError(f"a message's text must be JSON text (no lone surrogates), got {shown(text)}")
     if isinstance(message, HumanMessage):
-        role = "user"
-    elif isinstance(message, AIMessage):
-        if message.tool_calls or message.invalid_tool_calls:
+        return {"role": "user", "content": text}
+    if isinstance(message, AIMessage):
+        if message.invalid_tool_calls:
             raise TypeError(
-                "an AIMessage with tool calls cannot be kept as a chat turn: a turn keeps a role and a text, "
-                "not the calls; keep tool exchanges out of the history (LangGraph's checkpointers keep them)"
+                "an AIMessage with invalid tool calls cannot be kept: a chat API takes no call it cannot parse"
             )
-        role = "assistant"
-    elif isinstance(message, SystemMessage):
-        role = "system"
-    elif isinstance(message, ChatMessage):
+        if not message.tool_calls:
+            return {"role": "assistant", "content": text}
+        calls = [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": json.dumps(call["args"], ensure_ascii=False)},
+            }
+            for call in message.tool_calls
+        ]
+        return {"role": "assistant", "content": text or None, "tool_calls": calls}
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": text}
+    if isinstance(message, ToolMessage):
+        return {"role": "tool", "content": text, "tool_call_id": message.tool_call_id}
+    if isinstance(message, ChatMessage):
         role = message.role
         if not isinstance(role, str):
             raise TypeError(f"a ChatMessage's role must be a str, got {shown(role)}")
-        if not role:
-            raise ValueError("a ChatMessage's role must not be empty")
-    else:
-        raise TypeError(
-            f"a {type(message).__name__} cannot be kept as a chat turn: a turn keeps a role and a text "
-            "(user, assistant, system, or a ChatMessage's role), not tool call ids"
-        )
-    text = _text_of(message.content)
-    for name, value in (("role", role), ("text", text)):
-        if not is_json_text(value):
-            raise TypeError(f"a message's {name} must be JSON text (no lone surrogates), got {shown(value)}")
-    return role, text
+        if role not in ROLES:
+            raise ValueError(f"a ChatMessage's role must be one of {', '.join(ROLES)}, got {shown(role)}")
+        return {"role": role, "content": text}
+    raise TypeError(
+        f"a {type(message).__name__} cannot be kept as a chat turn: a turn is a chat-completions message "
+        "(user, assistant with tool calls, system, tool with its call id, or a ChatMessage of a chat role)"
+    )
 
 
 def _text_of(content: Any) -> str:
@@ -257,45 +326,96 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
         turns = []
         for key, data in self._memory.items():  # live entries, oldest first, copies
             if is_turn_key(key):
-                message = message_of(data)
+                message = chat_message(data)
                 if message is not None:
                     turns.append((turn_number(key), message))
         turns.sort(key=lambda turn: turn[0])  # stable: entries of one N stay oldest first
-        return [message_from_turn(role, content) for _, (role, content) in turns]
+        return [_from_message(message) for _, message in turns]
+
+    def get_messages(
+        self,
+        token_budget: int | float,
+        *,
+        query: str | None = None,
+        tokenizer: TokenizerLike | None = None,
+        must_keep: float | None = None,
+        facts_share: float | None = None,
+        system: str | None = None,
+    ) -> list[BaseMessage]:
+        """The budgeted view: ``memory.get_messages`` as LangChain messages (LC-6, MSG-2 .. MSG-9).
+
+        Where ``messages`` is every turn, this is a request a chat model
+        accepts within ``token_budget``: the system message (``system`` and
+        the facts that fit) as a ``SystemMessage``, then whole tool-call
+        units of the recent turns, from a user message on, with the newest
+        question always in.
+
+        Args:
+            token_budget: The most tokens the messages may count.
+            query: Rank the facts that share its words first. Defaults to None.
+            tokenizer: Counts tokens, as for ``get_context``. None, the default, means the memory's.
+            must_keep: Facts of at least this importance are always in. Defaults to None.
+            facts_share: The share of the budget kept for facts. None, the default, means 0.5.
+            system: The app's own system prompt. Defaults to None.
+
+        Returns:
+            A new list of new LangChain messages.
+
+        Raises:
+            TokenBudgetError: The budget cannot hold the system prompt, the must-keep facts and
+                the newest question (MSG-9).
+
+        Examples:
+            >>> from langchain_core.messages import AIMessage, HumanMessage
+            >>> from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
+            >>> history = SentinelChatMessageHistory(mem)
+            >>> history.add_messages([AIMessage("Welcome!"), HumanMessage("Any nuts in the risotto?")])
+            >>> [m.type for m in history.get_messages(100, system="You are a waiter.")]
+            ['system', 'human']
+        """
+        result = self._memory.get_messages(
+            token_budget=token_budget,
+            query=query,
+            tokenizer=tokenizer,
+            must_keep=must_keep,
+            facts_share=facts_share,
+            system=system,
+        )
+        return [_from_message(message) for message in result.messages]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Store each message as the memory's next turn, in order (LC-2).
+        """Store the messages as the memory's next turns, in order, all or nothing (LC-2).
 
-        Every message is converted first, with ``turn_from_message``, so a batch
-        with one message that cannot be kept stores nothing. The turns are
-        then added in one ``memory.transaction()`` (MW-6): another writer's
-        turns cannot come between them. Each is one ``add_turn``, with its
-        autosave and its compaction, so the memory's limit and eviction
-        rules apply at once.
+        Every message is converted first, with ``turn_from_message``, and the
+        batch is one ``memory.add_messages`` (MSG-6): checked whole (a
+        ``ToolMessage`` must answer an open call), then stored in one change
+        (one transaction, one autosave), so another writer's turns cannot come
+        between them and the memory's limit and eviction rules apply at once.
 
         Args:
             messages: The LangChain messages, oldest first.
 
         Raises:
             TypeError: A message the memory cannot keep (see ``turn_from_message``).
-            ValueError: A ``ChatMessage`` with an empty role.
+            ValueError: A ``ChatMessage`` of a role outside the chat API's, or a ``ToolMessage``
+                that answers no open call (MSG-6).
 
         Examples:
-            >>> from langchain_core.messages import HumanMessage, ToolMessage
+            >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
             >>> from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
             >>> history = SentinelChatMessageHistory(mem)
             >>> history.add_messages([HumanMessage("Hi"), ToolMessage("42", tool_call_id="call-1")])
             Traceback (most recent call last):
-            TypeError: a ToolMessage cannot be kept as a chat turn: ...
-            >>> history.messages
-            []
+            ValueError: messages[1].tool_call_id: 'call-1' answers no open call (open: none)
+            >>> call = {"name": "weather", "args": {"city": "Brno"}, "id": "call-1"}
+            >>> history.add_messages([HumanMessage("Hi"), AIMessage("", tool_calls=[call]), ToolMessage("4", tool_call_id="call-1")])
+            >>> [m.type for m in history.messages]
+            ['human', 'ai', 'tool']
         """
         turns = [turn_from_message(message) for message in messages]
         if not turns:
             return
-        with self._memory.transaction():
-            for role, text in turns:
-                self._memory.add_turn(role, text, importance=self._importance, ttl=self._ttl)
+        self._memory.add_messages(turns, importance=self._importance, ttl=self._ttl)
 
     def clear(self) -> None:
         """Forget every turn of the memory and nothing else (LC-3).
@@ -315,7 +435,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
             ([], ['user:name'])
         """
         with self._memory.transaction():
-            keys = [key for key, data in self._memory.items() if is_turn_key(key) and message_of(data) is not None]
+            keys = [key for key, data in self._memory.items() if is_turn_key(key) and chat_message(data) is not None]
             for key in keys:
                 self._memory.forget(key)
 

@@ -1,0 +1,386 @@
+"""Chat messages in the OpenAI chat-completions wire form: checking, storing, rendering, validating (MSG-5 .. MSG-9).
+
+A stored turn is the message itself: ``role``, ``content`` (a str, a list of
+content parts, or None on an assistant message that calls tools), an
+assistant's ``tool_calls`` (each ``{"id", "type": "function", "function":
+{"name", "arguments"}}``), a tool message's ``tool_call_id`` and an optional
+``name``. A turn stored as ``{"role", "content"}`` before turns kept more is
+such a message with nothing else (MSG-1).
+
+``check_messages`` is what ``add_message(s)`` runs before anything is stored:
+every field of every message, and that each tool message answers an open
+call. ``request_problems`` is the validator of what ``get_messages`` returns
+(MSG-8): a request a chat API accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .jsondata import clone, copy_json
+from .shown import shown
+
+__all__ = [
+    "FIELDS",
+    "ROLES",
+    "body_of",
+    "check_message",
+    "check_messages",
+    "check_role",
+    "is_stored_message",
+    "request_problems",
+    "validate_request",
+]
+
+#: MSG-5: the roles of the chat API; every other role is refused on the way in.
+ROLES = ("system", "developer", "user", "assistant", "tool")
+
+#: MSG-5: the fields a message may have.
+FIELDS = ("role", "content", "tool_calls", "tool_call_id", "name")
+
+#: Roles other libraries use for the same speakers: named in the error so the fix is obvious.
+_HINTS = {"human": "user", "ai": "assistant", "bot": "assistant", "model": "assistant", "function": "tool"}
+
+
+def check_role(role: object, where: str = "role") -> str:
+    """A role of the chat API (MSG-5): ``TypeError`` for a non-str, ``ValueError`` naming the roles otherwise.
+
+    Examples:
+        >>> from sentinel_memory.core.chat import check_role
+        >>> check_role("user")
+        'user'
+        >>> check_role("human")
+        Traceback (most recent call last):
+        ...
+        ValueError: role must be one of system, developer, user, assistant, tool, got 'human' (use 'user' for a human's message)
+    """
+    if not isinstance(role, str):
+        raise TypeError(f"{where} must be a str, got {type(role).__name__}")
+    if role not in ROLES:
+        hint = _HINTS.get(role.lower())
+        more = f" (use {hint!r} for a {role.lower()}'s message)" if hint else ""
+        raise ValueError(f"{where} must be one of {', '.join(ROLES)}, got {shown(role)}{more}")
+    return role
+
+
+def _nonempty_str(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{where} must be a str, got {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{where} must not be empty")
+    return value
+
+
+def _fields(value: object, allowed: Sequence[str], where: str) -> dict[str, Any]:
+    """The dict's fields, a None value as if absent; ``ValueError`` for a field it may not have."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{where} must be a dict, got {type(value).__name__}")
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if item is None:
+            continue  # an SDK's model_dump() writes absent fields as None
+        if key not in allowed:
+            raise ValueError(f"{where} has a field {shown(key)} that is not one of {', '.join(allowed)}")
+        out[key] = item
+    return out
+
+
+def _check_content(content: object, where: str) -> Any:
+    if isinstance(content, str):
+        return copy_json(content, what=where)  # no lone surrogate (ENT-2)
+    if not isinstance(content, list | tuple):
+        raise TypeError(f"{where} must be a str or a list of content parts, got {type(content).__name__}")
+    if not content:
+        raise ValueError(f"{where} must not be an empty list")
+    for i, part in enumerate(content):
+        if not isinstance(part, Mapping):
+            raise TypeError(f"{where}[{i}] must be a dict, got {type(part).__name__}")
+        _nonempty_str(part.get("type"), f"{where}[{i}].type")
+        if part["type"] == "text" and not isinstance(part.get("text"), str):
+            raise TypeError(f"{where}[{i}].text must be a str, got {type(part.get('text')).__name__}")
+    return copy_json(content, what=where)  # JSON data (ENT-2), copied (ENT-3)
+
+
+def _check_call(call: object, where: str) -> dict[str, Any]:
+    fields = _fields(call, ("id", "type", "function"), where)
+    call_id = _nonempty_str(fields.get("id"), f"{where}.id")
+    kind = fields.get("type", "function")
+    if kind != "function":
+        raise ValueError(f"{where}.type must be 'function', got {shown(kind)}")
+    function = _fields(fields.get("function", {}), ("name", "arguments"), f"{where}.function")
+    name = _nonempty_str(function.get("name"), f"{where}.function.name")
+    arguments = function.get("arguments", "")
+    if not isinstance(arguments, str):
+        raise TypeError(f"{where}.function.arguments must be a str (JSON text), got {type(arguments).__name__}")
+    return {
+        "id": copy_json(call_id, what=f"{where}.id"),
+        "type": "function",
+        "function": {
+            "name": copy_json(name, what=f"{where}.function.name"),
+            "arguments": copy_json(arguments, what=f"{where}.function.arguments"),
+        },
+    }
+
+
+def check_message(message: object, where: str = "message") -> dict[str, Any]:
+    """One message checked field by field and copied into its stored form (MSG-5, MSG-6).
+
+    Args:
+        message: A dict in the chat-completions wire form.
+        where: How errors name it, such as ``"messages[3]"``.
+
+    Returns:
+        A new dict: ``role`` and ``content`` always (``content`` None only on an assistant
+        message with ``tool_calls``), then ``tool_calls``, ``tool_call_id`` and ``name`` when given.
+
+    Raises:
+        TypeError: A field of the wrong type; the message names ``where`` and the field.
+        ValueError: A role outside ``ROLES``, an unknown field, an empty id or name, two calls
+            with one id, ``tool_call_id`` missing on a tool message or given on another.
+
+    Examples:
+        >>> from sentinel_memory.core.chat import check_message
+        >>> check_message({"role": "tool", "tool_call_id": "c1", "content": "4 °C"})
+        {'role': 'tool', 'content': '4 °C', 'tool_call_id': 'c1'}
+    """
+    fields = _fields(message, FIELDS, where)
+    if "role" not in fields:
+        raise ValueError(f"{where}.role is missing")
+    role = check_role(fields["role"], f"{where}.role")
+    out: dict[str, Any] = {"role": role}
+    calls = fields.get("tool_calls")
+    if calls is not None and not isinstance(calls, list | tuple):
+        raise TypeError(f"{where}.tool_calls must be a list, got {type(calls).__name__}")
+    if calls and role != "assistant":
+        raise ValueError(f"{where}.tool_calls: only an assistant message calls tools, not {role!r}")
+    if "content" in fields:
+        out["content"] = _check_content(fields["content"], f"{where}.content")
+    elif calls:
+        out["content"] = None
+    else:
+        raise ValueError(f"{where}.content is missing (only an assistant message with tool_calls may go without)")
+    if calls:
+        checked = [_check_call(call, f"{where}.tool_calls[{i}]") for i, call in enumerate(calls)]
+        seen: set[str] = set()
+        for i, call in enumerate(checked):
+            if call["id"] in seen:
+                raise ValueError(f"{where}.tool_calls[{i}].id: two calls with the id {shown(call['id'])}")
+            seen.add(call["id"])
+        out["tool_calls"] = checked
+    if role == "tool":
+        if "tool_call_id" not in fields:
+            raise ValueError(f"{where}.tool_call_id is missing: a tool message answers a call by its id")
+        out["tool_call_id"] = copy_json(
+            _nonempty_str(fields["tool_call_id"], f"{where}.tool_call_id"), what=f"{where}.tool_call_id"
+        )
+    elif "tool_call_id" in fields:
+        raise ValueError(f"{where}.tool_call_id: only a tool message answers a call, not {role!r}")
+    if "name" in fields:
+        out["name"] = copy_json(_nonempty_str(fields["name"], f"{where}.name"), what=f"{where}.name")
+    return out
+
+
+def check_messages(messages: object, open_calls: Iterable[str] | None) -> list[dict[str, Any]]:
+    """A batch checked whole before anything is stored (MSG-6): each message, and each tool message's call.
+
+    Args:
+        messages: A list (or tuple) of messages.
+        open_calls: The ids of the stored calls still unanswered when the newest stored turns
+            are an assistant message with ``tool_calls`` and tool messages after it; None when
+            a tool message may not come next.
+
+    Returns:
+        The messages in their stored form.
+
+    Raises:
+        TypeError, ValueError: As ``check_message``, naming ``messages[i]``; and ``ValueError``
+            for a tool message whose ``tool_call_id`` answers no open call.
+
+    Examples:
+        >>> from sentinel_memory.core.chat import check_messages
+        >>> check_messages([{"role": "tool", "tool_call_id": "c9", "content": "x"}], {"c1"})
+        Traceback (most recent call last):
+        ...
+        ValueError: messages[0].tool_call_id: 'c9' answers no open call (open: 'c1')
+    """
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, list | tuple):
+        raise TypeError(f"messages must be a list of messages, got {type(messages).__name__}")
+    pending = None if open_calls is None else set(open_calls)
+    out = []
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        checked = check_message(message, where)
+        if checked["role"] == "tool":
+            call_id = checked["tool_call_id"]
+            if pending is None or call_id not in pending:
+                shown_open = ", ".join(map(repr, sorted(pending))) if pending else "none"
+                raise ValueError(f"{where}.tool_call_id: {shown(call_id)} answers no open call (open: {shown_open})")
+            pending.discard(call_id)
+        elif "tool_calls" in checked:
+            pending = {call["id"] for call in checked["tool_calls"]}
+        else:
+            pending = None
+        out.append(checked)
+    return out
+
+
+def is_stored_message(data: Any) -> bool:
+    """Whether ``data`` is a message in its stored form (MSG-1): what ``check_message`` returns for it.
+
+    Read on every turn a request walks, so it checks the form field by field
+    without copying; it agrees with ``check_message(data) == data`` for any
+    data a memory holds (JSON data, ENT-2), which a property test holds it to.
+    """
+    if type(data) is not dict or "role" not in data or "content" not in data or not data.keys() <= _FIELD_SET:
+        return False
+    role = data["role"]
+    if type(role) is not str or role not in ROLES:
+        return False
+    calls = data.get("tool_calls")
+    if "tool_calls" in data:
+        if role != "assistant" or type(calls) is not list or not calls or not _stored_calls(calls):
+            return False
+    content = data["content"]
+    if content is None:
+        if calls is None:
+            return False
+    elif type(content) is list:
+        if not content or not all(_stored_part(part) for part in content):
+            return False
+    elif type(content) is not str:
+        return False
+    if role == "tool":
+        call_id = data.get("tool_call_id")
+        if type(call_id) is not str or not call_id:
+            return False
+    elif "tool_call_id" in data:
+        return False
+    return "name" not in data or (type(data["name"]) is str and bool(data["name"]))
+
+
+_FIELD_SET = frozenset(FIELDS)
+_CALL_KEYS = frozenset(("id", "type", "function"))
+_FUNCTION_KEYS = frozenset(("name", "arguments"))
+
+
+def _stored_calls(calls: list[Any]) -> bool:
+    ids: set[str] = set()
+    for call in calls:
+        if type(call) is not dict or call.keys() != _CALL_KEYS or call["type"] != "function":
+            return False
+        call_id, function = call["id"], call["function"]
+        if type(call_id) is not str or not call_id or call_id in ids:
+            return False
+        ids.add(call_id)
+        if type(function) is not dict or function.keys() != _FUNCTION_KEYS:
+            return False
+        if type(function["name"]) is not str or not function["name"] or type(function["arguments"]) is not str:
+            return False
+    return True
+
+
+def _stored_part(part: Any) -> bool:
+    if type(part) is not dict or type(part.get("type")) is not str or not part["type"]:
+        return False
+    return part["type"] != "text" or type(part.get("text")) is str
+
+
+def body_of(message: Mapping[str, Any]) -> str:
+    """What a message says, as text (TXT-4, MSG-7): its content's text, then each call as ``name(arguments)``.
+
+    A list of content parts gives its text parts joined with nothing between
+    them; other parts (an image) give nothing. A tool result is its content.
+
+    Examples:
+        >>> from sentinel_memory.core.chat import body_of
+        >>> call = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city":"Brno"}'}}
+        >>> body_of({"role": "assistant", "content": None, "tool_calls": [call]})
+        'weather({"city":"Brno"})'
+    """
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = "".join(part["text"] for part in content if part.get("type") == "text")
+    else:
+        text = ""
+    calls = [f"{call['function']['name']}({call['function']['arguments']})" for call in message.get("tool_calls", ())]
+    return " ".join([text, *calls]) if text and calls else text or " ".join(calls)
+
+
+def request_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What makes ``messages`` a request a chat API refuses; empty when it is valid (MSG-8).
+
+    The rules: every message is a valid message of a role in ``ROLES``; after
+    the leading ``system``/``developer`` messages the first message is the
+    user's; every tool message follows the assistant message whose
+    ``tool_calls`` hold its id (only tool messages between), once; and every
+    call is answered before the next message that is not a tool result.
+
+    Args:
+        messages: The messages of a request, dicts in the chat-completions form.
+
+    Returns:
+        One line per problem, naming the message; empty when the request is valid.
+
+    Examples:
+        >>> from sentinel_memory.core.chat import request_problems
+        >>> request_problems([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}])
+        []
+        >>> request_problems([{"role": "tool", "tool_call_id": "c1", "content": "4 °C"}])
+        ['messages[0]: the first message after the system messages is from tool, not the user', "messages[0]: tool result 'c1' answers no open call"]
+    """
+    problems: list[str] = []
+    pending: set[str] | None = None
+    opened_at = -1
+    started = False
+    for i, message in enumerate(messages):
+        try:
+            checked = check_message(message, f"messages[{i}]")
+        except (TypeError, ValueError) as error:
+            problems.append(str(error))
+            continue
+        role = checked["role"]
+        if not started and role not in ("system", "developer"):
+            started = True
+            if role != "user":
+                problems.append(
+                    f"messages[{i}]: the first message after the system messages is from {role}, not the user"
+                )
+        if role == "tool":
+            if pending is None or checked["tool_call_id"] not in pending:
+                problems.append(f"messages[{i}]: tool result {checked['tool_call_id']!r} answers no open call")
+            else:
+                pending.discard(checked["tool_call_id"])
+            continue
+        if pending:
+            problems.append(f"messages[{opened_at}]: calls {sorted(pending)} are not answered")
+        pending, opened_at = ({c["id"] for c in checked["tool_calls"]}, i) if "tool_calls" in checked else (None, i)
+    if pending:
+        problems.append(f"messages[{opened_at}]: calls {sorted(pending)} are not answered")
+    return problems
+
+
+def validate_request(messages: Sequence[Mapping[str, Any]]) -> None:
+    """``ValueError`` listing ``request_problems(messages)`` when there are any (MSG-8).
+
+    Args:
+        messages: The messages of a request, dicts in the chat-completions form.
+
+    Raises:
+        ValueError: The request is not valid; the message lists every problem.
+
+    Examples:
+        >>> from sentinel_memory.core.chat import validate_request
+        >>> validate_request([{"role": "user", "content": "Hi"}])
+    """
+    problems = request_problems(messages)
+    if problems:
+        raise ValueError("not a valid chat request: " + "; ".join(problems))
+
+
+def stored_copy(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A new dict of a stored message, for a result (ENT-3)."""
+    copied: dict[str, Any] = clone(dict(message))
+    return copied
