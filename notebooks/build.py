@@ -757,11 +757,13 @@ print("most over-counted:", generous[0])""",
 # 6 · Chat messages within a budget
 
 A chat model takes a list of messages, not one block of text. `add_turn`
-keeps each turn's role and content, and `get_messages` builds the prompt a
-chat-completions call wants, within one budget: the facts that matter in a
-system message, then the most recent turns that fit, oldest first. Each
-message counts its content plus 3 tokens for the chat format, and `tokens`
-is counted with the tokenizer you pass, here o200k_base.
+and `add_messages` keep each message whole, an assistant's tool calls and
+the tool results that answer them included, and `get_messages` builds the
+request a chat-completions call wants, within one budget: your own
+instructions and the facts that matter in the system message, then the most
+recent turns that fit, oldest first. Each message counts its content plus 3
+tokens for the chat format, and `tokens` is counted with the tokenizer you
+pass, here o200k_base.
 
 Back at the restaurant, as chat messages:""",
             ),
@@ -770,6 +772,8 @@ Back at the restaurant, as chat messages:""",
                 "code",
                 """\
 from bpe_openai import get_encoding
+
+from sentinel_memory import request_problems
 
 o200k = get_encoding("o200k_base")
 clock = FakeClock()
@@ -782,29 +786,53 @@ for role, text in [("user", "Hi, table for one please."), ("assistant", "Welcome
     mem.add_turn(role, text)
     clock.advance(MINUTE)
 
-prompt = mem.get_messages(token_budget=60, query="Does it have peanuts?", tokenizer=o200k)
+prompt = mem.get_messages(token_budget=50, system="You are a friendly waiter.",
+                          query="Does it have peanuts?", tokenizer=o200k)
 for message in prompt.messages:
     print(f"{message['role']:>9}: {message['content']!r}")
-print("tokens:", prompt.tokens, "of 60; entries left out:", prompt.omitted)""",
+print("tokens:", prompt.tokens, "of 50; entries left out:", prompt.omitted)
+print("problems a chat API would refuse:", request_problems(prompt.messages))""",
             ),
             (
                 "md",
                 """\
-The allergy and the name go first, in the system message; the oldest turn,
-the greeting, did not fit and is left out. This is what a chat-completions
-call takes as it is (`client.chat.completions.create(model=..., messages=list(prompt.messages))`);
-the count is the tokenizer's, plus 3 per message:""",
+Your instructions open the system message and the allergy and the name
+follow them. The oldest turns did not fit and are left out, and what is
+kept starts at a user message, as chat APIs want. The newest question is
+always in: when it cannot fit, `get_messages` raises `TokenBudgetError`
+rather than send a request without it. The list is new on every call, so
+append the next message to it and send it as it is
+(`client.chat.completions.create(model=..., messages=prompt.messages)`).
+
+## Tool calls stay with their results
+
+An agent's history holds tool calls. A call and the results that answer it
+are kept or left out together, so a request never holds a result without
+its call, or a call without its result:""",
             ),
-            ("code", 'sum(len(o200k.encode(m["content"])) + 3 for m in prompt.messages) == prompt.tokens <= 60'),
+            (
+                "code",
+                """\
+call = {"id": "call_1", "type": "function", "function": {"name": "ingredients", "arguments": '{"dish": "curry"}'}}
+mem.add_messages([
+    {"role": "user", "content": "Can you check the curry for me?"},
+    {"role": "assistant", "content": None, "tool_calls": [call]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "chicken, coconut milk, peanuts"},
+    {"role": "assistant", "content": "Sorry, the curry has peanuts. Try the green salad."},
+])
+for budget in (60, 90, 140):
+    roles = [m["role"] for m in mem.get_messages(token_budget=budget, tokenizer=o200k).messages]
+    print(budget, roles)""",
+            ),
             (
                 "md",
                 """\
 ## How the budget is split
 
 The turns are taken first, newest back, from all but `facts_share` of the
-budget (half, by default); the facts get everything the turns leave. So a
-small budget still holds the facts, and a large one holds the whole chat.
-Here is the split for budgets from 20 to 120 tokens, after a longer evening:""",
+budget (half, by default); the facts get everything the turns leave, and
+the newest question with what follows it is always in. Here is the split
+for budgets from 60 to 200 tokens, after a longer evening:""",
             ),
             (
                 "code",
@@ -821,7 +849,7 @@ def split(budget, **options):
     facts = sum(len(o200k.encode(m["content"])) + 3 for m in p.messages if m["role"] == "system")
     return facts, p.tokens - facts, budget - p.tokens
 
-budgets = list(range(20, 121, 10))
+budgets = list(range(60, 201, 10))
 parts = [split(b) for b in budgets]
 fig, ax = plt.subplots(figsize=(7.5, 3.2))
 bottom = [0] * len(budgets)
@@ -835,7 +863,7 @@ ax.set_ylabel("tokens")
 ax.legend(fontsize=8)
 fig.tight_layout()
 plt.show()""",
-                "alt: Stacked bars of the facts' tokens, the turns' tokens and what is unused, for budgets from 20 to 120: the facts come first, the turns fill the rest.",
+                "alt: Stacked bars of the facts' tokens, the turns' tokens and what is unused, for budgets from 60 to 200: the facts come first, the turns fill the rest.",
             ),
             (
                 "md",
@@ -845,24 +873,28 @@ message is never cut in half.
 
 ## Exercises
 
-1. At a budget of 60, how many messages does `facts_share=0.2` give, against
+1. At a budget of 100, how many messages does `facts_share=0.2` give, against
    the default? Explain the difference.
-2. Is there a budget below which not even the facts fit? Find the smallest
-   budget whose prompt has a system message.""",
+2. Find the smallest budget `get_messages` accepts. What does the
+   `TokenBudgetError` below it tell you?""",
             ),
             solution(
                 """\
-default = mem.get_messages(token_budget=60, tokenizer=o200k)
-fewer_facts = mem.get_messages(token_budget=60, tokenizer=o200k, facts_share=0.2)
-assert len(fewer_facts.messages) >= len(default.messages) and fewer_facts.tokens <= 60
+from sentinel_memory import TokenBudgetError
+
+default = mem.get_messages(token_budget=100, tokenizer=o200k)
+fewer_facts = mem.get_messages(token_budget=100, tokenizer=o200k, facts_share=0.2)
+assert len(fewer_facts.messages) >= len(default.messages) and fewer_facts.tokens <= 100
 print("messages:", len(default.messages), "by default,", len(fewer_facts.messages), "with facts_share=0.2")
 
-first = next(b for b in range(100) if any(m["role"] == "system"
-             for m in mem.get_messages(token_budget=b, tokenizer=o200k).messages))
-smallest_fact = min(len(o200k.encode(f"{e.key}: {e.data}")) + 3 for e in mem.get_recent(100)
-                    if not e.key.startswith("chat:"))
-assert first == smallest_fact
-print("a system message from a budget of", first, "tokens: the smallest fact's line, plus 3")""",
+try:
+    mem.get_messages(token_budget=10, tokenizer=o200k)
+except TokenBudgetError as error:
+    needed = error.needed
+    print(error)
+smallest = next(b for b in range(200) if b >= needed)
+assert mem.get_messages(token_budget=smallest, tokenizer=o200k).tokens <= smallest
+print("the smallest budget:", smallest, "tokens, what the newest question and its answer need")""",
             ),
         ],
     ),

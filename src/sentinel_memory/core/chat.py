@@ -57,6 +57,7 @@ def check_role(role: object, where: str = "role") -> str:
     """
     if not isinstance(role, str):
         raise TypeError(f"{where} must be a str, got {type(role).__name__}")
+    role = str.__str__(role)  # a str subclass's own ==, hash or str() must not run here (WRP-4)
     if role not in ROLES:
         hint = _HINTS.get(role.lower())
         more = f" (use {hint!r} for a {role.lower()}'s message)" if hint else ""
