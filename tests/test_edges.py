@@ -48,7 +48,7 @@ def test_msg_2_an_odd_budget_gives_the_turns_the_larger_half(make):
     mem.remember("fact", "a b c d e f g h i")  # "fact: a ... i": 10 words, 13 as a message
     mem.add_turn("user", "1 2 3 4 5 6 7 8")  # 8 words: 11 as a message
     prompt = mem.get_messages(token_budget=21)
-    assert prompt.messages == ({"role": "user", "content": "1 2 3 4 5 6 7 8"},) and prompt.tokens == 11
+    assert prompt.messages == [{"role": "user", "content": "1 2 3 4 5 6 7 8"}] and prompt.tokens == 11
 
 
 def zs_only(text: str) -> int:
@@ -63,7 +63,7 @@ def test_msg_3_exactly_message_tokens_left_still_holds_a_free_system_message(mak
     mem.remember("fact", "free")
     mem.add_turn("user", "zz")  # 2 + 3 = 5
     prompt = mem.get_messages(token_budget=8, facts_share=0)
-    assert prompt.messages == ({"role": "system", "content": "fact: free"}, {"role": "user", "content": "zz"})
+    assert prompt.messages == [{"role": "system", "content": "fact: free"}, {"role": "user", "content": "zz"}]
     assert prompt.tokens == 8
 
 
@@ -84,7 +84,7 @@ def test_msg_2_two_turns_of_one_number_after_the_clock_went_back(make, clock):
     clock.advance(60_000)
     mem.remember("chat:7", {"role": "user", "content": "later"})
     clock.advance(-30_000)  # the clock went back: chat:007 has the larger seq but the smaller updated_at
-    mem.remember("chat:007", {"role": "assistant", "content": "earlier"})
+    mem.remember("chat:007", {"role": "user", "content": "earlier"})  # both user's: a history starts at one (MSG-9)
     assert [m["content"] for m in mem.get_messages(token_budget=100).messages] == ["earlier", "later"]
     assert [m["content"] for m in mem.get_messages(token_budget=5).messages] == ["later"]
 
@@ -164,7 +164,7 @@ def test_lc_2_a_block_that_is_not_text_is_left_out_even_with_a_text_field():
             {"type": "text", "text": "vegan?"},
         ]
     )
-    assert turn_from_message(message) == ("user", "Is it vegan?")
+    assert turn_from_message(message) == {"role": "user", "content": "Is it vegan?"}
 
 
 # -- error messages that show the argument (WRP-4) -----------------------------------------------------
