@@ -18,6 +18,8 @@ import inspect
 import itertools
 import json
 import os
+import re
+import secrets
 import sys
 import threading
 import warnings
@@ -203,6 +205,32 @@ class RedisProtocolStore(ProtocolStore):
 
     def close(self) -> None:
         self.redis.client.delete(self.redis.meta_key, self.redis.entries_key)
+
+
+def document_text(document: Any) -> str:
+    """``document`` as the JSON text ``stored`` and ``load`` put into the store (section 8).
+
+    NaN and the infinities are written as the bare tokens a careless writer
+    writes, and an integer of any length with every digit (Python's writer
+    refuses more than 4,300, and is quadratic in the length).
+    """
+    long: list[str] = []
+    nonce = secrets.token_hex(16)  # no text of the document holds it: only the marks below match
+
+    def mark(value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4300 * 3:
+            long.append(wire.integer_digits(value))
+            return f"{nonce}{len(long) - 1}{nonce}"
+        if isinstance(value, dict):
+            return {key: mark(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [mark(item) for item in value]
+        return value
+
+    text = json.dumps(mark(document), ensure_ascii=False)
+    if not long:
+        return text
+    return re.sub(f'"{nonce}(\\d+){nonce}"', lambda found: long[int(found.group(1))], text)
 
 
 def _not_json(name: str) -> Any:
@@ -533,7 +561,7 @@ class Session:
         elif document is not ...:
             # NaN or an infinity in the document is written as the bare token a careless writer would
             # write: the text is then no JSON, and reads as damage (section 8).
-            self.store.put(json.dumps(document, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+            self.store.put(document_text(document).encode("utf-8", "surrogatepass"))
 
     def op_stored(self, document: Any = ..., text: Any = None, missing: Any = False) -> Any:
         self._put(document, text, missing)
@@ -581,10 +609,13 @@ def start(config: Mapping[str, Any], store: ProtocolStore | None = None) -> Sess
 
 def answer_step(session: Session, step: Mapping[str, Any]) -> dict[str, Any]:
     """One step's result: ``{"ok": value}`` or ``{"error": code}``."""
-    session.now = wire.decode(step.get("now"))
-    args = wire.decode(step.get("args") or {})
 
     def run() -> Any:
+        try:
+            session.now = wire.decode(step.get("now"))
+            args = wire.decode(step.get("args") or {})
+        except ValueError as error:  # a $number that names no number: no request of section 4
+            raise Unsupported(str(error)) from None
         session.select(step.get("memory", 1))
         return session.step(str(step.get("op")), args)
 
@@ -609,27 +640,83 @@ def handshake() -> dict[str, Any]:
 
 
 def _integer(digits: str) -> int:
-    """An integer literal of any length (section 4): Python refuses over 4,300 digits unless told otherwise."""
-    if len(digits) <= 4300:
-        return int(digits)
-    limit = sys.get_int_max_str_digits()
-    sys.set_int_max_str_digits(0)
-    try:
-        return int(digits)
-    finally:
-        sys.set_int_max_str_digits(limit)
+    """An integer literal of any length (section 4), read in time below quadratic (``wire.integer_of``)."""
+    return wire.integer_of(digits)
 
 
-def _lines(stream: IO[str]) -> Iterator[str]:
+def _lines(stream: IO[str] | IO[bytes]) -> Iterator[str | bytes]:
     for line in stream:
         if line.strip():
             yield line
 
 
+class BadRequest(Exception):
+    """A request line that is no request: answered ``E_UNSUPPORTED`` (section 1), and serving goes on."""
+
+
+def request_of_line(line: str | bytes) -> dict[str, Any]:
+    """The request a line holds, or ``BadRequest`` saying why it holds none (PROTOCOL.md section 1).
+
+    A request is a JSON object: the handshake, or a case whose ``config`` is
+    an object (or absent) and whose ``steps`` are a list of objects, each with
+    a string ``op`` and ``args`` an object (or absent).
+    """
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise BadRequest(f"not UTF-8 (byte {error.start})") from None
+    if line.startswith("\ufeff"):
+        raise BadRequest("starts with a byte order mark")
+    try:
+        request = json.loads(line, parse_int=_integer, parse_constant=_not_json)
+    except RecursionError:
+        raise BadRequest("nested too deep to read") from None
+    except ValueError as error:
+        raise BadRequest(f"not JSON: {error}") from None
+    if not isinstance(request, dict):
+        raise BadRequest(f"a JSON {type(request).__name__}, not an object")
+    if request.get("op") == "start":
+        return request
+    config, steps = request.get("config"), request.get("steps", [])
+    if config is not None and not isinstance(config, dict):
+        raise BadRequest("config is not an object")
+    if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps):
+        raise BadRequest("steps is not a list of objects")
+    for step in steps:
+        if not isinstance(step.get("op"), str):
+            raise BadRequest("a step's op is not a string")
+        if step.get("args") is not None and not isinstance(step["args"], dict):
+            raise BadRequest("a step's args is not an object")
+    return request
+
+
+def refusal(line: str | bytes, reason: str) -> dict[str, Any]:
+    """The answer to a line that is no request: its id when one can be read, ``E_UNSUPPORTED`` and why."""
+    found: Any = None
+    try:
+        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+        candidate = json.loads(text.lstrip("\ufeff"), parse_int=lambda digits: None, parse_constant=_not_json)
+        if isinstance(candidate, dict) and isinstance(candidate.get("id"), (str, int)):
+            found = candidate["id"]
+    except (ValueError, RecursionError):
+        pass
+    return {"id": found, "error": "E_UNSUPPORTED", "reason": reason}
+
+
 def serve(
-    source: IO[str], sink: IO[str], *, redis_url: str | None = None, factory: Callable[[], Any] | None = None
+    source: IO[str] | IO[bytes],
+    sink: IO[str],
+    *,
+    redis_url: str | None = None,
+    factory: Callable[[], Any] | None = None,
 ) -> None:
     """Answer the handshake and then every case read from ``source``, one JSON line each, until it ends.
+
+    A line that is no request (not UTF-8, not JSON, not an object, steps that
+    are not a list of steps) is answered ``{"id": ..., "error": "E_UNSUPPORTED",
+    "reason": ...}`` and the next line is read as usual (section 1: one answer
+    per request line, whatever it holds).
 
     With ``redis_url`` every case's store is a [`RedisStore`][sentinel_memory.stores.redisstore.RedisStore]
     under a key of its own on that server, deleted when the case ends. With
@@ -637,17 +724,21 @@ def serve(
     """
     cases = itertools.count()
 
-    def respond(line: str) -> str:
-        request = json.loads(line, parse_int=_integer)
-        if request.get("op") == "start":
-            answer = handshake() if request.get("protocol") == PROTOCOL else {"error": "E_UNSUPPORTED"}
+    def respond(line: str | bytes) -> str:
+        try:
+            request = request_of_line(line)
+        except BadRequest as error:
+            answer = refusal(line, str(error))
         else:
-            store: ProtocolStore | None = None
-            if redis_url is not None:
-                store = RedisProtocolStore(redis_url, f"conformance-{os.getpid()}-{next(cases)}")
-            elif factory is not None:
-                store = FactoryProtocolStore(factory)
-            answer = run_case(request, store)
+            if request.get("op") == "start":
+                answer = handshake() if request.get("protocol") == PROTOCOL else {"error": "E_UNSUPPORTED"}
+            else:
+                store: ProtocolStore | None = None
+                if redis_url is not None:
+                    store = RedisProtocolStore(redis_url, f"conformance-{os.getpid()}-{next(cases)}")
+                elif factory is not None:
+                    store = FactoryProtocolStore(factory)
+                answer = run_case(request, store)
         return json.dumps(wire.encode(answer), ensure_ascii=True, allow_nan=False) + "\n"
 
     for line in _lines(source):
@@ -661,14 +752,14 @@ T = TypeVar("T")
 _SHALLOW = 150
 
 
-def deep_enough(line: str, respond: Callable[[str], T]) -> T:
+def deep_enough(line: str | bytes, respond: Callable[[Any], T]) -> T:
     """``respond(line)``, with the stack and recursion limit a request nested as deep as ``line`` needs.
 
     Python's JSON parser, the wire decoding and the library's checks recurse
     once per level; data 5,000 levels deep must still get its answer
     (``E_RANGE``, ENT-13), not end the backend.
     """
-    depth = _nesting(line.encode("utf-8", "surrogatepass"))
+    depth = _nesting(line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass"))
     if depth <= _SHALLOW:
         return respond(line)
     outcome: list[Any] = []

@@ -215,10 +215,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(sys.stdout, io.TextIOWrapper):
             sys.stdout.reconfigure(encoding="utf-8")
         spec = options.store
+        # Lines are read as bytes and decoded one by one: a line that is not UTF-8 is answered, not fatal.
+        source = sys.stdin.buffer if isinstance(sys.stdin, io.TextIOWrapper) else sys.stdin
         if spec is None or spec.startswith(("redis://", "rediss://", "unix://")):
-            serve(sys.stdin, sys.stdout, redis_url=spec)
+            serve(source, sys.stdout, redis_url=spec)
         else:
-            serve(sys.stdin, sys.stdout, factory=store_factory(spec))
+            serve(source, sys.stdout, factory=store_factory(spec))
         return 0
     if options.command == "dump":
         return _dump(options)
@@ -229,7 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _answer_line(case: dict[str, Any], _: str) -> str:
     """The reference's answer to ``case`` as one line of JSON."""
-    return json.dumps(wire.encode(run_case(request_of(case))), ensure_ascii=False, allow_nan=False)
+    # ASCII escapes: an id or a result holding a lone surrogate is written, not a reason to crash.
+    return json.dumps(wire.encode(run_case(request_of(case))), ensure_ascii=True, allow_nan=False)
 
 
 def _answer(options: argparse.Namespace) -> int:
