@@ -201,10 +201,18 @@ class _Native:
         import asyncio
 
         task = asyncio.current_task()
-        if self.plumbing.needs_transaction(name):
-            async with self._transaction():
-                return await self._run(self.plumbing.change(name, args, kwargs, task))
-        return await self._run(self.plumbing.change(name, args, kwargs, task))
+        plumbing = self.plumbing
+        if plumbing.needs_transaction(name):
+            # As Memory._change: now and the arguments first, and a refused change leaves the memory as it was.
+            rehearsal = plumbing.rehearse(name, args, kwargs)
+            before = plumbing.snapshot()
+            try:
+                async with self._transaction():
+                    return await self._run(plumbing.change(name, args, kwargs, task, rehearsal))
+            except BaseException:
+                plumbing.restore(before)
+                raise
+        return await self._run(plumbing.change(name, args, kwargs, task))
 
     async def save(self) -> None:
         await self._run(self.plumbing.save_all())

@@ -203,10 +203,19 @@ class Memory(Mapping[str, JSON]):
         """
         with self._lock:
             self._begin()
-            if self._plumbing.needs_transaction(name):
-                with self.transaction():
-                    return self._run(self._plumbing.change(name, args, kwargs, threading.get_ident()))
-            return self._run(self._plumbing.change(name, args, kwargs, threading.get_ident()))
+            plumbing = self._plumbing
+            if plumbing.needs_transaction(name):
+                # Now and the arguments are checked before the store is locked or read (section 3 of the
+                # protocol), and a change refused after the reload leaves the memory as it was (WRP-1).
+                rehearsal = plumbing.rehearse(name, args, kwargs)
+                before = plumbing.snapshot()
+                try:
+                    with self.transaction():
+                        return self._run(plumbing.change(name, args, kwargs, threading.get_ident(), rehearsal))
+                except BaseException:
+                    plumbing.restore(before)
+                    raise
+            return self._run(plumbing.change(name, args, kwargs, threading.get_ident()))
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Memory]:
