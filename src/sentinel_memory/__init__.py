@@ -42,6 +42,7 @@ from .redismemories import AsyncRedisMemories, RedisMemories
 from .stores.aioredis import AsyncRedisStore
 from .stores.contract import MemoryStore, Store
 from .stores.filestore import JsonFileStore
+from .stores.jsontext import read_document, write_document
 from .stores.redisstore import RedisStore
 from .stores.sqlitestore import SqliteStore
 
@@ -95,5 +96,7 @@ __all__ = [
     "estimate_tokens",
     "make_config",
     "per_line",
+    "read_document",
     "upper_bound_tokens",
+    "write_document",
 ]

@@ -47,7 +47,7 @@ from .core.values import Compaction, Context, Entry, Hit, LoadResult, Messages
 from .memory import Memory, _cycle_collector_paused, create_memory, wall_clock
 from .shell import Counters, Plumbing, Steps
 from .shell import Now as _Now
-from .stores.contract import AsyncStore, Store, is_async_store
+from .stores.contract import AsyncStore, Store, check_store, is_async_store
 
 if TYPE_CHECKING:
     import asyncio
@@ -1032,10 +1032,14 @@ async def create_async_memory(
         >>> asyncio.run(main())
         'Jakub'
     """
-    # create_memory checks every option and builds the config; nothing is loaded yet.
+    # create_memory checks every option and builds the config; nothing is loaded yet. It takes sync
+    # stores only (PER-2), so an async store is checked here and driven by the native engine.
+    native = is_async_store(store)
+    if native:
+        check_store(store)
     memory = create_memory(
         limit=limit,
-        store=store,  # type: ignore[arg-type]  # an AsyncStore has load and save too
+        store=None if native else store,  # type: ignore[arg-type]  # a sync store, as create_memory takes
         autosave=autosave,
         clock=clock,
         recency_window=recency_window,
@@ -1048,10 +1052,10 @@ async def create_async_memory(
     )
     clock = clock or wall_clock
     engine: _Threaded | _Native
-    if is_async_store(memory.store):
+    if native:
         engine = _Native(
             memory.state,
-            store=memory.store,
+            store=store,
             now=lambda: result._now(),
             autosave=autosave,
             on_evict=on_evict,

@@ -54,7 +54,7 @@ from .core.state import MemoryState
 from .core.tokens import TokenizerLike
 from .core.values import JSON, Compaction, Context, Entry, Hit, LoadResult, Messages
 from .shell import Counters
-from .stores.contract import MemoryStore, Store, check_store
+from .stores.contract import MemoryStore, Store, check_store, is_async_store
 
 __all__ = ["CacheMemory", "Memory", "WorkingMemory", "create_memory", "wall_clock"]
 
@@ -1082,6 +1082,11 @@ def create_memory(
     if store is None:
         store = MemoryStore()
     check_store(store)
+    if is_async_store(store):
+        raise TypeError(
+            f"store {type(store).__name__} is an async store (its load is a coroutine function): "
+            "open it with create_async_memory (PER-2, AIO-3)"
+        )
     config = core.make_config(
         limit=limit,
         recency_window=recency_window,
