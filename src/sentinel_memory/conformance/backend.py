@@ -244,30 +244,48 @@ class FactoryProtocolStore(ProtocolStore):
     whenever a case puts a document into the store behind the memory's back.
     Every document such a store can hold lives in it, and the memory loads it
     from there and saves into it (whole, or with ``save_changes`` when the
-    store has it). A store starts at generation 0 and takes only the next
-    generation, so a document put there with generation *g* is written with
-    generation 1 and the store's generations are read *g* - 1 higher (and
-    written that much lower); the store never sees the difference. What no
-    store can hold (damaged text, an unknown version, an entry that is not an
-    object, a key twice) is held beside it as the text a file would hold, as
-    ``RedisProtocolStore`` does.
+    store has it), under its ``lock`` and with its ``generation`` and
+    ``preserve`` when it has them. A store starts at generation 0 and takes
+    only the next generation, so a document put there with generation *g* is
+    written with generation 1 and the store's generations are read *g* - 1
+    higher (and written that much lower); the store never sees the
+    difference. What no store can hold (damaged text, an unknown version, an
+    entry that is not an object, a key twice) is held beside it as the text
+    a file would hold, as ``RedisProtocolStore`` does.
+
+    When the factory takes an argument, ``factory(store)`` opens another
+    store object on the same data, and each memory of a case (the sessions
+    group) gets one of its own (``for_memory``): two memories then reach the
+    data as two processes would.
     """
 
-    def __init__(self, factory: Callable[[], Any]) -> None:
+    def __init__(self, factory: Callable[..., Any]) -> None:
         super().__init__()
         self.factory = factory
+        self.reopens = _takes_a_store(factory)
         self.inner: Any = factory()
+        self.epoch = 0  # counts the inner stores made: each memory's own object follows the current one
         self.offset = 0  # the protocol's generation less the inner store's
         # What a case put there, as it put it, until the memory saves: a store may normalise a
         # document it holds (add the empty working memory, say), which is no difference a memory sees.
         self.shown: Any = None
+        self.views: list[_MemoryView] = []
 
     def __repr__(self) -> str:
         return f"<the protocol store in {self.inner!r}>"
 
+    def for_memory(self, number: int) -> Any:
+        """The store memory ``number`` of the case uses: this one for the first, its own object for the others."""
+        if number == 1 or not self.reopens:
+            return self
+        view = _MemoryView(self)
+        self.views.append(view)
+        return view
+
     def _fresh(self, document: dict[str, Any] | None) -> None:
-        self.close()
+        _close(self.inner)
         self.inner, self.offset, self.raw, self.shown = self.factory(), 0, None, None
+        self.epoch += 1
         if document is None:
             return
         if "generation" in document:
@@ -294,34 +312,60 @@ class FactoryProtocolStore(ProtocolStore):
             return document
         return {**document, "generation": document["generation"] + by}
 
-    def load(self) -> dict[str, Any] | None:
-        return super().load() if self.raw is not None else self._shifted(self.inner.load(), self.offset)
+    # Each call goes to ``inner``: this store's own object, or a memory's (``_MemoryView``).
 
-    def save(self, document: dict[str, Any]) -> None:
+    def load_in(self, inner: Any) -> dict[str, Any] | None:
+        return ProtocolStore.load(self) if self.raw is not None else self._shifted(inner.load(), self.offset)
+
+    def save_in(self, inner: Any, document: dict[str, Any]) -> None:
         if self.raw is not None:
-            check_generation(self, declared_generation(document), super().generation())
+            check_generation(self, declared_generation(document), ProtocolStore.generation(self))
             self._fresh(document)
         else:
             shifted = self._shifted(document, -self.offset)
             assert shifted is not None
-            self.inner.save(shifted)
+            inner.save(shifted)
             self.shown = None
 
-    def __getattr__(self, name: str) -> Any:
-        # save_changes only when the store has it, so a memory without it saves whole documents.
-        if name == "save_changes" and callable(getattr(self.__dict__.get("inner"), "save_changes", None)):
-            return self._save_changes
-        raise AttributeError(name)
-
-    def _save_changes(self, changes: Any) -> None:
+    def save_changes_in(self, inner: Any, changes: Any) -> None:
         assert self.raw is None, "a memory cannot be in step with content the store does not hold"
-        self.inner.save_changes(attrs.evolve(changes, generation=changes.generation - self.offset))
+        inner.save_changes(attrs.evolve(changes, generation=changes.generation - self.offset))
         self.shown = None
 
-    def generation(self) -> int:
+    def generation_in(self, inner: Any) -> int:
         if self.raw is not None:
-            return super().generation()
-        return generation_of(self.load())
+            return ProtocolStore.generation(self)
+        generation = getattr(inner, "generation", None)
+        if callable(generation):  # through the store under test, as a memory reads it (MW-6)
+            return int(generation()) + self.offset
+        return generation_of(self.load_in(inner))
+
+    def optional_in(self, inner: Any, name: str) -> Any:
+        """``inner``'s ``save_changes``, ``lock`` or ``preserve``, as the memory calls it; AttributeError when it has none."""
+        method = getattr(inner, name, None)
+        if not callable(method):
+            raise AttributeError(name)
+        if name == "save_changes":
+            return lambda changes: self.save_changes_in(inner, changes)
+        if name == "preserve":
+            # Content held beside the store is no content of the store's to keep.
+            return lambda: None if self.raw is not None else method()
+        return method
+
+    def load(self) -> dict[str, Any] | None:
+        return self.load_in(self.inner)
+
+    def save(self, document: dict[str, Any]) -> None:
+        self.save_in(self.inner, document)
+
+    def generation(self) -> int:
+        return self.generation_in(self.inner)
+
+    def __getattr__(self, name: str) -> Any:
+        # The optional methods only when the store has them, so a memory without them does without.
+        if name in ("save_changes", "lock", "preserve") and "inner" in self.__dict__:
+            return self.optional_in(self.__dict__["inner"], name)
+        raise AttributeError(name)
 
     def held(self) -> Any:
         if self.raw is not None:
@@ -329,9 +373,61 @@ class FactoryProtocolStore(ProtocolStore):
         return self.shown if self.shown is not None else self.load()
 
     def close(self) -> None:
-        close = getattr(self.__dict__.get("inner"), "close", None)
-        if callable(close):
-            close()
+        for view in self.views:
+            view.close()
+        _close(self.__dict__.get("inner"))
+
+
+class _MemoryView:
+    """Memory N's own store object on the case's data (``FactoryProtocolStore.for_memory``)."""
+
+    def __init__(self, main: FactoryProtocolStore) -> None:
+        self.main = main
+        self.epoch = -1
+        self.inner: Any = None
+
+    def __repr__(self) -> str:
+        return f"<another object on {self.main!r}>"
+
+    def _own(self) -> Any:
+        if self.epoch != self.main.epoch:  # the case put a new document there: open the new store
+            _close(self.inner)
+            self.inner, self.epoch = self.main.factory(self.main.inner), self.main.epoch
+        return self.inner
+
+    def load(self) -> dict[str, Any] | None:
+        return self.main.load_in(self._own())
+
+    def save(self, document: dict[str, Any]) -> None:
+        self.main.save_in(self._own(), document)
+
+    def generation(self) -> int:
+        return self.main.generation_in(self._own())
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("save_changes", "lock", "preserve"):
+            return self.main.optional_in(self._own(), name)
+        raise AttributeError(name)
+
+    def close(self) -> None:
+        _close(self.inner)
+        self.inner = None
+        self.epoch = -1
+
+
+def _close(store: Any) -> None:
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+
+
+def _takes_a_store(factory: Callable[..., Any]) -> bool:
+    """Whether ``factory(store)`` opens another object on ``store``'s data (it takes a positional argument)."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in parameters)
 
 
 def store_factory(spec: str) -> Callable[[], Any]:
@@ -416,8 +512,9 @@ class Session:
                 for name in ("limit", "recency_window", "working_ttl", "cache_ttl")
                 if name in config
             }
+            for_memory = getattr(self.store, "for_memory", None)
             made = create_memory(
-                store=self.store,
+                store=for_memory(number) if callable(for_memory) else self.store,
                 clock=lambda: self.now,
                 on_evict=evicted.append,
                 tokenizer=_named(TOKENIZERS, "tokenizer", config.get("tokenizer")),
