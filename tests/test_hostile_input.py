@@ -4,6 +4,7 @@ time, and the next one runs (PROTOCOL.md sections 1, 4 and 10)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -205,3 +206,26 @@ def test_a_document_with_a_long_integer_is_put_into_the_store_with_every_digit()
     long = 10**5000 + 7
     text = backend.document_text({"a": [long, "\x000\x00", float("nan")]})
     assert text.startswith('{"a": [1' + "0" * 100) and text.endswith('7, "\\u00000\\u0000", NaN]}')
+
+
+def test_run_report_writes_a_table_per_group_and_a_badge(tmp_path):
+    """PROTOCOL section 10: run --report DIR writes a pass table per group of vectors and a shields.io endpoint badge naming protocol and vectors' version."""
+    serve = f"{sys.executable} -m sentinel_memory.conformance serve"
+    result = cli("run", "--backend", serve, "--only", "time-*", "--only", "sessions-*", "--report", str(tmp_path / "r"))
+    assert result.returncode == 0, result.stdout.decode()[-2000:]
+    table = (tmp_path / "r" / "conformance.md").read_text(encoding="utf-8")
+    badge = json.loads((tmp_path / "r" / "badge.json").read_text(encoding="utf-8"))
+    version = re.search(r"vectors (\S+),", table).group(1)
+    assert "| time | 9/9 | 0 | 0 | 0 | 0 |" in table and "| sessions | 8/8 |" in table and "Protocol 1" in table
+    assert badge == {
+        "schemaVersion": 1,
+        "label": "sentinel-memory conformance",
+        "message": f"17/17 passed, protocol 1, vectors {version}",
+        "color": "brightgreen",
+    }
+    broken = cli(
+        "run", "--backend", f"{serve} --bug now-read-as-double", "--only", "time-*", "--report", str(tmp_path / "b")
+    )
+    assert broken.returncode == 1
+    assert json.loads((tmp_path / "b" / "badge.json").read_text(encoding="utf-8"))["color"] == "red"
+    assert "| time | 8/9 | 1 |" in (tmp_path / "b" / "conformance.md").read_text(encoding="utf-8")
