@@ -437,7 +437,7 @@ class Differential(RuleBasedStateMachine):
         must_keep: object,
         importance: object,
     ) -> None:
-        """A chat and some facts, then the messages for a budget near what they cost (MSG-1 .. MSG-5)."""
+        """A chat and some facts, then the messages for a budget near what they cost (MSG-1 .. MSG-4)."""
         for key, text in facts:
             self.send("remember", 0, key=key, data=text)
         for role, text in turns:
