@@ -990,7 +990,7 @@ MUTANTS = [
     Mutant(
         "the native engine never makes a shared change a transaction",
         "aio.py",
-        "        if self.plumbing.needs_transaction(name):",
+        "        if plumbing.needs_transaction(name):",
         "        if False:",
         tests=("tests/test_async.py",),
     ),
@@ -1139,8 +1139,8 @@ MUTANTS = [
     Mutant(
         "the kit's big number fits a double",
         "testing.py",
-        '"n": 2**53 + 1,',
-        '"n": 2**53,',
+        '"czech": "Příliš žluťoučký", "n": 2**53 + 1,',
+        '"czech": "Příliš žluťoučký", "n": 2**53,',
         tests=KIT,
     ),
     Mutant(

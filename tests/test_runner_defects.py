@@ -136,9 +136,9 @@ def test_a_failure_shows_the_steps_that_led_to_it():
 )
 def test_serve_writes_every_answer_even_numbers_json_cannot(args, expected):
     """PROTOCOL section 4: an answer holding NaN, an infinity or an int of over 4,300 digits is written as section 4's $number."""
-    from sentinel_memory.conformance import wire
 
-    request = {"id": "echo", "config": {}, "steps": [{"op": "get", "args": wire.decode(args), "now": 0}]}
+    # The request writes NaN and Infinity as section 4 says ($number); only the answer must carry them back.
+    request = {"id": "echo", "config": {}, "steps": [{"op": "get", "args": args, "now": 0}]}
     result = subprocess.run(
         [sys.executable, "-m", "sentinel_memory.conformance", "serve"],
         input='{"op": "start", "protocol": 1}\n' + json.dumps(request, default=str) + "\n"

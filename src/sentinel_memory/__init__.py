@@ -45,6 +45,7 @@ from .redismemories import AsyncRedisMemories, RedisMemories
 from .stores.aioredis import AsyncRedisStore
 from .stores.contract import MemoryStore, Store
 from .stores.filestore import JsonFileStore
+from .stores.jsontext import read_document, write_document
 from .stores.redisstore import RedisStore
 from .stores.sqlitestore import SqliteStore
 
@@ -101,7 +102,9 @@ __all__ = [
     "estimate_tokens",
     "make_config",
     "per_line",
+    "read_document",
     "request_problems",
     "upper_bound_tokens",
     "validate_request",
+    "write_document",
 ]

@@ -57,7 +57,7 @@ from .core.values import Compaction, Context, Entry, Hit, LoadResult, Messages
 from .memory import Memory, _cycle_collector_paused, create_memory, wall_clock
 from .shell import Counters, Plumbing, Steps, read_clock
 from .shell import Now as _Now
-from .stores.contract import AsyncStore, Store, is_async_store
+from .stores.contract import AsyncStore, Store, check_store, is_async_store
 
 if TYPE_CHECKING:
     import asyncio
@@ -228,10 +228,18 @@ class _Native:
         import asyncio
 
         task = asyncio.current_task()
-        if self.plumbing.needs_transaction(name):
-            async with self._transaction():
-                return await self._run(self.plumbing.change(name, args, kwargs, task))
-        return await self._run(self.plumbing.change(name, args, kwargs, task))
+        plumbing = self.plumbing
+        if plumbing.needs_transaction(name):
+            # As Memory._change: now and the arguments first, and a refused change leaves the memory as it was.
+            rehearsal = plumbing.rehearse(name, args, kwargs)
+            before = plumbing.snapshot()
+            try:
+                async with self._transaction():
+                    return await self._run(plumbing.change(name, args, kwargs, task, rehearsal))
+            except BaseException:
+                plumbing.restore(before)
+                raise
+        return await self._run(plumbing.change(name, args, kwargs, task))
 
     async def save(self) -> None:
         await self._run(self.plumbing.save_all())
@@ -1139,10 +1147,14 @@ async def create_async_memory(
         >>> asyncio.run(main())
         'Jakub'
     """
-    # create_memory checks every option and builds the config; nothing is loaded yet.
+    # create_memory checks every option and builds the config; nothing is loaded yet. It takes sync
+    # stores only (PER-2), so an async store is checked here and driven by the native engine.
+    native = is_async_store(store)
+    if native:
+        check_store(store)
     memory = create_memory(
         limit=limit,
-        store=store,  # type: ignore[arg-type]  # an AsyncStore has load and save too
+        store=None if native else store,  # type: ignore[arg-type]  # a sync store, as create_memory takes
         autosave=autosave,
         clock=clock,
         recency_window=recency_window,
@@ -1155,10 +1167,10 @@ async def create_async_memory(
     )
     clock = clock or wall_clock
     engine: _Threaded | _Native
-    if is_async_store(memory.store):
+    if native:
         engine = _Native(
             memory.state,
-            store=memory.store,
+            store=store,
             now=lambda: result._now(),
             autosave=autosave,
             on_evict=on_evict,

@@ -54,7 +54,7 @@ from .core.state import MemoryState
 from .core.tokens import TokenizerLike
 from .core.values import JSON, Compaction, Context, Entry, Hit, LoadResult, Messages
 from .shell import Counters
-from .stores.contract import MemoryStore, Store, check_store
+from .stores.contract import MemoryStore, Store, check_store, is_async_store
 
 __all__ = ["CacheMemory", "Memory", "WorkingMemory", "create_memory", "wall_clock"]
 
@@ -217,10 +217,19 @@ class Memory(Mapping[str, JSON]):
         """
         with self._lock:
             self._begin()
-            if self._plumbing.needs_transaction(name):
-                with self.transaction():
-                    return self._run(self._plumbing.change(name, args, kwargs, threading.get_ident()))
-            return self._run(self._plumbing.change(name, args, kwargs, threading.get_ident()))
+            plumbing = self._plumbing
+            if plumbing.needs_transaction(name):
+                # Now and the arguments are checked before the store is locked or read (section 3 of the
+                # protocol), and a change refused after the reload leaves the memory as it was (WRP-1).
+                rehearsal = plumbing.rehearse(name, args, kwargs)
+                before = plumbing.snapshot()
+                try:
+                    with self.transaction():
+                        return self._run(plumbing.change(name, args, kwargs, threading.get_ident(), rehearsal))
+                except BaseException:
+                    plumbing.restore(before)
+                    raise
+            return self._run(plumbing.change(name, args, kwargs, threading.get_ident()))
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Memory]:
@@ -1168,6 +1177,11 @@ def create_memory(
     if store is None:
         store = MemoryStore()
     check_store(store)
+    if is_async_store(store):
+        raise TypeError(
+            f"store {type(store).__name__} is an async store (its load is a coroutine function): "
+            "open it with create_async_memory (PER-2, AIO-3)"
+        )
     config = core.make_config(
         limit=limit,
         recency_window=recency_window,

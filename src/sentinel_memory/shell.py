@@ -46,6 +46,7 @@ __all__ = [
     "Counters",
     "Outcome",
     "Plumbing",
+    "Rehearsal",
     "load_warning",
     "must_reload",
     "preserved",
@@ -97,6 +98,15 @@ Now = Callable[[], int | float]
 
 #: The working memory nobody has set: what a clear leaves (L1-3).
 _NO_WORK = Working()
+
+
+class Rehearsal(NamedTuple):
+    """A change worked out before its transaction (``Plumbing.rehearse``): the state it started from,
+    the clock reading it made, and its outcome."""
+
+    start: MemoryState
+    now: Now
+    outcome: Outcome
 
 
 def _dropped_keys(compaction: Compaction) -> tuple[str, ...]:
@@ -251,10 +261,53 @@ class Plumbing:
         """Whether the change ``name`` must run as a transaction of its own: persisted, shared, none open (MW-6)."""
         return STEPS[name][1] and self.shared and not self.transactions
 
-    def change(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], who: object) -> Steps[Any]:
-        """One change: its core step (one clock read), then ``commit``; returns the method's result (WRP-1)."""
+    def rehearse(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Rehearsal:
+        """The change ``name`` worked out on the state as it is, committing nothing (MW-6, WRP-1).
+
+        A shared change rehearses before it takes the store's lock and
+        reloads: a ``now`` that is no finite number and bad arguments are
+        refused in the order of every other change, before the store is
+        touched, so a refused step changes nothing (the protocol's section 3).
+        The clock is read here, once; ``change`` reuses the reading.
+        """
+        read: list[int | float] = []
+
+        def once() -> int | float:
+            if not read:
+                read.append(self.now())
+            return read[0]
+
         step, _ = STEPS[name]
-        outcome = step(self.state, self.now, *args, **kwargs)
+        outcome = step(self.state, once, *args, **kwargs)
+        return Rehearsal(self.state, once, outcome)
+
+    def snapshot(self) -> tuple[Any, ...]:
+        """What a reload changes, to put back when the change it was for is refused (``restore``)."""
+        return (self.state, self.generation, self.dirty, self.in_sync, self.preserve_first, self.last_load)
+
+    def restore(self, snapshot: tuple[Any, ...]) -> None:
+        """Put back a ``snapshot``: the memory is as it was before the refused change's reload (WRP-1)."""
+        self.state, self.generation, self.dirty, self.in_sync, self.preserve_first, self.last_load = snapshot
+
+    def change(
+        self,
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        who: object,
+        rehearsal: Rehearsal | None = None,
+    ) -> Steps[Any]:
+        """One change: its core step (one clock read), then ``commit``; returns the method's result (WRP-1).
+
+        With the ``rehearsal`` of the same change, its outcome is used when the
+        state is still the one it was worked out on; after a reload the step
+        runs again on the reloaded state, at the same ``now``.
+        """
+        step, _ = STEPS[name]
+        if rehearsal is not None and rehearsal.start is self.state:
+            outcome = rehearsal.outcome
+        else:
+            outcome = step(self.state, self.now if rehearsal is None else rehearsal.now, *args, **kwargs)
         if outcome.state is not None:
             unsaved = self.unsaved
             yield from self.commit(outcome.state, outcome.dropped, persist=outcome.persist, keys=outcome.keys, who=who)

@@ -25,11 +25,16 @@ for processes (Linux, macOS).
 
 from __future__ import annotations
 
+import asyncio
+import bisect
+import contextlib
+import itertools
 import json
 import os
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -40,7 +45,7 @@ from .core.values import LoadResult
 from .fakeclock import FakeClock
 from .memory import Memory, create_memory
 
-__all__ = ["FakeClock", "StoreSuite", "in_processes"]
+__all__ = ["AsyncStoreSuite", "FakeClock", "RecordingStore", "StoreSuite", "history_problems", "in_processes"]
 
 #: The kit's clocks start here: 2026-10-17, in milliseconds.
 T0 = 1_792_310_400_000
@@ -84,6 +89,241 @@ def in_processes(count: int, work: Callable[[int], object]) -> list[int]:
                 os._exit(code)  # never back into the test runner
         pids.append(pid)
     return [os.waitpid(pid, 0)[1] for pid in pids]
+
+
+# -- what many writers did, and whether one at a time could have done it -----------------------------
+
+
+def _generation_of(document: Any) -> int | None:
+    if not isinstance(document, dict):
+        return None
+    generation = document.get("generation", 0)
+    return int(generation) if isinstance(generation, (int, float)) and not isinstance(generation, bool) else None
+
+
+class RecordingStore:
+    """A store seen through the kit: every call recorded with its start, its end and its outcome.
+
+    The kit hands one to each writer and reader of a concurrency check, and
+    checks the history they leave against the one-at-a-time model
+    (``history_problems``). It has exactly the optional methods the store
+    has, so a memory uses the store as it would without it.
+
+    Args:
+        store: The store under test.
+        worker: Who uses this one (a name the history shows).
+        events: Where each call's record is appended (dicts of JSON values).
+    """
+
+    _OPTIONAL = ("save_changes", "generation", "lock", "preserve", "close")
+    #: Seconds the recorder holds a lock it took before going on, so that races show in a short run.
+    pause = 0.002
+
+    def __init__(self, store: Any, worker: str, events: list[dict[str, Any]]) -> None:
+        self.store, self.worker, self.events = store, worker, events
+        self._depth = 0
+
+    def __repr__(self) -> str:
+        return f"<{self.store!r} as seen by {self.worker}>"
+
+    def _record(self, op: str, start: int, error: BaseException | None = None, **fields: Any) -> None:
+        event = {"worker": self.worker, "op": op, "start": start, "end": time.monotonic_ns(), **fields}
+        if error is not None:
+            event["error"] = f"{type(error).__name__}: {error}"
+        self.events.append(event)
+
+    def load(self) -> Any:
+        start = time.monotonic_ns()
+        try:
+            document = self.store.load()
+        except Exception as error:
+            self._record("load", start, error)
+            raise
+        entries = document.get("entries") if isinstance(document, dict) else None
+        self._record(
+            "load",
+            start,
+            missing=document is None,
+            generation=_generation_of(document),
+            entries=len(entries) if isinstance(entries, list) else None,
+        )
+        return document
+
+    def save(self, document: dict[str, Any]) -> None:
+        start = time.monotonic_ns()
+        try:
+            self.store.save(document)
+        except Exception as error:
+            self._record("save", start, error, generation=_generation_of(document))
+            raise
+        self._record("save", start, generation=_generation_of(document))
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in self._OPTIONAL:
+            return getattr(self.store, name)
+        method = getattr(self.store, name)  # AttributeError when the store has none: so has the recorder
+        if name == "lock":
+            return lambda: self._lock(method)
+
+        def recorded(*args: Any) -> Any:
+            start = time.monotonic_ns()
+            try:
+                result = method(*args)
+            except Exception as error:
+                self._record(name, start, error)
+                raise
+            fields: dict[str, Any] = {}
+            if name == "generation":
+                fields["generation"] = result
+            elif name == "save_changes":
+                fields["generation"] = args[0].generation
+            self._record(name, start, **fields)
+            return result
+
+        return recorded
+
+    @contextlib.contextmanager
+    def _lock(self, lock: Callable[[], Any]) -> Iterator[None]:
+        with lock():
+            self._depth += 1
+            held = time.monotonic_ns()
+            if self._depth == 1:
+                time.sleep(self.pause)  # a wider window: a lock that excludes nobody lets others in now
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if not self._depth:  # the outermost hold is the one others must wait for
+                    self._record("lock", held)
+
+
+def history_problems(events: list[dict[str, Any]], final: Any) -> list[str]:
+    """What in a history of concurrent calls no one-at-a-time run could have given (MW-2, MW-3, MW-6).
+
+    The history is of writers that each remember keys of their own with
+    ``shared=True`` into a store that started empty, so the save of
+    generation *g* holds exactly *g* entries, and of readers that load
+    meanwhile. Checked: no two saves of one generation both acknowledged
+    (a lost update); no read, started after a save was acknowledged, that
+    answers an older generation (a stale read) or nothing, and no document
+    read whose entries are not the ones its generation holds (a partial or
+    torn write); no two writers holding ``lock()`` at once; every
+    acknowledged ``remember`` in the ``final`` document; no writer that
+    raised.
+
+    Args:
+        events: The records of ``RecordingStore`` and of the kit's writers.
+        final: The document the store holds after every writer ended.
+
+    Returns:
+        One line per problem found, the first few of each kind; empty when the history is sound.
+    """
+    problems: list[str] = []
+    saves = [e for e in events if e["op"] in ("save", "save_changes") and "error" not in e]
+    seen: dict[int, dict[str, Any]] = {}
+    for save in sorted(saves, key=lambda e: e["start"]):
+        other = seen.setdefault(save["generation"], save)
+        if other is not save:
+            problems.append(
+                f"lost update: {other['worker']} and {save['worker']} both saved generation {save['generation']} "
+                "and both were acknowledged (the generation check and the write must be one step against "
+                "other savers, MW-3)"
+            )
+    acknowledged = sorted((e["end"], e["generation"]) for e in saves)
+    ends = [end for end, _ in acknowledged]
+    highest = list(itertools.accumulate((g for _, g in acknowledged), max))
+    for read in (e for e in events if e["op"] in ("load", "generation") and "error" in e):
+        if not read["error"].startswith("LockTimeoutError"):
+            problems.append(
+                f"read failed: {read['op']}() by {read['worker']} raised {read['error']} beside saving writers"
+            )
+    for read in (e for e in events if e["op"] in ("load", "generation") and "error" not in e):
+        before = bisect.bisect_left(ends, read["start"])
+        floor = highest[before - 1] if before else 0
+        what = f"{read['op']}() by {read['worker']}"
+        if read.get("missing") and floor:
+            problems.append(
+                f"missing: {what} found nothing after generation {floor} was saved (a save that is not atomic)"
+            )
+        elif read.get("generation") is not None and read["generation"] < floor:
+            problems.append(
+                f"stale read: {what} answered generation {read['generation']} after generation {floor} was "
+                "acknowledged (a cached load or generation that misses other writers)"
+            )
+        if read["op"] == "load" and read.get("entries") is not None and read["entries"] != read.get("generation"):
+            problems.append(
+                f"partial document: {what} read generation {read.get('generation')} holding {read['entries']} "
+                "entries (a save that is not atomic)"
+            )
+    held = sorted((e for e in events if e["op"] == "lock" and "error" not in e), key=lambda e: e["start"])
+    for first, second in itertools.pairwise(held):
+        if second["start"] < first["end"] and second["worker"] != first["worker"]:
+            problems.append(f"lock held twice: {first['worker']} and {second['worker']} held lock() at once (MW-2)")
+    stored = {entry.get("key") for entry in (final or {}).get("entries", []) if isinstance(entry, dict)}
+    for event in events:
+        if event["op"] == "remember" and "error" not in event and event["key"] not in stored:
+            problems.append(f"lost update: {event['worker']}'s acknowledged remember({event['key']!r}) is not stored")
+        elif event["op"] == "remember":
+            if "error" in event:
+                problems.append(
+                    f"writer failed: {event['worker']} raised {event['error']} (a shared writer never conflicts, MW-6)"
+                )
+    kinds: dict[str, list[str]] = {}
+    for problem in problems:
+        kinds.setdefault(problem.split(":")[0], []).append(problem)
+    return [line for found in kinds.values() for line in found[:3]]
+
+
+def _remembering(
+    store: Any, worker: str, count: int, events: list[dict[str, Any]], together: threading.Barrier | None = None
+) -> None:
+    """A writer of the history check: ``count`` autosaved, shared remembers of keys of its own."""
+    if together is not None:
+        together.wait(60)  # every writer begins at once, so their changes interleave
+    try:
+        mem = create_memory(store=store, autosave=True, shared=True, limit=100_000, clock=lambda: T0)
+    except Exception as error:
+        events.append({"worker": worker, "op": "remember", "key": "", "start": 0, "end": 0, "error": repr(error)})
+        return
+    for i in range(count):
+        key = f"{worker}:{i}"
+        start = time.monotonic_ns()
+        try:
+            mem.remember(key, i)
+        except Exception as error:
+            events.append(
+                {
+                    "worker": worker,
+                    "op": "remember",
+                    "key": key,
+                    "start": start,
+                    "end": time.monotonic_ns(),
+                    "error": f"{type(error).__name__}: {error}",
+                }
+            )
+            return
+        events.append({"worker": worker, "op": "remember", "key": key, "start": start, "end": time.monotonic_ns()})
+        time.sleep(0.001)  # let the others in between
+
+
+def _remembering_alone(store: Any, worker: str, count: int, events: list[dict[str, Any]]) -> None:
+    """The one writer of the reader check: ``count`` autosaved remembers, not shared (the store needs no lock)."""
+    mem = create_memory(store=store, autosave=True, limit=100_000, clock=lambda: T0)
+    for i in range(count):
+        key = f"{worker}:{i}"
+        start = time.monotonic_ns()
+        mem.remember(key, i)
+        events.append({"worker": worker, "op": "remember", "key": key, "start": start, "end": time.monotonic_ns()})
+        time.sleep(0.001)  # a reader's turn
+
+
+def _reading(store: Any, stop: threading.Event, events: list[dict[str, Any]]) -> None:
+    """A reader of the history check: loads until told to stop, each load recorded by its ``RecordingStore``."""
+    while not stop.is_set():
+        try:
+            store.load()
+        except Exception:  # recorded: a reader that cannot read is a problem of the history
+            pass
 
 
 class StoreSuite:
@@ -377,6 +617,179 @@ class StoreSuite:
         mem.remember("during", 2)  # the retry, once the holder has let go
         assert make(store=store).get("during") == 2
 
+    # -- many writers, checked against the one-at-a-time model ---------------------------------------
+
+    #: How many writers a history check runs, and how many remembers each makes.
+    history_writers = 3
+    history_each = 10
+
+    def _history(self, tmp_path: Any, store: Any, mode: str, *, shared: bool = True) -> tuple[list[Any], Any]:
+        """Run the writers (and a reader beside them) in ``mode``; their history and the store's final document.
+
+        ``threads``: each writer and the reader in a thread with a store of
+        its own from ``reopen``; ``one object``: threads sharing the store
+        object itself; ``processes``: forked writers, each opening the store
+        with ``reopen``, and a reader thread.
+        """
+        events: list[dict[str, Any]] = []
+        stop = threading.Event()
+
+        def own() -> Any:
+            return store if mode == "one object" else self.reopen(store)
+
+        count, each = (self.history_writers, self.history_each) if shared else (1, 3 * self.history_each)
+
+        together = threading.Barrier(count) if mode != "processes" else None
+
+        def write(worker: int, target: list[dict[str, Any]]) -> None:
+            name = f"writer {worker}"
+            if shared:
+                _remembering(RecordingStore(own(), name, target), name, each, target, together)
+            else:
+                _remembering_alone(RecordingStore(own(), name, target), name, each, target)
+
+        reader = threading.Thread(target=lambda: _reading(RecordingStore(own(), "reader", events), stop, events))
+        if mode == "processes":
+            folder = tempfile.mkdtemp(prefix="sentinel-kit-history-", dir=tmp_path)
+
+            def child(worker: int) -> None:
+                mine: list[dict[str, Any]] = []
+                try:
+                    write(worker, mine)
+                finally:
+                    with open(os.path.join(folder, f"{worker}.json"), "w", encoding="utf-8") as out:
+                        json.dump(mine, out)
+
+            pids = []
+            for worker in range(count):
+                pid = os.fork()
+                if pid == 0:
+                    try:
+                        child(worker)
+                    finally:
+                        os._exit(0)
+                pids.append(pid)
+            reader.start()  # after the forks: a child never inherits a running thread
+            for pid in pids:
+                os.waitpid(pid, 0)
+            for worker in range(count):
+                path = os.path.join(folder, f"{worker}.json")
+                if not os.path.exists(path):
+                    pytest.fail(f"writer {worker} (a forked process) ended without a history")
+                with open(path, encoding="utf-8") as kept:
+                    events.extend(json.load(kept))
+        else:
+            threads = [threading.Thread(target=write, args=(worker, events)) for worker in range(count)]
+            reader.start()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(300)
+                if thread.is_alive():
+                    stop.set()
+                    pytest.fail(f"{thread.name} did not end in 300 s: a deadlock (is lock() re-entrant?)")
+        stop.set()
+        reader.join(60)
+        return events, self.reopen(store).load()
+
+    @pytest.mark.parametrize("mode", ["threads", "one object", "processes"])
+    def test_mw_6_many_writers_leave_a_history_one_at_a_time_could(self, tmp_path: Any, mode: str) -> None:
+        """MW-6, MW-2, MW-3: shared writers (threads with stores of their own, threads on one store object, processes) and a reader: no lost update, stale read, torn document or lock held twice."""
+        store = self.make_store(tmp_path)
+        self._needs(store, "lock", "generation")
+        if mode == "processes" and not self.processes:
+            pytest.skip("the store lives in one process (processes = False)")
+        problems = history_problems(*self._history(tmp_path, store, mode))
+        assert not problems, f"with writers in {mode}:\n" + "\n".join(problems)
+
+    @pytest.mark.parametrize("mode", ["threads", "one object"])
+    def test_per_3_a_reader_beside_a_saving_writer_sees_whole_documents(self, tmp_path: Any, mode: str) -> None:
+        """PER-3, MW-1: a reader loading while a writer autosaves never sees nothing, part of a document or an older one than was acknowledged (a save is atomic)."""
+        store = self.make_store(tmp_path)
+        problems = history_problems(*self._history(tmp_path, store, mode, shared=False))
+        assert not problems, f"a reader beside a writer ({mode}):\n" + "\n".join(problems)
+
+    def test_mw_2_lock_lets_its_holder_take_it_again(self, tmp_path: Any) -> None:
+        """MW-2, MW-6: the thread holding lock() can take it again (a shared change holds it while its save may take it)."""
+        store = self.make_store(tmp_path)
+        self._needs(store, "lock")
+        if hasattr(store, "lock_wait"):
+            store.lock_wait = 1
+        outcome: list[Any] = []
+
+        def twice() -> None:
+            try:
+                with store.lock(), store.lock():
+                    outcome.append("held twice")
+            except BaseException as error:  # handed to the test below
+                outcome.append(error)
+
+        thread = threading.Thread(target=twice, daemon=True)
+        thread.start()
+        thread.join(10)
+        if outcome != ["held twice"]:
+            got = "still waiting after 10 s" if not outcome else repr(outcome[0])
+            pytest.fail(f"lock() taken again by the thread holding it: {got}; lock() must be re-entrant for its holder")
+
+    def test_mw_2_lock_excludes_another_store_object(self, tmp_path: Any) -> None:
+        """MW-2: while one store object holds lock(), another on the same data (``reopen``) cannot take it until it is let go."""
+        store = self.make_store(tmp_path)
+        self._needs(store, "lock")
+        other = self.reopen(store)
+        if other is store:
+            pytest.skip("reopen gives the same object: no other object to exclude")
+        if hasattr(other, "lock_wait"):
+            other.lock_wait = 0.3
+        held, done = threading.Event(), threading.Event()
+        got: list[Any] = []
+
+        def hold() -> None:
+            with store.lock():
+                held.set()
+                done.wait(30)
+
+        def take() -> None:
+            try:
+                with other.lock():
+                    got.append(time.monotonic())
+            except LockTimeoutError:
+                got.append("timed out")
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        try:
+            assert held.wait(30)
+            taker = threading.Thread(target=take, daemon=True)
+            started = time.monotonic()
+            taker.start()
+            taker.join(0.5)
+            early = bool(got) and got[0] != "timed out"
+        finally:
+            done.set()
+            holder.join()
+        taker.join(30)
+        assert not early, f"another store object took lock() {got[0] - started:.2f} s after it was held elsewhere"
+
+    def test_mw_4_incremental_saves_keep_the_order(self, tmp_path: Any, make: Any, clock: FakeClock) -> None:
+        """MW-4, PER-1: save_changes keeps the entries in the order a whole save writes them, through overwrites, forgets and evictions; a load gives that order back."""
+        store = self.make_store(tmp_path)
+        self._needs(store, "save_changes")
+        mem = make(store=store, autosave=True, limit=6)
+        for key in ("zeta", "alpha", "mid", "beta", "omega", "b10", "b9"):
+            mem.remember(key, key, importance=0.9 if key != "omega" else 0.1)
+            clock.advance(1)
+        mem.remember("alpha", "again")
+        mem.forget("mid")
+        mem.remember("mid", "back")
+        mem.working.set({"step": 1})
+        whole = to_document(mem.state, generation=mem.generation)
+        stored = store.load()
+        order = [entry["key"] for entry in whole["entries"]]
+        assert [entry["key"] for entry in stored["entries"]] == order, "save_changes changed the stored order"
+        assert stored == whole
+        again = make(store=store, limit=6)
+        assert _fields(again) == _fields(mem)
+
     def test_per_14_a_lossy_load_keeps_the_original(self, tmp_path: Any, make: Any) -> None:
         """PER-14: before the first save after a load that dropped entries, the store keeps a copy of what it held."""
         store = self.make_store(tmp_path)
@@ -404,3 +817,153 @@ class StoreSuite:
             mem.remember("a", 1)
         mem.remember("b", 2)
         assert sorted(make(store=store)) == ["a", "b"]
+
+
+class AsyncStoreSuite:
+    """The kit for async stores (AIO-3): subclass it and define ``make_store``, as for ``StoreSuite``.
+
+    ``make_store(tmp_path)`` returns a new, empty async store (its ``load``
+    and ``save`` coroutines); ``reopen(store)`` the same store as another
+    writer opens it (by default ``store`` itself). The checks drive it with
+    ``AsyncMemory`` on an event loop of their own (no pytest plugin needed),
+    and each ends within ``deadline`` seconds: a store whose ``lock()`` waits
+    on its own holder fails, with the reason, instead of hanging the run.
+    """
+
+    #: The seconds a check may take before the kit calls it a deadlock.
+    deadline = 30.0
+
+    def make_store(self, tmp_path: Any) -> Any:
+        """A new, empty async store; ``tmp_path`` is pytest's temporary folder for the test.
+
+        Args:
+            tmp_path: A folder of the test's own.
+
+        Returns:
+            The store.
+        """
+        raise NotImplementedError("an AsyncStoreSuite subclass says how to make its store")
+
+    def reopen(self, store: Any) -> Any:
+        """The same store opened afresh, as another writer would open it; by default ``store`` itself.
+
+        Args:
+            store: A store ``make_store`` made.
+
+        Returns:
+            A store on the same data.
+        """
+        return store
+
+    def _run(self, check: Callable[[], Any], what: str) -> Any:
+        # On a thread of its own: a deadlocked change cannot be cancelled (a memory finishes the change it
+        # began), so the kit stops waiting for it instead, and the thread is left to the process's end.
+        outcome: list[Any] = []
+
+        def run() -> None:
+            try:
+                outcome.append((True, asyncio.run(check())))
+            except BaseException as error:  # handed back to the test
+                outcome.append((False, error))
+
+        thread = threading.Thread(target=run, name=f"sentinel-memory-kit: {what}", daemon=True)
+        thread.start()
+        thread.join(self.deadline)
+        if outcome:
+            ok, value = outcome[0]
+            if not ok:
+                raise value
+            return value
+        else:
+            pytest.fail(
+                f"{what} did not end in {self.deadline:g} s: a deadlock? lock() must let the task holding it, "
+                "and the tasks it starts, take it again (AIO-2), as a shared change saves while it holds the lock"
+            )
+
+    def _needs(self, store: Any, *methods: str) -> None:
+        missing = [name for name in methods if not callable(getattr(store, name, None))]
+        if missing:
+            pytest.skip(f"the store has no {', '.join(f'{name}()' for name in missing)}")
+
+    def test_aio_3_an_empty_store_loads_none_and_a_save_loads_back(self, tmp_path: Any) -> None:
+        """AIO-3, PER-2, PER-3: an empty async store loads None; entries, a turn and the working memory load back as saved."""
+        from .aio import create_async_memory
+
+        store = self.make_store(tmp_path)
+
+        async def check() -> None:
+            assert await store.load() is None
+            clock = FakeClock()
+            mem = await create_async_memory(store=store, clock=clock)
+            await mem.remember("user:name", "Jakub", importance=0.9)
+            clock.advance(1)
+            await mem.remember("odd:🙂", {"n": 2**53 + 1, "x": [None, True, 1.5]}, ttl=10_000)
+            await mem.add_turn("user", "Any nuts?")
+            await mem.working.set({"task": "refund"})
+            await mem.save()
+            again = await create_async_memory(store=self.reopen(store), clock=clock)
+            assert _fields(again) == _fields(mem) and again.working.get() == {"task": "refund"}  # type: ignore[arg-type]
+
+        self._run(check, "a save and a load")
+
+    def test_mw_3_two_async_writers_from_one_generation_one_wins(self, tmp_path: Any) -> None:
+        """MW-3, AIO-3: two async memories that loaded the same generation both save: one wins, the other gets ConflictError."""
+        from .aio import create_async_memory
+
+        store = self.make_store(tmp_path)
+
+        async def check() -> None:
+            first = await create_async_memory(store=store, clock=FakeClock())
+            second = await create_async_memory(store=self.reopen(store), clock=FakeClock())
+            await first.remember("winner", 1)
+            await first.save()
+            await second.remember("loser", 2)
+            with pytest.raises(ConflictError):
+                await second.save()
+            final = await create_async_memory(store=self.reopen(store))
+            assert final.has("winner") and not final.has("loser")
+
+        self._run(check, "two writers")
+
+    def test_aio_2_lock_lets_its_holder_and_its_tasks_take_it_again(self, tmp_path: Any) -> None:
+        """AIO-2, MW-2: the task holding lock() takes it again, and so does a task it starts meanwhile (an AsyncMemory runs each change in a task of its own)."""
+        store = self.make_store(tmp_path)
+        self._needs(store, "lock")
+
+        async def check() -> None:
+            async def inner() -> str:
+                async with store.lock():
+                    return "taken"
+
+            async with store.lock():
+                assert await inner() == "taken"
+                assert await asyncio.create_task(inner()) == "taken"
+
+        self._run(check, "taking lock() again while holding it")
+
+    def test_aio_2_shared_tasks_lose_nothing(self, tmp_path: Any) -> None:
+        """AIO-2, MW-6: three async memories, each on its own store object, autosaving shared in tasks at once, lose no remember."""
+        from .aio import create_async_memory
+
+        store = self.make_store(tmp_path)
+        self._needs(store, "lock", "generation")
+        writers, each = 3, 10
+
+        async def check() -> None:
+            memories = [
+                await create_async_memory(
+                    store=self.reopen(store), autosave=True, shared=True, limit=10_000, clock=FakeClock()
+                )
+                for _ in range(writers)
+            ]
+
+            async def write(worker: int) -> None:
+                for i in range(each):
+                    await memories[worker].remember(f"w{worker}:{i}", i)
+
+            await asyncio.gather(*(write(worker) for worker in range(writers)))
+            final = await create_async_memory(store=self.reopen(store), limit=10_000)
+            assert final.size() == writers * each, f"{writers * each - final.size()} acknowledged remembers lost"
+            assert final.generation == writers * each
+
+        self._run(check, "shared writers in tasks")

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
 from sentinel_memory.conformance import backend as reference
+from sentinel_memory.conformance import wire
 from sentinel_memory.conformance.compare import first_difference
 from sentinel_memory.conformance.runner import Subprocess, default_env, run
 from sentinel_memory.conformance.vectors import compact
@@ -35,6 +36,21 @@ KEYS = ["user:name", "order:42", "chat:1", "chat:2", "note", "chat:007", "chat:\
 WORDS = ["name", "order", "refund", "chat", "milk", "prague", "jakub", "?", "REFUND", "Kůň", "KUN"]
 MINUTE = 60_000
 T0 = 1_700_000_000_000
+
+
+#: The size of a run: how many random cases, of up to how many steps (section 12). The default run is
+#: quick; the thorough run of the porting guide is SENTINEL_MEMORY_RANDOM_CASES=1000 and _STEPS=30.
+DEFAULT_CASES, DEFAULT_STEPS = 150, 20
+THOROUGH_CASES, THOROUGH_STEPS = 1000, 30
+
+
+def size() -> tuple[int, int]:
+    """The run's size: ``SENTINEL_MEMORY_RANDOM_CASES`` and ``SENTINEL_MEMORY_RANDOM_STEPS``, else the defaults."""
+    cases = int(os.environ.get("SENTINEL_MEMORY_RANDOM_CASES") or DEFAULT_CASES)
+    steps = int(os.environ.get("SENTINEL_MEMORY_RANDOM_STEPS") or DEFAULT_STEPS)
+    if cases < 1 or steps < 1:
+        raise ValueError(f"a random run needs at least one case of one step, got {cases} cases of {steps} steps")
+    return cases, steps
 
 
 def backend_command() -> list[str]:
@@ -106,6 +122,102 @@ damaged_texts = st.sampled_from(
     ]
 )
 queries = st.one_of(st.none(), st.lists(st.sampled_from(WORDS), max_size=3).map(" ".join))
+#: Words runtimes split, fold and normalise differently (REC-1, Unicode 14): final sigma, sharp s, dotted I,
+#: ligatures, compatibility digits, combining marks, titlecase digraphs, astral and unassigned code points.
+UNICODE_WORDS = [
+    "ΟΔΟΣ",
+    "οδος",
+    "οδός",
+    "Straße",
+    "STRASSE",
+    "strasse",
+    "İstanbul",
+    "istanbul",
+    "I\u0307",
+    "ﬁle",
+    "file",
+    "Ⅻ",
+    "１２",
+    "12",
+    "e\u0301",
+    "é",
+    "ǅemal",
+    "ﬀ",
+    "Kůň",
+    "KŮŇ",
+    "kun",
+    "\U0001f600",
+    "\u0378x",
+    "\U0001fae8",
+    "한국어",
+    "日本語",
+    "ａｂｃ",
+    "abc",
+    "٣",
+    "3",
+    "x\u200dy",
+    "\u00ad",
+    "Ω",
+    "Ω",
+]
+unicode_texts = st.lists(st.sampled_from(UNICODE_WORDS), min_size=1, max_size=4).map(" ".join)
+#: Lines for the counted fill (CTX-12, CTX-13): punctuation before a line feed merges, a line feed before a space costs.
+COUNTED_PIECES = ["a.", "b?\n", "c!\n d", "\n x", ". \n", "line.\nnext", "q?\n  r", "plain", "ends.", "\n"]
+counted_texts = st.lists(st.sampled_from(COUNTED_PIECES), min_size=1, max_size=3).map("".join)
+#: Numbers beyond a double's exact integers, beyond its range, at its edges (NUM-1, ENT-2, TXT-3, TIME-1).
+BIG_NUMBERS = [2**53 + 1, -(2**53 + 1), 2**63, 10**30, 10**400, -(10**400), 1e308, 5e-324, -0.0, 2**53]
+DEEP: object = 1
+for _ in range(101):
+    DEEP = [DEEP]  # nested one level deeper than data may be (ENT-13)
+NAN = {"$number": "NaN"}
+#: For each op, each argument's values: a good one first, then bad ones (section 3: which error wins).
+ARGUMENTS: dict[str, list[tuple[str, list[object]]]] = {
+    "remember": [
+        ("key", ["a", 5, ""]),
+        ("data", ["x", NAN, DEEP]),
+        ("importance", [0.5, "x", 2]),
+        ("ttl", [MINUTE, -1, "x"]),
+    ],
+    "add_turn": [("role", ["user", 5, ""]), ("text", ["hi", 5]), ("importance", [0.3, "x"]), ("ttl", [MINUTE, "x"])],
+    "add_message": [
+        ("message", [{"role": "user", "content": "hi"}, 5, {"role": "human", "content": "hi"}]),
+        ("importance", [0.3, "x"]),
+        ("ttl", [MINUTE, "x"]),
+    ],
+    "add_messages": [
+        (
+            "messages",
+            [[{"role": "user", "content": "hi"}], 5, [{"role": "tool", "tool_call_id": "none", "content": "x"}]],
+        ),
+        ("importance", [0.3, "x"]),
+        ("ttl", [MINUTE, "x"]),
+    ],
+    "get": [("key", ["a", 5, ""]), ("default", [0, NAN])],
+    "has": [("key", ["a", 5, ""])],
+    "forget": [("key", ["a", 5, ""])],
+    "get_recent": [("n", [2, "x", -1])],
+    "recall": [("query", ["refund", 5, True]), ("limit", [2, "x", -1])],
+    "get_context": [
+        ("token_budget", [30, -1, "30"]),
+        ("query", ["refund", 5]),
+        ("tokenizer", ["estimate", "negative", "no_such_tokenizer"]),
+        ("format", ["text", "number"]),
+        ("separator", ["\n", 5]),
+        ("must_keep", [0.5, 2, "x"]),
+        ("only", ["facts", 5, "bogus"]),
+    ],
+    "get_messages": [
+        ("token_budget", [30, -1, "30"]),
+        ("query", ["refund", 5]),
+        ("tokenizer", ["estimate", "negative"]),
+        ("must_keep", [0.5, 2]),
+        ("facts_share", [0.5, 2, "x"]),
+    ],
+    "cache_put": [("key", ["otp", 5, ""]), ("value", [1, NAN, DEEP]), ("ttl", [MINUTE, "x", -1])],
+    "cache_get": [("key", ["otp", 5, ""]), ("default", [0, NAN])],
+    "cache_delete": [("key", ["otp", 5, ""])],
+    "working_set": [("patch", [{"task": "x"}, 5, [1], {"deep": DEEP}])],
+}
 
 
 class Differential(RuleBasedStateMachine):
@@ -144,7 +256,7 @@ class Differential(RuleBasedStateMachine):
             return  # a refused config: the case is that refusal alone
         self.now += wait * MINUTE
         step = {"op": op, "args": args, "now": self.now}
-        self.steps.append({**step, "expect": reference.answer_step(self.session, step)})
+        self.steps.append({**step, "expect": wire.encode(reference.answer_step(self.session, step))})
 
     def teardown(self) -> None:
         """Send the whole case to the backend once and compare every step's result."""
@@ -247,7 +359,7 @@ class Differential(RuleBasedStateMachine):
             return
         op, args = call
         step = {"op": op, "args": args, "now": {"$number": "NaN"} if bad_now else self.now}
-        self.steps.append({**step, "expect": reference.answer_step(self.session, step)})
+        self.steps.append({**step, "expect": wire.encode(reference.answer_step(self.session, step))})
 
     @rule(
         key=st.sampled_from(KEYS[:5]),
@@ -296,6 +408,131 @@ class Differential(RuleBasedStateMachine):
         if fmt is not None:
             args["format"] = fmt
         self.send("get_context", 0, **args)
+
+    @rule(
+        op=st.sampled_from(sorted(ARGUMENTS)),
+        picks=st.lists(st.integers(-1, 3), min_size=7, max_size=7),
+        bad_now=st.sampled_from([False, False, False, True]),
+    )
+    def precedence(self, op: str, picks: list[int], bad_now: bool) -> None:
+        """Any mix of absent, good and bad arguments of one op, sometimes at a bad now: every order of errors (section 3)."""
+        if self.session is None:
+            return
+        args: dict[str, object] = {}
+        for (name, values), pick in zip(ARGUMENTS[op], picks, strict=False):
+            if pick >= 0:
+                args[name] = values[pick % len(values)]
+        step = {"op": op, "args": args, "now": {"$number": "NaN"} if bad_now else self.now}
+        self.steps.append({**step, "expect": wire.encode(reference.answer_step(self.session, step))})
+
+    @rule(
+        turns=st.lists(
+            st.tuples(st.sampled_from(["user", "assistant", "system", "tool"]), st.one_of(texts, counted_texts)),
+            min_size=1,
+            max_size=5,
+        ),
+        facts=st.lists(st.tuples(st.sampled_from(KEYS[:2] + ["pref", "allergy"]), texts), max_size=3),
+        budget=st.integers(0, 60),
+        share=st.sampled_from([None, 0, 0.25, 0.5, 1, 1.5]),
+        tokenizer=st.sampled_from([None, "estimate", "utf16_units", "code_points", "plus_one", "merging"]),
+        query=st.sampled_from([None, "refund", "milk chat"]),
+        must_keep=st.sampled_from([None, 0.3, 0.9]),
+        importance=st.sampled_from([None, 0.9, 0.3, 0.1]),
+    )
+    def conversation(
+        self,
+        turns: list[tuple[str, str]],
+        facts: list[tuple[str, str]],
+        budget: int,
+        share: object,
+        tokenizer: str | None,
+        query: str | None,
+        must_keep: object,
+        importance: object,
+    ) -> None:
+        """A chat and some facts, then the messages for a budget near what they cost (MSG-1 .. MSG-4)."""
+        for key, text in facts:
+            self.send("remember", 0, key=key, data=text)
+        for role, text in turns:
+            self.send("add_turn", 0, role=role, text=text, **({} if importance is None else {"importance": importance}))
+        args: dict[str, object] = {"token_budget": budget}
+        for name, value in (
+            ("facts_share", share),
+            ("tokenizer", tokenizer),
+            ("query", query),
+            ("must_keep", must_keep),
+        ):
+            if value is not None:
+                args[name] = value
+        self.send("get_messages", 0, **args)
+
+    @rule(
+        texts=st.lists(unicode_texts, min_size=1, max_size=3),
+        query=unicode_texts,
+        read=st.sampled_from(["recall", "get_context", "distinct_words"]),
+    )
+    def unicode_words(self, texts: list[str], query: str, read: str) -> None:
+        """Entries and a query of words runtimes fold and split differently (REC-1, Unicode 14)."""
+        for number, text in enumerate(texts):
+            self.send("remember", 0, key=f"u{number}", data=text)
+        if read == "recall":
+            self.send("recall", 0, query=query)
+        elif read == "get_context":
+            self.send("get_context", 0, token_budget=40, query=query)
+        else:
+            self.send("get_context", 0, token_budget=6, tokenizer="distinct_words", query=query)
+
+    @rule(
+        texts=st.lists(counted_texts, min_size=1, max_size=4),
+        budget=st.integers(0, 40),
+        tokenizer=st.sampled_from(["merging", "merging", "merging_whole"]),
+        separator=st.sampled_from([None, "\n", " ", "\n ", ".\n"]),
+        fmt=st.sampled_from([None, "text"]),
+    )
+    def counted_fill(
+        self, texts: list[str], budget: int, tokenizer: str, separator: str | None, fmt: str | None
+    ) -> None:
+        """Entries whose lines merge or cost more when joined, then a context counted line by line (CTX-12 .. CTX-14)."""
+        for number, text in enumerate(texts):
+            self.send("remember", 0, key=f"line{number}", data=text, importance=0.5 + number / 10)
+        args: dict[str, object] = {"token_budget": budget, "tokenizer": tokenizer}
+        if separator is not None:
+            args["separator"] = separator
+        if fmt is not None:
+            args["format"] = fmt
+        self.send("get_context", 0, **args)
+
+    @rule(
+        number=st.sampled_from(BIG_NUMBERS),
+        where=st.sampled_from(["data", "importance", "ttl", "nested", "default", "now", "n", "limit"]),
+        odd=st.sampled_from([1, 3, 5]),
+    )
+    def big_numbers(self, number: object, where: str, odd: int) -> None:
+        """A number beyond a double's exact integers or range, wherever one may stand (NUM-1, ENT-2, TXT-3, TIME-1)."""
+        if where == "now":
+            # An integer now beyond 2**53: now + ttl is exact, and the entry lives to exactly that millisecond.
+            self.now = 2**53 + odd
+            self.send("remember", 0, key="late", data=1, ttl=1000 + odd)
+            self.now += 1000 + odd - 1
+            self.send("get", 0, key="late")
+            self.now += 1
+            self.send("get", 0, key="late")
+            return
+        if where in ("data", "importance", "ttl"):
+            args = {"key": "big", "data": number if where == "data" else 1}
+            if where != "data":
+                args[where] = number
+            self.send("remember", 0, **args)
+            self.send("get", 0, key="big")
+        elif where == "nested":
+            self.send("remember", 0, key="big", data={"n": [number]})
+            self.send("save")
+        elif where == "default":
+            self.send("get", 0, key="nowhere", default=number)
+        elif where == "n":
+            self.send("get_recent", 0, n=number)
+        else:
+            self.send("recall", 0, query="refund", limit=number)
 
     @rule(op=st.sampled_from(["size", "stats", "compact", "evictions", "get_recent"]), wait=waits)
     def read(self, op: str, wait: int) -> None:
@@ -355,14 +592,45 @@ class Differential(RuleBasedStateMachine):
         query=queries,
         share=st.sampled_from([None, 0, 0.5, 1, 2]),
         must_keep=st.sampled_from([None, 0.9]),
+        system=st.sampled_from([None, "You are a waiter.", 5]),
         wait=waits,
     )
-    def messages(self, budget: int, query: str | None, share: object, must_keep: object, wait: int) -> None:
+    def messages(
+        self, budget: int, query: str | None, share: object, must_keep: object, system: object, wait: int
+    ) -> None:
         args: dict[str, object] = {"token_budget": budget}
-        for name, value in (("query", query), ("facts_share", share), ("must_keep", must_keep)):
+        for name, value in (("query", query), ("facts_share", share), ("must_keep", must_keep), ("system", system)):
             if value is not None:
                 args[name] = value
         self.send("get_messages", wait, **args)
+
+    @rule(
+        question=texts,
+        calls=st.integers(0, 2),
+        answered=st.booleans(),
+        one_by_one=st.booleans(),
+        importance=importances,
+        wait=waits,
+    )
+    def agent_turn(
+        self, question: str, calls: int, answered: bool, one_by_one: bool, importance: object, wait: int
+    ) -> None:
+        """MSG-5, MSG-6, MSG-7: an agent's turn as whole messages, tool calls and their results, sent at once or one by one."""
+        self.calls = getattr(self, "calls", 0) + 1
+        ids = [f"call_{self.calls}_{n}" for n in range(calls)]
+        batch: list[dict[str, object]] = [{"role": "user", "content": question}]
+        if ids:
+            tool_calls = [{"id": i, "type": "function", "function": {"name": "lookup", "arguments": "{}"}} for i in ids]
+            batch.append({"role": "assistant", "content": None, "tool_calls": tool_calls})
+            if answered:
+                batch += [{"role": "tool", "tool_call_id": i, "content": f"result of {i}"} for i in ids]
+                batch.append({"role": "assistant", "content": "Here is what I found."})
+        extra = {} if importance is None else {"importance": importance}
+        if one_by_one:
+            for message in batch:
+                self.send("add_message", 0, message=message, **extra)
+        else:
+            self.send("add_messages", wait, messages=batch, **extra)
 
     @rule(key=st.sampled_from(["otp", "draft", 5]), value=data, ttl=ttls, wait=waits)
     def cache_put(self, key: object, value: object, ttl: object, wait: int) -> None:
@@ -390,7 +658,7 @@ class Differential(RuleBasedStateMachine):
         args = {"remember": {"key": key, "data": text}, "add_turn": {"role": "user", "text": text}}.get(op, {})
         self.now += wait * MINUTE
         step = {"op": op, "args": args, "now": self.now, "memory": 2}
-        self.steps.append({**step, "expect": reference.answer_step(self.session, step)})
+        self.steps.append({**step, "expect": wire.encode(reference.answer_step(self.session, step))})
 
     @rule(
         patch=st.one_of(
@@ -412,7 +680,7 @@ class Differential(RuleBasedStateMachine):
         """The ops without arguments, some of which read no clock: sometimes at a now that is no number."""
         if bad_now and self.session is not None:
             step = {"op": op, "args": {}, "now": {"$number": "NaN"}}
-            self.steps.append({**step, "expect": reference.answer_step(self.session, step)})
+            self.steps.append({**step, "expect": wire.encode(reference.answer_step(self.session, step))})
             return
         self.send(op, wait)
 
@@ -442,7 +710,8 @@ def machine():
 
 def test_a_backend_agrees_with_this_library_step_by_step(machine):
     """Random remember/read/recall/context/save/load sequences give the same results here and in the backend."""
-    run_state_machine_as_test(machine, settings=settings(max_examples=150, stateful_step_count=20))
+    cases, steps = size()
+    run_state_machine_as_test(machine, settings=settings(max_examples=cases, stateful_step_count=steps))
 
 
 class Broken(Differential):

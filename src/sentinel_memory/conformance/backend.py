@@ -18,6 +18,8 @@ import inspect
 import itertools
 import json
 import os
+import re
+import secrets
 import sys
 import threading
 import warnings
@@ -205,6 +207,32 @@ class RedisProtocolStore(ProtocolStore):
         self.redis.client.delete(self.redis.meta_key, self.redis.entries_key)
 
 
+def document_text(document: Any) -> str:
+    """``document`` as the JSON text ``stored`` and ``load`` put into the store (section 8).
+
+    NaN and the infinities are written as the bare tokens a careless writer
+    writes, and an integer of any length with every digit (Python's writer
+    refuses more than 4,300, and is quadratic in the length).
+    """
+    long: list[str] = []
+    nonce = secrets.token_hex(16)  # no text of the document holds it: only the marks below match
+
+    def mark(value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4300 * 3:
+            long.append(wire.integer_digits(value))
+            return f"{nonce}{len(long) - 1}{nonce}"
+        if isinstance(value, dict):
+            return {key: mark(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [mark(item) for item in value]
+        return value
+
+    text = json.dumps(mark(document), ensure_ascii=False)
+    if not long:
+        return text
+    return re.sub(f'"{nonce}(\\d+){nonce}"', lambda found: long[int(found.group(1))], text)
+
+
 def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")  # NaN and Infinity: Python's parser would take them
 
@@ -216,30 +244,48 @@ class FactoryProtocolStore(ProtocolStore):
     whenever a case puts a document into the store behind the memory's back.
     Every document such a store can hold lives in it, and the memory loads it
     from there and saves into it (whole, or with ``save_changes`` when the
-    store has it). A store starts at generation 0 and takes only the next
-    generation, so a document put there with generation *g* is written with
-    generation 1 and the store's generations are read *g* - 1 higher (and
-    written that much lower); the store never sees the difference. What no
-    store can hold (damaged text, an unknown version, an entry that is not an
-    object, a key twice) is held beside it as the text a file would hold, as
-    ``RedisProtocolStore`` does.
+    store has it), under its ``lock`` and with its ``generation`` and
+    ``preserve`` when it has them. A store starts at generation 0 and takes
+    only the next generation, so a document put there with generation *g* is
+    written with generation 1 and the store's generations are read *g* - 1
+    higher (and written that much lower); the store never sees the
+    difference. What no store can hold (damaged text, an unknown version, an
+    entry that is not an object, a key twice) is held beside it as the text
+    a file would hold, as ``RedisProtocolStore`` does.
+
+    When the factory takes an argument, ``factory(store)`` opens another
+    store object on the same data, and each memory of a case (the sessions
+    group) gets one of its own (``for_memory``): two memories then reach the
+    data as two processes would.
     """
 
-    def __init__(self, factory: Callable[[], Any]) -> None:
+    def __init__(self, factory: Callable[..., Any]) -> None:
         super().__init__()
         self.factory = factory
+        self.reopens = _takes_a_store(factory)
         self.inner: Any = factory()
+        self.epoch = 0  # counts the inner stores made: each memory's own object follows the current one
         self.offset = 0  # the protocol's generation less the inner store's
         # What a case put there, as it put it, until the memory saves: a store may normalise a
         # document it holds (add the empty working memory, say), which is no difference a memory sees.
         self.shown: Any = None
+        self.views: list[_MemoryView] = []
 
     def __repr__(self) -> str:
         return f"<the protocol store in {self.inner!r}>"
 
+    def for_memory(self, number: int) -> Any:
+        """The store memory ``number`` of the case uses: this one for the first, its own object for the others."""
+        if number == 1 or not self.reopens:
+            return self
+        view = _MemoryView(self)
+        self.views.append(view)
+        return view
+
     def _fresh(self, document: dict[str, Any] | None) -> None:
-        self.close()
+        _close(self.inner)
         self.inner, self.offset, self.raw, self.shown = self.factory(), 0, None, None
+        self.epoch += 1
         if document is None:
             return
         if "generation" in document:
@@ -266,34 +312,60 @@ class FactoryProtocolStore(ProtocolStore):
             return document
         return {**document, "generation": document["generation"] + by}
 
-    def load(self) -> dict[str, Any] | None:
-        return super().load() if self.raw is not None else self._shifted(self.inner.load(), self.offset)
+    # Each call goes to ``inner``: this store's own object, or a memory's (``_MemoryView``).
 
-    def save(self, document: dict[str, Any]) -> None:
+    def load_in(self, inner: Any) -> dict[str, Any] | None:
+        return ProtocolStore.load(self) if self.raw is not None else self._shifted(inner.load(), self.offset)
+
+    def save_in(self, inner: Any, document: dict[str, Any]) -> None:
         if self.raw is not None:
-            check_generation(self, declared_generation(document), super().generation())
+            check_generation(self, declared_generation(document), ProtocolStore.generation(self))
             self._fresh(document)
         else:
             shifted = self._shifted(document, -self.offset)
             assert shifted is not None
-            self.inner.save(shifted)
+            inner.save(shifted)
             self.shown = None
 
-    def __getattr__(self, name: str) -> Any:
-        # save_changes only when the store has it, so a memory without it saves whole documents.
-        if name == "save_changes" and callable(getattr(self.__dict__.get("inner"), "save_changes", None)):
-            return self._save_changes
-        raise AttributeError(name)
-
-    def _save_changes(self, changes: Any) -> None:
+    def save_changes_in(self, inner: Any, changes: Any) -> None:
         assert self.raw is None, "a memory cannot be in step with content the store does not hold"
-        self.inner.save_changes(attrs.evolve(changes, generation=changes.generation - self.offset))
+        inner.save_changes(attrs.evolve(changes, generation=changes.generation - self.offset))
         self.shown = None
 
-    def generation(self) -> int:
+    def generation_in(self, inner: Any) -> int:
         if self.raw is not None:
-            return super().generation()
-        return generation_of(self.load())
+            return ProtocolStore.generation(self)
+        generation = getattr(inner, "generation", None)
+        if callable(generation):  # through the store under test, as a memory reads it (MW-6)
+            return int(generation()) + self.offset
+        return generation_of(self.load_in(inner))
+
+    def optional_in(self, inner: Any, name: str) -> Any:
+        """``inner``'s ``save_changes``, ``lock`` or ``preserve``, as the memory calls it; AttributeError when it has none."""
+        method = getattr(inner, name, None)
+        if not callable(method):
+            raise AttributeError(name)
+        if name == "save_changes":
+            return lambda changes: self.save_changes_in(inner, changes)
+        if name == "preserve":
+            # Content held beside the store is no content of the store's to keep.
+            return lambda: None if self.raw is not None else method()
+        return method
+
+    def load(self) -> dict[str, Any] | None:
+        return self.load_in(self.inner)
+
+    def save(self, document: dict[str, Any]) -> None:
+        self.save_in(self.inner, document)
+
+    def generation(self) -> int:
+        return self.generation_in(self.inner)
+
+    def __getattr__(self, name: str) -> Any:
+        # The optional methods only when the store has them, so a memory without them does without.
+        if name in ("save_changes", "lock", "preserve") and "inner" in self.__dict__:
+            return self.optional_in(self.__dict__["inner"], name)
+        raise AttributeError(name)
 
     def held(self) -> Any:
         if self.raw is not None:
@@ -301,9 +373,61 @@ class FactoryProtocolStore(ProtocolStore):
         return self.shown if self.shown is not None else self.load()
 
     def close(self) -> None:
-        close = getattr(self.__dict__.get("inner"), "close", None)
-        if callable(close):
-            close()
+        for view in self.views:
+            view.close()
+        _close(self.__dict__.get("inner"))
+
+
+class _MemoryView:
+    """Memory N's own store object on the case's data (``FactoryProtocolStore.for_memory``)."""
+
+    def __init__(self, main: FactoryProtocolStore) -> None:
+        self.main = main
+        self.epoch = -1
+        self.inner: Any = None
+
+    def __repr__(self) -> str:
+        return f"<another object on {self.main!r}>"
+
+    def _own(self) -> Any:
+        if self.epoch != self.main.epoch:  # the case put a new document there: open the new store
+            _close(self.inner)
+            self.inner, self.epoch = self.main.factory(self.main.inner), self.main.epoch
+        return self.inner
+
+    def load(self) -> dict[str, Any] | None:
+        return self.main.load_in(self._own())
+
+    def save(self, document: dict[str, Any]) -> None:
+        self.main.save_in(self._own(), document)
+
+    def generation(self) -> int:
+        return self.main.generation_in(self._own())
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("save_changes", "lock", "preserve"):
+            return self.main.optional_in(self._own(), name)
+        raise AttributeError(name)
+
+    def close(self) -> None:
+        _close(self.inner)
+        self.inner = None
+        self.epoch = -1
+
+
+def _close(store: Any) -> None:
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+
+
+def _takes_a_store(factory: Callable[..., Any]) -> bool:
+    """Whether ``factory(store)`` opens another object on ``store``'s data (it takes a positional argument)."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in parameters)
 
 
 def store_factory(spec: str) -> Callable[[], Any]:
@@ -388,8 +512,9 @@ class Session:
                 for name in ("limit", "recency_window", "working_ttl", "cache_ttl")
                 if name in config
             }
+            for_memory = getattr(self.store, "for_memory", None)
             made = create_memory(
-                store=self.store,
+                store=for_memory(number) if callable(for_memory) else self.store,
                 clock=lambda: self.now,
                 on_evict=evicted.append,
                 tokenizer=_named(TOKENIZERS, "tokenizer", config.get("tokenizer")),
@@ -541,7 +666,7 @@ class Session:
         elif document is not ...:
             # NaN or an infinity in the document is written as the bare token a careless writer would
             # write: the text is then no JSON, and reads as damage (section 8).
-            self.store.put(json.dumps(document, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+            self.store.put(document_text(document).encode("utf-8", "surrogatepass"))
 
     def op_stored(self, document: Any = ..., text: Any = None, missing: Any = False) -> Any:
         self._put(document, text, missing)
@@ -589,10 +714,13 @@ def start(config: Mapping[str, Any], store: ProtocolStore | None = None) -> Sess
 
 def answer_step(session: Session, step: Mapping[str, Any]) -> dict[str, Any]:
     """One step's result: ``{"ok": value}`` or ``{"error": code}``."""
-    session.now = wire.decode(step.get("now"))
-    args = wire.decode(step.get("args") or {})
 
     def run() -> Any:
+        try:
+            session.now = wire.decode(step.get("now"))
+            args = wire.decode(step.get("args") or {})
+        except ValueError as error:  # a $number that names no number: no request of section 4
+            raise Unsupported(str(error)) from None
         session.select(step.get("memory", 1))
         return session.step(str(step.get("op")), args)
 
@@ -617,27 +745,83 @@ def handshake() -> dict[str, Any]:
 
 
 def _integer(digits: str) -> int:
-    """An integer literal of any length (section 4): Python refuses over 4,300 digits unless told otherwise."""
-    if len(digits) <= 4300:
-        return int(digits)
-    limit = sys.get_int_max_str_digits()
-    sys.set_int_max_str_digits(0)
-    try:
-        return int(digits)
-    finally:
-        sys.set_int_max_str_digits(limit)
+    """An integer literal of any length (section 4), read in time below quadratic (``wire.integer_of``)."""
+    return wire.integer_of(digits)
 
 
-def _lines(stream: IO[str]) -> Iterator[str]:
+def _lines(stream: IO[str] | IO[bytes]) -> Iterator[str | bytes]:
     for line in stream:
         if line.strip():
             yield line
 
 
+class BadRequest(Exception):
+    """A request line that is no request: answered ``E_UNSUPPORTED`` (section 1), and serving goes on."""
+
+
+def request_of_line(line: str | bytes) -> dict[str, Any]:
+    """The request a line holds, or ``BadRequest`` saying why it holds none (PROTOCOL.md section 1).
+
+    A request is a JSON object: the handshake, or a case whose ``config`` is
+    an object (or absent) and whose ``steps`` are a list of objects, each with
+    a string ``op`` and ``args`` an object (or absent).
+    """
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise BadRequest(f"not UTF-8 (byte {error.start})") from None
+    if line.startswith("\ufeff"):
+        raise BadRequest("starts with a byte order mark")
+    try:
+        request = json.loads(line, parse_int=_integer, parse_constant=_not_json)
+    except RecursionError:
+        raise BadRequest("nested too deep to read") from None
+    except ValueError as error:
+        raise BadRequest(f"not JSON: {error}") from None
+    if not isinstance(request, dict):
+        raise BadRequest(f"a JSON {type(request).__name__}, not an object")
+    if request.get("op") == "start":
+        return request
+    config, steps = request.get("config"), request.get("steps", [])
+    if config is not None and not isinstance(config, dict):
+        raise BadRequest("config is not an object")
+    if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps):
+        raise BadRequest("steps is not a list of objects")
+    for step in steps:
+        if not isinstance(step.get("op"), str):
+            raise BadRequest("a step's op is not a string")
+        if step.get("args") is not None and not isinstance(step["args"], dict):
+            raise BadRequest("a step's args is not an object")
+    return request
+
+
+def refusal(line: str | bytes, reason: str) -> dict[str, Any]:
+    """The answer to a line that is no request: its id when one can be read, ``E_UNSUPPORTED`` and why."""
+    found: Any = None
+    try:
+        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+        candidate = json.loads(text.lstrip("\ufeff"), parse_int=lambda digits: None, parse_constant=_not_json)
+        if isinstance(candidate, dict) and isinstance(candidate.get("id"), (str, int)):
+            found = candidate["id"]
+    except (ValueError, RecursionError):
+        pass
+    return {"id": found, "error": "E_UNSUPPORTED", "reason": reason}
+
+
 def serve(
-    source: IO[str], sink: IO[str], *, redis_url: str | None = None, factory: Callable[[], Any] | None = None
+    source: IO[str] | IO[bytes],
+    sink: IO[str],
+    *,
+    redis_url: str | None = None,
+    factory: Callable[[], Any] | None = None,
 ) -> None:
     """Answer the handshake and then every case read from ``source``, one JSON line each, until it ends.
+
+    A line that is no request (not UTF-8, not JSON, not an object, steps that
+    are not a list of steps) is answered ``{"id": ..., "error": "E_UNSUPPORTED",
+    "reason": ...}`` and the next line is read as usual (section 1: one answer
+    per request line, whatever it holds).
 
     With ``redis_url`` every case's store is a [`RedisStore`][sentinel_memory.stores.redisstore.RedisStore]
     under a key of its own on that server, deleted when the case ends. With
@@ -645,17 +829,21 @@ def serve(
     """
     cases = itertools.count()
 
-    def respond(line: str) -> str:
-        request = json.loads(line, parse_int=_integer)
-        if request.get("op") == "start":
-            answer = handshake() if request.get("protocol") == PROTOCOL else {"error": "E_UNSUPPORTED"}
+    def respond(line: str | bytes) -> str:
+        try:
+            request = request_of_line(line)
+        except BadRequest as error:
+            answer = refusal(line, str(error))
         else:
-            store: ProtocolStore | None = None
-            if redis_url is not None:
-                store = RedisProtocolStore(redis_url, f"conformance-{os.getpid()}-{next(cases)}")
-            elif factory is not None:
-                store = FactoryProtocolStore(factory)
-            answer = run_case(request, store)
+            if request.get("op") == "start":
+                answer = handshake() if request.get("protocol") == PROTOCOL else {"error": "E_UNSUPPORTED"}
+            else:
+                store: ProtocolStore | None = None
+                if redis_url is not None:
+                    store = RedisProtocolStore(redis_url, f"conformance-{os.getpid()}-{next(cases)}")
+                elif factory is not None:
+                    store = FactoryProtocolStore(factory)
+                answer = run_case(request, store)
         return json.dumps(wire.encode(answer), ensure_ascii=True, allow_nan=False) + "\n"
 
     for line in _lines(source):
@@ -669,14 +857,14 @@ T = TypeVar("T")
 _SHALLOW = 150
 
 
-def deep_enough(line: str, respond: Callable[[str], T]) -> T:
+def deep_enough(line: str | bytes, respond: Callable[[Any], T]) -> T:
     """``respond(line)``, with the stack and recursion limit a request nested as deep as ``line`` needs.
 
     Python's JSON parser, the wire decoding and the library's checks recurse
     once per level; data 5,000 levels deep must still get its answer
     (``E_RANGE``, ENT-13), not end the backend.
     """
-    depth = _nesting(line.encode("utf-8", "surrogatepass"))
+    depth = _nesting(line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass"))
     if depth <= _SHALLOW:
         return respond(line)
     outcome: list[Any] = []

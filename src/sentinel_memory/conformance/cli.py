@@ -9,21 +9,24 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import io
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import PROTOCOL, wire
-from .backend import _integer, deep_enough, run_case, serve, store_factory
+from .backend import IMPLEMENTATION, _integer, deep_enough, run_case, serve, store_factory
 from .bugs import BUGS, apply
 from .compare import first_difference
 from .runner import (
+    STATUSES,
     BackendError,
     Outcome,
+    Report,
     Subprocess,
     default_env,
     describe,
@@ -33,7 +36,7 @@ from .runner import (
 )
 from .vectors import answer_of, compact, files, load_all, request_of, spec_dir, write_file
 
-__all__ = ["main"]
+__all__ = ["conformance_report", "main", "vectors_version"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -87,6 +90,12 @@ def _parser() -> argparse.ArgumentParser:
         help="relative tolerance for numbers (default 0: doubles must be equal)",
     )
     run_.add_argument("--quiet", action="store_true", help="print only failures and the summary")
+    run_.add_argument(
+        "--report",
+        type=Path,
+        metavar="DIR",
+        help="write DIR/conformance.md (a pass table per group) and DIR/badge.json (a shields.io endpoint badge)",
+    )
 
     serve_ = commands.add_parser("serve", help="this library as a protocol backend on stdin/stdout")
     serve_.add_argument("--bug", choices=sorted(BUGS), help="break the library on purpose (to test the suite)")
@@ -112,7 +121,10 @@ def _run(options: argparse.Namespace) -> int:
     expected: list[str] = []
     if options.expected_failures is not None:
         expected = read_expected_failures(options.expected_failures)
-    every = [case for _, case in load_all(options.vectors)]
+    every, areas = [], {}
+    for path, case in load_all(options.vectors):
+        every.append(case)
+        areas[case["id"]] = path.stem
     if not every:
         where = options.vectors or spec_dir() / "vectors"
         print(f"no vector files in {where}: nothing was checked", file=sys.stderr)
@@ -149,6 +161,13 @@ def _run(options: argparse.Namespace) -> int:
     if options.json is not None:
         # ASCII escapes: a lone surrogate a backend answered is reported, not a reason to crash.
         options.json.write_text(json.dumps(report.to_json(), ensure_ascii=True, indent=1) + "\n", encoding="utf-8")
+    if options.report is not None:
+        table, badge = conformance_report(report, areas, vectors_version(options.vectors))
+        options.report.mkdir(parents=True, exist_ok=True)
+        (options.report / "conformance.md").write_text(table, encoding="utf-8")
+        (options.report / "badge.json").write_text(
+            json.dumps(badge, ensure_ascii=True, indent=1) + "\n", encoding="utf-8"
+        )
     if options.tolerance:
         print(f"numbers compared with a relative tolerance of {options.tolerance:g} (claimed by this run)")
     name = report.implementation.get("name", "?")
@@ -161,6 +180,57 @@ def _run(options: argparse.Namespace) -> int:
         print(f"FAILED: the backend declined {report.required_skips} cases of the required groups (E_UNSUPPORTED)")
     print(report.summary())
     return 0 if report.ok else 1
+
+
+def vectors_version(folder: Path | None = None) -> str:
+    """The version of a set of vectors: this library's version and a digest of the files, so two runs name the same set."""
+    digest = hashlib.sha256()
+    for path in files(folder):
+        digest.update(path.name.encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    return f"{IMPLEMENTATION['version']}+{digest.hexdigest()[:12]}"
+
+
+def conformance_report(report: Report, areas: Mapping[str, str], version: str) -> tuple[str, dict[str, Any]]:
+    """A port's conformance at a glance: a Markdown table of passes per group of vectors, and a shields.io badge.
+
+    ``areas`` names each case's group (its vector file: ``entries``,
+    ``expiry``, ``numbers``, ...); an expected failure counts as not passed.
+    The badge is a shields.io endpoint document (``schemaVersion``,
+    ``label``, ``message``, ``color``) naming the protocol and the vectors'
+    version, for a port's README.
+    """
+    rows: dict[str, dict[str, int]] = {}
+    for outcome in report.outcomes:
+        rows.setdefault(areas.get(outcome.id, "other"), dict.fromkeys(STATUSES, 0))[outcome.status] += 1
+    name = report.implementation.get("name", "?")
+    lines = [
+        f"# {name} {report.implementation.get('version', '')}: the sentinel-memory conformance suite".replace(
+            "  ", " "
+        ),
+        "",
+        f"Protocol {PROTOCOL}, vectors {version}, {len(report.outcomes)} cases: {report.summary()}"
+        + (f", {report.count('expected failure')} expected failures" if report.count("expected failure") else "")
+        + (f"; numbers compared with a relative tolerance of {report.tolerance:g}" if report.tolerance else "")
+        + ".",
+        "",
+        "| group | passed | failed | expected failures | skipped | errored |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for group, counts in sorted(rows.items()):
+        total = sum(counts.values())
+        lines.append(
+            f"| {group} | {counts['passed']}/{total} | "
+            f"{counts['failed']} | {counts['expected failure']} | {counts['skipped']} | {counts['errored']} |"
+        )
+    passed, total = report.count("passed"), len(report.outcomes)
+    color = "brightgreen" if report.ok and passed == total else ("yellow" if report.ok else "red")
+    badge = {
+        "schemaVersion": 1,
+        "label": "sentinel-memory conformance",
+        "message": f"{passed}/{total} passed, protocol {PROTOCOL}, vectors {version}",
+        "color": color,
+    }
+    return "\n".join(lines) + "\n", badge
 
 
 def _dump(options: argparse.Namespace) -> int:
@@ -215,10 +285,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(sys.stdout, io.TextIOWrapper):
             sys.stdout.reconfigure(encoding="utf-8")
         spec = options.store
+        # Lines are read as bytes and decoded one by one: a line that is not UTF-8 is answered, not fatal.
+        source = sys.stdin.buffer if isinstance(sys.stdin, io.TextIOWrapper) else sys.stdin
         if spec is None or spec.startswith(("redis://", "rediss://", "unix://")):
-            serve(sys.stdin, sys.stdout, redis_url=spec)
+            serve(source, sys.stdout, redis_url=spec)
         else:
-            serve(sys.stdin, sys.stdout, factory=store_factory(spec))
+            serve(source, sys.stdout, factory=store_factory(spec))
         return 0
     if options.command == "dump":
         return _dump(options)
@@ -229,7 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _answer_line(case: dict[str, Any], _: str) -> str:
     """The reference's answer to ``case`` as one line of JSON."""
-    return json.dumps(wire.encode(run_case(request_of(case))), ensure_ascii=False, allow_nan=False)
+    # ASCII escapes: an id or a result holding a lone surrogate is written, not a reason to crash.
+    return json.dumps(wire.encode(run_case(request_of(case))), ensure_ascii=True, allow_nan=False)
 
 
 def _answer(options: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ and the tests insist that the vectors catch every one.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from .. import core, memory
 from ..core import expiry, lexical, options, state, values
 from ..stores import jsontext
-from . import backend
+from . import backend, wire
 
 __all__ = ["MISTAKES"]
 
@@ -785,6 +786,92 @@ def _orphan_results_taken() -> None:
     core.check_messages = lenient
 
 
+def _only_first(args: dict[str, Any]) -> None:
+    only = args.get("only")
+    if only is not None:
+        if not isinstance(only, str):
+            raise TypeError("only must be a str")
+        if only not in core.KINDS:
+            raise ValueError("only must be facts or turns")
+
+
+#: The persisted changes: with shared on, each is a transaction of its own (MW-6).
+_PERSISTED = "remember add_turn forget clear compact working_set working_clear"
+
+
+def _reload_before_checks(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """A shared change reloads before it checks its arguments, and the reload stays when it is refused
+    (against section 3 and WRP-1): the store's error wins, and a refused step has changed the memory."""
+    if not session.config.get("shared"):
+        return proceed(args)
+    with session.memory.transaction():
+        return proceed(args)
+
+
+def _now_as_double() -> None:
+    """Every ``now`` read as a double, as ``JSON.parse`` reads it (against section 3: an integer now is exact)."""
+    real = backend.Session.step
+
+    def step(self: Any, op: str, args: Any) -> Any:
+        if isinstance(self.now, int) and not isinstance(self.now, bool):
+            self.now = float(self.now)
+        return real(self, op, args)
+
+    backend.Session.step = step
+
+
+def _nan_as_null(session: Any, args: dict[str, Any], answer: Any) -> Any:
+    """NaN and the infinities in an answer written as ``null`` (against section 4: a $number)."""
+
+    def nulled(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {key: nulled(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [nulled(item) for item in value]
+        return value
+
+    return nulled(answer)
+
+
+def _long_integers_read() -> None:
+    """A stored text's integer literal of more than 4,300 digits is read as a number (against PER-13: damage)."""
+
+    def lenient(text: str) -> Any:
+        return json.loads(
+            text,
+            object_pairs_hook=jsontext._no_repeats,
+            parse_constant=jsontext._no_constants,
+            parse_int=wire.integer_of,
+        )
+
+    jsontext._parse = lenient
+    held = backend.ProtocolStore.held
+
+    def shown(self: Any) -> Any:
+        answer = held(self)
+        if isinstance(answer, dict) and set(answer) == {"$text"}:
+            try:
+                return lenient(answer["$text"])  # strict but for the long integers
+            except ValueError:
+                pass
+        return answer
+
+    backend.ProtocolStore.held = shown
+
+
+#: The mistakes that pin the four places the text and the reference once parted (get_context's order,
+#: a shared reload before the checks, an integer now, numbers JSON cannot write).
+FOURTH: Mapping[str, Callable[[], None]] = {
+    "only-checked-first": _first("get_context", _only_first),
+    "shared-reload-before-checks": _around(_PERSISTED, _reload_before_checks),
+    "now-read-as-double": _now_as_double,
+    "nan-answered-null": _answer("get cache_get", _nan_as_null),
+    "long-integer-text-read": _long_integers_read,
+}
+
+
 THIRD: Mapping[str, Callable[[], None]] = {
     "matches-by-retention": _matches_by_retention,
     "must-keep-by-importance": _must_keep_by_importance,
@@ -857,4 +944,5 @@ MISTAKES: Mapping[str, Callable[[], None]] = {
     "cache-default-ttl-ignored": _around("cache_put", _cache_never_expires_by_default),
     **MORE,
     **THIRD,
+    **FOURTH,
 }

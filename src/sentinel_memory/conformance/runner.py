@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
 import attrs
 
@@ -37,7 +37,7 @@ from . import PROTOCOL, REQUIRED_GROUPS, wire
 from .compare import first_difference
 from .vectors import Vector, answer_of, compact, request_of
 
-__all__ = ["BackendError", "Outcome", "Report", "Subprocess", "read_expected_failures", "run"]
+__all__ = ["BackendError", "Outcome", "Report", "Subprocess", "parse_answer", "read_expected_failures", "run"]
 
 STATUSES = ("passed", "failed", "skipped", "errored", "expected failure")
 
@@ -128,8 +128,10 @@ class Subprocess:
         #: A handshake waits for the process to start as well, so it gets longer than a case.
         self.handshake_timeout = max(timeout, handshake_timeout)
         self.env = env
-        self.process: subprocess.Popen[str] | None = None
-        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.process: subprocess.Popen[bytes] | None = None
+        # Answer lines as bytes: the runner decodes each itself, so a byte that is not UTF-8 is one bad
+        # answer (errored), not the end of the reader thread while the backend lives on.
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.hello: dict[str, Any] = {}
 
     def start(self) -> dict[str, Any]:
@@ -140,9 +142,6 @@ class Subprocess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            text=True,
-            encoding="utf-8",
-            bufsize=1,
             env=self.env,
         )
         self.lines = queue.Queue()
@@ -160,23 +159,21 @@ class Subprocess:
         if self.process is None or self.process.stdin is None:
             raise BackendError("the backend is not running")
         try:
-            self.process.stdin.write(json.dumps(request, ensure_ascii=True, allow_nan=False) + "\n")
+            self.process.stdin.write(json.dumps(request, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n")
             self.process.stdin.flush()
         except OSError as error:
             raise BackendError(f"could not write to the backend: {error}") from None
         try:
-            line = self.lines.get(timeout=wait)
+            raw = self.lines.get(timeout=wait)
         except queue.Empty:
             raise BackendError(f"no answer within {wait:g} s") from None
-        if line is None:
-            raise BackendError(f"the backend exited (status {self.process.wait()})")
-        try:
-            answer = json.loads(line)
-        except ValueError:
-            raise BackendError(f"the answer is not JSON: {line[:200]!r}") from None
-        if not isinstance(answer, dict):
-            raise BackendError(f"the answer is not a JSON object: {line[:200]!r}")
-        return answer
+        if raw is None:
+            try:
+                status: object = self.process.wait(timeout=wait)
+            except subprocess.TimeoutExpired:  # its output ended, but it lives on
+                status = "still running"
+            raise BackendError(f"the backend exited (status {status})")
+        return parse_answer(raw)
 
     def stop(self, *, kill: bool = False) -> None:
         """End the backend: close its input and give it a moment to exit, or kill it at once."""
@@ -199,7 +196,7 @@ class Subprocess:
         process.wait()
 
 
-def _pump(stream: TextIO, lines: queue.Queue[str | None]) -> None:
+def _pump(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
     try:
         for line in stream:
             if line.strip():
@@ -207,6 +204,33 @@ def _pump(stream: TextIO, lines: queue.Queue[str | None]) -> None:
     except (OSError, ValueError):
         pass
     lines.put(None)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (section 4 writes it as $number)")
+
+
+def parse_answer(raw: bytes) -> dict[str, Any]:
+    """One answer line as the object it must be, else ``BackendError`` saying why (PROTOCOL.md sections 1, 4).
+
+    Strict: UTF-8, JSON without the bare tokens ``NaN`` and ``Infinity``
+    (section 4 writes them as ``$number``), an object. Integer literals of
+    any length are read in time below quadratic.
+    """
+    shown = raw[:200]
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BackendError(f"the answer is not UTF-8 (byte {error.start}): {shown!r}") from None
+    try:
+        answer = json.loads(line, parse_constant=_not_json, parse_int=wire.integer_of)
+    except RecursionError:
+        raise BackendError(f"the answer is nested too deep to read: {shown!r}") from None
+    except ValueError as error:
+        raise BackendError(f"the answer is not JSON ({error}): {shown!r}") from None
+    if not isinstance(answer, dict):
+        raise BackendError(f"the answer is not a JSON object: {shown!r}")
+    return answer
 
 
 def read_expected_failures(path: Path) -> list[str]:

@@ -984,17 +984,6 @@ def context(
     """
     _check_now(now)
     _check_budget(token_budget)
-    if only is not None:
-        return context(
-            _of_kind(state, only),
-            now=now,
-            token_budget=token_budget,
-            query=query,
-            tokenizer=tokenizer,
-            format=format,
-            separator=separator,
-            must_keep=must_keep,
-        )
     query_words = _query_words(query, optional=True)
     counter = as_tokenizer(tokenizer)
     require_callable("format", format, optional=True)
@@ -1003,6 +992,18 @@ def context(
         separator = "\n"
     elif not isinstance(separator, str):
         raise TypeError(f"separator must be a str, got {type(separator).__name__}")
+    if only is not None:
+        # Checked last, as it comes last in the signature: the order the protocol's table lists (CTX-11).
+        return context(
+            _of_kind(state, only),
+            now=now,
+            token_budget=token_budget,
+            query=query,
+            tokenizer=tokenizer,
+            format=format,
+            separator=separator,
+            must_keep=keep,  # the checked value: a bad one is warned about once
+        )
     counting = counter or state.config.tokenizer
     render = _renderer(format) if format is not None else render_default
 

@@ -29,6 +29,7 @@ A store written elsewhere is checked with ``sentinel_memory.testing.StoreSuite``
 from .aioredis import AsyncRedisStore
 from .contract import AsyncStore, MemoryStore, Store, check_store, is_async_store
 from .filestore import JsonFileStore
+from .jsontext import read_document, write_document
 from .redisstore import RedisStore
 from .sqlitestore import SqliteStore
 
@@ -42,4 +43,6 @@ __all__ = [
     "Store",
     "check_store",
     "is_async_store",
+    "read_document",
+    "write_document",
 ]

@@ -30,10 +30,11 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, TypeVar
 
+from ..core.document import problem
 from ..core.errors import DamagedStoreError
 from ..core.jsondata import MAX_DEPTH
 
-__all__ = ["MAX_TEXT_DEPTH", "dumps", "json_text", "loads", "with_stack_room"]
+__all__ = ["MAX_TEXT_DEPTH", "dumps", "json_text", "loads", "read_document", "with_stack_room", "write_document"]
 
 #: The deepest nesting a saved file may have. A document is three levels
 #: (document, entries, entry) around data of at most MAX_DEPTH; deeper data
@@ -84,6 +85,62 @@ def loads(raw: bytes, location: object) -> dict[str, Any]:
         kind = "null" if value is None else type(value).__name__
         raise DamagedStoreError(f"holds a top-level {kind}, not a memory document object", location)
     return value
+
+
+def read_document(text: str | bytes, location: object = None) -> dict[str, Any]:
+    """A stored memory document read as strictly as the built-in stores read theirs (PER-13, PER-5).
+
+    For a store of your own that keeps the document as text (a column, a
+    value, an object in a bucket): damage is then what the built-in stores
+    call damage, and ``load`` and ``save`` raise what they raise.
+
+    Args:
+        text: The stored text, as ``str`` or as UTF-8 bytes.
+        location: Where it came from (a key, a row, a path), for the error. Defaults to None.
+
+    Returns:
+        The document, a dict of JSON values.
+
+    Raises:
+        DamagedStoreError: The text is not UTF-8, starts with a byte order mark, is not strict JSON
+            (``NaN``, a repeated key, an integer literal of more than 4,300 digits), is nested deeper
+            than ``MAX_TEXT_DEPTH``, or is no memory document (not an object, another version,
+            entries that are no list, a bad generation).
+
+    Examples:
+        >>> read_document('{"version": 1, "generation": 2, "entries": []}')["generation"]
+        2
+        >>> read_document('{"version": 1, "entries": [], "entries": []}', "user-42")
+        Traceback (most recent call last):
+        ...
+        sentinel_memory.core.errors.DamagedStoreError: user-42: is not valid JSON: the key 'entries' appears twice in one object
+    """
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    document = loads(raw, location)
+    found = problem(document)
+    if found is not None:
+        raise DamagedStoreError(found, location)
+    return document
+
+
+def write_document(document: dict[str, Any]) -> str:
+    """The strict JSON text of a document, as the built-in stores write it (no NaN, non-ASCII as it is, WRP-4).
+
+    Args:
+        document: The memory document a ``save`` was given.
+
+    Returns:
+        Its text, which ``read_document`` reads back as it was.
+
+    Raises:
+        ValueError: The document holds NaN or an infinity, or is nested too deep to write; nothing was written.
+        TypeError: The document holds something that is not JSON.
+
+    Examples:
+        >>> write_document({"version": 1, "entries": [{"key": "ü"}]})
+        '{"version": 1, "entries": [{"key": "ü"}]}'
+    """
+    return json_text(document)
 
 
 def _parse(text: str) -> Any:

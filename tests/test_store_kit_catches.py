@@ -1,0 +1,372 @@
+"""The store kit fails the unsafe stores a store author writes by mistake: each bug below, put into the Extending
+page's example store, fails the kit test named for it (MW-2, MW-3, MW-4, MW-6, PER-3, AIO-2)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import sentinel_memory as sm
+from sentinel_memory.testing import AsyncStoreSuite
+
+TESTS = Path(__file__).resolve().parent
+
+#: The broken stores, each the Extending page's DictStore with one mistake, and the kit run on each.
+BROKEN = '''
+import asyncio
+import contextlib
+import contextvars
+import copy
+import json
+import threading
+import time
+
+from kit_stores import example_store_class
+
+from sentinel_memory import ConflictError, read_document
+from sentinel_memory.testing import AsyncStoreSuite, StoreSuite
+
+DictStore = example_store_class()
+
+
+class Incremental(DictStore):
+    """The example store with a correct save_changes: deletes and rewritten entries leave, rewritten ones go last."""
+
+    def save_changes(self, changes):
+        with self.lock():
+            document = self.load() or {"version": 1, "entries": []}
+            if self.generation() != changes.generation - 1:
+                raise ConflictError(self.key, changes.generation - 1, self.generation())
+            gone = set(changes.deletes) | {entry.key for entry in changes.upserts}
+            entries = [entry for entry in document["entries"] if entry["key"] not in gone]
+            self.place(document["entries"], entries, [entry.to_dict() for entry in changes.upserts])
+            document["entries"] = entries
+            if changes.working is not None:
+                document["working"] = {"data": dict(changes.working.data), "updatedAt": changes.working.updated_at}
+            document["generation"] = changes.generation
+            self.backend[self.key] = json.dumps(document, allow_nan=False)
+
+    def place(self, old, entries, upserts):
+        entries.extend(upserts)
+
+
+class Reordering(Incremental):
+    """An overwritten entry keeps its old place: an UPDATE that leaves the row where it was."""
+
+    def place(self, old, entries, upserts):
+        places = {entry["key"]: i for i, entry in enumerate(old)}
+        for entry in upserts:
+            if entry["key"] in places:
+                entries.insert(min(places[entry["key"]], len(entries)), entry)
+            else:
+                entries.append(entry)
+
+
+class NotAtomic(DictStore):
+    """Saves in two steps, as delete-then-insert in two transactions does: a reader can come between."""
+
+    def save(self, document):
+        with self.lock():
+            declared = document.get("generation")
+            if declared is not None and self.generation() != declared - 1:
+                raise ConflictError(self.key, declared - 1, self.generation())
+            self.backend.pop(self.key, None)
+            time.sleep(0.002)  # the second transaction
+            self.backend[self.key] = json.dumps(document, allow_nan=False)
+
+
+class StaleLoad(DictStore):
+    """Keeps the document it last read or wrote and hands it out again: other writers' saves are not seen."""
+
+    def load(self):
+        if getattr(self, "cached", None) is None:
+            self.cached = super().load()
+        return copy.deepcopy(self.cached)
+
+    def save(self, document):
+        super().save(document)
+        self.cached = copy.deepcopy(document)
+
+    def generation(self):
+        text = self.backend.get(self.key)
+        return 0 if text is None else json.loads(text).get("generation", 0)
+
+
+class OwnGeneration(DictStore):
+    """generation() answers the last generation this object saw, not what the store holds."""
+
+    seen = 0
+
+    def load(self):
+        document = super().load()
+        self.seen = 0 if document is None else document.get("generation", 0)
+        return document
+
+    def save(self, document):
+        with self.lock():
+            declared = document.get("generation")
+            if declared is not None and self.generation() != declared - 1:
+                raise ConflictError(self.key, declared - 1, self.generation())
+            self.backend[self.key] = json.dumps(document, allow_nan=False)
+            self.seen = declared or 0
+
+    def generation(self):
+        return self.seen
+
+
+class LockOfItsOwn(DictStore):
+    """Each store object locks a lock of its own: it excludes nobody else."""
+
+    def __init__(self, backend, key, lock_wait=30):
+        super().__init__(backend, key, lock_wait)
+        self._lock = threading.RLock()
+
+
+class Suite(StoreSuite):
+    processes = False
+    kind = DictStore
+
+    def make_store(self, tmp_path):
+        self.backend = {}
+        return self.kind(self.backend, key=tmp_path.name)
+
+    def reopen(self, store):
+        return self.kind(self.backend, key=store.key)
+
+
+class TestIncremental(Suite):
+    kind = Incremental
+
+
+class TestReordering(Suite):
+    kind = Reordering
+
+
+class TestNotAtomic(Suite):
+    kind = NotAtomic
+
+
+class TestStaleLoad(Suite):
+    kind = StaleLoad
+
+
+class TestOwnGeneration(Suite):
+    kind = OwnGeneration
+
+
+class TestLockOfItsOwn(Suite):
+    kind = LockOfItsOwn
+
+
+class AsyncDictStore:
+    """The example store as an async store, with a lock that a task may take again (as AIO-2 needs)."""
+
+    def __init__(self, backend, key):
+        self.backend, self.key = backend, key
+        self.state = backend.setdefault(
+            f"{key}:lock", {"owner": None, "depth": 0, "free": None, "holder": contextvars.ContextVar("holder")}
+        )
+
+    async def load(self):
+        text = self.backend.get(self.key)
+        return None if text is None else read_document(text, self.key)
+
+    async def save(self, document):
+        async with self.lock():
+            declared = document.get("generation")
+            found = await self.generation()
+            if declared is not None and found != declared - 1:
+                raise ConflictError(self.key, declared - 1, found)
+            self.backend[self.key] = json.dumps(document, allow_nan=False)
+
+    async def generation(self):
+        document = await self.load()
+        return 0 if document is None else document.get("generation", 0)
+
+    @contextlib.asynccontextmanager
+    async def lock(self):
+        # Re-entrant for the task holding it and the tasks it starts (they inherit the context variable).
+        state, me = self.state, asyncio.current_task()
+        if state["free"] is None:
+            state["free"] = asyncio.Event()
+            state["free"].set()
+        while state["depth"] and not self.mine(state["owner"], me):
+            state["free"].clear()
+            await state["free"].wait()
+        if not state["depth"]:
+            state["owner"] = me
+            state["holder"].set(me)
+        state["depth"] += 1
+        try:
+            yield
+        finally:
+            state["depth"] -= 1
+            if not state["depth"]:
+                state["owner"] = None
+                state["free"].set()
+
+    def mine(self, owner, me):
+        return owner is me or self.state["holder"].get(None) is owner
+
+
+class AsyncPlainLock(AsyncDictStore):
+    """An asyncio.Lock per stored key: not re-entrant, so a shared change's save waits on its own transaction."""
+
+    def __init__(self, backend, key):
+        super().__init__(backend, key)
+        self.plain = backend.setdefault(f"{key}:plain", asyncio.Lock())
+
+    @contextlib.asynccontextmanager
+    async def lock(self):
+        async with self.plain:
+            yield
+
+
+class AsyncSuite(AsyncStoreSuite):
+    kind = AsyncDictStore
+    deadline = 5.0  # a deadlock shows in seconds
+
+    def make_store(self, tmp_path):
+        self.backend = {}
+        return self.kind(self.backend, key=tmp_path.name)
+
+    def reopen(self, store):
+        return self.kind(self.backend, key=store.key)
+
+
+class TestAsyncPlainLock(AsyncSuite):
+    kind = AsyncPlainLock
+'''
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory):
+    """Every kit test on every broken store: which failed."""
+    folder = tmp_path_factory.mktemp("broken")
+    module = folder / "test_broken_stores.py"
+    module.write_text(BROKEN, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", str(module), "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-rf"],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))},
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    failed = set(re.findall(r"^FAILED \S+::(\w+::\w+(?:\[[^\]]*\])?)", result.stdout, re.M))
+    return failed, result.stdout
+
+
+def failures_of(verdicts, store):
+    failed, _ = verdicts
+    return {name.split("::")[1] for name in failed if name.startswith(f"{store}::")}
+
+
+def test_mw_4_the_kit_passes_a_correct_incremental_store(verdicts):
+    """MW-4: the example store with a correct save_changes passes every kit test, the new order check included."""
+    assert failures_of(verdicts, "TestIncremental") == set(), verdicts[1][-3000:]
+
+
+@pytest.mark.parametrize(
+    ("store", "caught_by"),
+    [
+        ("TestReordering", "test_mw_4_incremental_saves_keep_the_order"),
+        ("TestNotAtomic", "test_per_3_a_reader_beside_a_saving_writer_sees_whole_documents[threads]"),
+        ("TestStaleLoad", "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[threads]"),
+        ("TestOwnGeneration", "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[threads]"),
+        ("TestLockOfItsOwn", "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[threads]"),
+        ("TestLockOfItsOwn", "test_mw_2_lock_excludes_another_store_object"),
+        ("TestAsyncPlainLock", "test_aio_2_shared_tasks_lose_nothing"),
+        ("TestAsyncPlainLock", "test_aio_2_lock_lets_its_holder_and_its_tasks_take_it_again"),
+    ],
+)
+def test_mw_6_the_kit_fails_each_unsafe_store(verdicts, store, caught_by):
+    """MW-2, MW-3, MW-4, MW-6, PER-3, AIO-2: a reordering incremental save, a save that is not atomic, a stale cached load, a generation() blind to other writers, a lock that excludes nobody and an async lock that is not re-entrant each fail the kit."""
+    assert caught_by in failures_of(verdicts, store), verdicts[1][-4000:]
+
+
+class TestAsyncRedisStoreKit(AsyncStoreSuite):
+    """AIO-2, AIO-3, RDS-3: the built-in async store passes the async kit, each check on a key of its own."""
+
+    @pytest.fixture(autouse=True)
+    def _redis(self, redis_server):
+        self.url = redis_server.url
+
+    def make_store(self, tmp_path):
+        return sm.AsyncRedisStore(url=self.url, key=f"kit-{uuid.uuid4().hex}")
+
+    def reopen(self, store):
+        return sm.AsyncRedisStore(url=self.url, key=store.key)
+
+
+class TestAsyncDocsStyleStore(AsyncStoreSuite):
+    """AIO-2, AIO-3: an async store whose lock is re-entrant for its holder's tasks passes the async kit."""
+
+    def make_store(self, tmp_path):
+        namespace: dict = {}
+        exec(compile(BROKEN.split("class AsyncPlainLock")[0], "broken", "exec"), namespace)  # up to the good store
+        self.kind, self.backend = namespace["AsyncDictStore"], {}
+        return self.kind(self.backend, key=tmp_path.name)
+
+    def reopen(self, store):
+        return self.kind(self.backend, key=store.key)
+
+
+def test_per_2_create_memory_refuses_an_async_store_with_type_error():
+    """PER-2, AIO-3: create_memory given an async store raises TypeError naming create_async_memory; create_async_memory drives it."""
+    import asyncio
+
+    class Async:
+        async def load(self):
+            return None
+
+        async def save(self, document):
+            self.document = document
+
+    with pytest.raises(TypeError, match="create_async_memory"):
+        sm.create_memory(store=Async())
+    assert asyncio.run(sm.create_async_memory(store=Async())).threaded is False
+    with pytest.raises(TypeError):
+        asyncio.run(sm.create_async_memory(store=object()))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"\xef\xbb\xbf{}",
+        b"\xff",
+        '{"version": 1, "entries": [], "x": NaN}',
+        '{"version": 1, "entries": [], "entries": []}',
+        '{"version": 1, "entries": [], "x": ' + "9" * 4301 + "}",
+        "[" * 401 + "]" * 401,
+        "null",
+        '{"version": 2, "entries": []}',
+        '{"version": 1, "entries": {}}',
+        '{"version": 1, "entries": [], "generation": -1}',
+        '{"version": 1, "entries": [',
+    ],
+)
+def test_per_13_read_document_refuses_what_the_file_store_refuses(tmp_path, text):
+    """PER-13, PER-5: the public strict parser raises DamagedStoreError, naming the location, exactly where JsonFileStore.load does."""
+    raw = text if isinstance(text, bytes) else text.encode("utf-8")
+    with pytest.raises(sm.DamagedStoreError, match="user-42"):
+        sm.read_document(text, "user-42")
+    path = tmp_path / "memory.json"
+    path.write_bytes(raw)
+    with pytest.raises(sm.DamagedStoreError):
+        sm.JsonFileStore(path).load()
+
+
+def test_per_13_write_document_reads_back_as_it_was():
+    """PER-13, PER-3: write_document's text reads back with read_document as the same document; NaN is refused before any text."""
+    document = {"version": 1, "generation": 3, "entries": [{"key": "ü🙂", "data": 2**53 + 1}], "working": {}}
+    assert sm.read_document(sm.write_document(document)) == document
+    with pytest.raises(ValueError):
+        sm.write_document({"version": 1, "entries": [float("nan")]})
