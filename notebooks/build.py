@@ -1252,7 +1252,9 @@ def conformance(bug=None):
 
 
 reference = conformance()
-print("reference:", reference["summary"])""",
+summary = reference["summary"]
+# The vectors grow release by release; what must hold is that none fails against the reference.
+print("reference: every case passed:", summary["passed"] > 700 and summary["failed"] == summary["errored"] == 0)""",
             ),
             (
                 "md",
@@ -1265,7 +1267,7 @@ expires_at`, so an entry lives one millisecond too long.""",
                 "code",
                 """\
 buggy = conformance("expiry-gt")
-print("expiry-gt:", buggy["summary"])
+print("expiry-gt: caught, by", "more than 50" if buggy["summary"]["failed"] > 50 else "a few", "failing cases")
 failure = next(case for case in buggy["cases"] if case["status"] == "failed")
 print()
 print(failure["id"], "-", failure["description"])
@@ -1307,7 +1309,7 @@ ax.set_ylabel("failed cases")
 ax.legend(fontsize=8)
 fig.tight_layout()
 plt.show()
-print({bug: sum(counts.values()) for bug, counts in failed.items()})""",
+print({bug: sum(counts.values()) > 0 for bug, counts in failed.items()})  # each caught, whatever the vectors' count""",
                 "alt: Failed cases per group for three injected bugs: each bug fails the groups whose behaviour it changes, some in several groups.",
             ),
             (
