@@ -301,13 +301,15 @@ class Plumbing:
 
         With the ``rehearsal`` of the same change, its outcome is used when the
         state is still the one it was worked out on; after a reload the step
-        runs again on the reloaded state, at the same ``now``.
+        runs again on the reloaded state, at a ``now`` read after the reload:
+        another writer's change came in between, and this one must not be
+        stamped earlier than what it follows (ENT-6, MW-6).
         """
         step, _ = STEPS[name]
         if rehearsal is not None and rehearsal.start is self.state:
             outcome = rehearsal.outcome
         else:
-            outcome = step(self.state, self.now if rehearsal is None else rehearsal.now, *args, **kwargs)
+            outcome = step(self.state, self.now, *args, **kwargs)
         if outcome.state is not None:
             unsaved = self.unsaved
             yield from self.commit(outcome.state, outcome.dropped, persist=outcome.persist, keys=outcome.keys, who=who)
