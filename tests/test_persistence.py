@@ -576,3 +576,32 @@ def test_mw_8_a_wait_longer_than_a_thread_lock_can_is_refused(store):
     with pytest.raises(ValueError, match="at most"):
         store(lock_wait=threading.TIMEOUT_MAX * 2)
     assert store(lock_wait=threading.TIMEOUT_MAX).lock_wait == threading.TIMEOUT_MAX
+
+
+def test_per_18_a_child_forked_during_another_threads_load_collects_again():
+    """PER-18, MW-9: a process forked while another thread's load has the cycle collector paused gets it back on in the child."""
+    import gc
+    import os
+    import threading
+
+    from sentinel_memory import memory as memory_module
+
+    started, release = threading.Event(), threading.Event()
+
+    def load_in_progress():
+        with memory_module._cycle_collector_paused():
+            started.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=load_in_progress)
+    thread.start()
+    started.wait(5)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: no thread of it will ever end that pause
+            os._exit(0 if gc.isenabled() and memory_module._PAUSES["count"] == 0 else 1)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        release.set()
+        thread.join()
+    assert os.waitstatus_to_exitcode(status) == 0 and gc.isenabled()

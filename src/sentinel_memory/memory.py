@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import threading
 import time
 import warnings
@@ -1064,8 +1065,20 @@ PROMOTE_AFTER_LOAD = 20_000
 
 
 #: How many loads are parsing now, in any thread, and whether the collector was on before the first (PER-18).
-_PAUSES = {"count": 0, "was_on": False}
-_PAUSES_LOCK = threading.Lock()
+_PAUSES: dict[str, Any] = {"count": 0, "was_on": False, "lock": threading.Lock()}
+
+
+def _after_fork_in_child() -> None:
+    """A child forked while another thread was loading has no thread to end that pause: end it here (PER-18)."""
+    _PAUSES["lock"] = threading.Lock()  # another thread may have held it at the fork
+    if _PAUSES["count"]:
+        _PAUSES["count"] = 0
+        if _PAUSES["was_on"]:
+            gc.enable()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextlib.contextmanager
@@ -1092,7 +1105,7 @@ def _cycle_collector_paused() -> Iterator[None]:
     in pauses the collector and the last one out resumes it, so one load that
     ends never turns it back on under another that is still parsing.
     """
-    with _PAUSES_LOCK:
+    with _PAUSES["lock"]:
         if not _PAUSES["count"]:
             _PAUSES["was_on"] = gc.isenabled()
             gc.disable()
@@ -1100,7 +1113,7 @@ def _cycle_collector_paused() -> Iterator[None]:
     try:
         yield
     finally:
-        with _PAUSES_LOCK:
+        with _PAUSES["lock"]:
             _PAUSES["count"] -= 1
             if not _PAUSES["count"] and _PAUSES["was_on"]:
                 if gc.get_count()[0] > PROMOTE_AFTER_LOAD and not gc.get_freeze_count():
