@@ -1172,6 +1172,13 @@ MUTANTS = [
         tests=KIT,
     ),
     Mutant(
+        "in_processes returns raw wait statuses",
+        "testing.py",
+        "os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])",
+        "os.waitpid(pid, 0)[1]",
+        tests=KIT,
+    ),
+    Mutant(
         "the random mode's messages rule sends get_context",
         "tests/spec/test_differential.py",
         '        self.send("get_messages", wait, **args)',

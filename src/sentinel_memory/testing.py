@@ -75,7 +75,9 @@ def in_processes(count: int, work: Callable[[int], object]) -> list[int]:
         work: Called with the worker's number, 0 to ``count - 1``.
 
     Returns:
-        The exit statuses, in worker order; 0 when ``work`` returned.
+        The exit codes, in worker order: 0 when ``work`` returned, 1 when it
+        raised (``sys.exit`` included: the worker did not finish its work),
+        the code of an ``os._exit``, and minus the signal that killed it.
     """
     pids = []
     for worker in range(count):
@@ -88,7 +90,8 @@ def in_processes(count: int, work: Callable[[int], object]) -> list[int]:
             finally:
                 os._exit(code)  # never back into the test runner
         pids.append(pid)
-    return [os.waitpid(pid, 0)[1] for pid in pids]
+    # Exit codes, not wait statuses: a status of 256 reads as success to nobody, but -9 says SIGKILL.
+    return [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
 
 
 # -- what many writers did, and whether one at a time could have done it -----------------------------
