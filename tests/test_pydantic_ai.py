@@ -24,6 +24,7 @@ from pydantic_ai.messages import (
     SystemPromptPart,
     TextPart,
     ThinkingPart,
+    ToolAvailabilityDeltaPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -285,6 +286,47 @@ def test_pai_3_a_message_cut_by_the_budget_keeps_the_parts_in_view(mem):
     assert json_of(messages_from_turns(two)) == json_of([both])  # back in their places
     back = messages_from_turns(two[1:])
     assert [type(p) for p in back[0].parts] == [UserPromptPart]
+
+
+def test_pai_2_pydantic_ais_own_records_ride_in_the_last_tool_turn(mem):
+    """PAI-2, PAI-3: a request of returns and a record part (no prompt) is tool turns only, the record in the last; it comes back whole."""
+    history = SentinelHistory(mem, 1000)
+    said = [
+        ModelRequest(parts=[UserPromptPart("Find it")]),
+        ModelResponse(parts=[ToolCallPart("load", {}, "c1"), ToolCallPart("load", {}, "c2")]),
+        ModelRequest(
+            parts=[
+                ToolReturnPart("load", "ok", "c1"),
+                ToolAvailabilityDeltaPart(tools_added=["search"]),
+                ToolReturnPart("load", "ok", "c2"),
+            ]
+        ),
+    ]
+    history.record(said)
+    assert [mem[f"chat:{n}"]["role"] for n in range(1, 5)] == ["user", "assistant", "tool", "tool"]
+    assert mem["chat:4"]["content"][-1]["at"] == [1, 2] and "chat:5" not in mem
+    assert json_of(history.load()) == json_of(said)
+
+
+def test_pai_3_turns_of_two_messages_never_merge(mem):
+    """PAI-3: a message whose first turn is left out does not join the turn before it, which is another message's."""
+    answer = ModelRequest(parts=[ToolReturnPart("a", 1, "c1"), UserPromptPart("And?")])
+    other = ModelRequest(parts=[UserPromptPart("Hi")])
+    turns = turns_from_messages([other]) + turns_from_messages([answer])[1:]
+    back = messages_from_turns(turns)
+    assert len(back) == 2 and [type(p) for p in back[1].parts] == [UserPromptPart]
+
+
+def test_pai_4_must_keep_and_facts_share_reach_get_messages(mem):
+    """PAI-4, MSG-2: the history passes must_keep and facts_share: with no share for facts a long history crowds the fact out, unless it must be kept."""
+    mem.remember("user:allergy", FACT, importance=0.9)
+    history = SentinelHistory(mem, 80, facts_share=0)
+    for n in range(8):
+        history.record([ModelRequest(parts=[UserPromptPart(f"Tell me about dish {n}")])])
+        history.record([ModelResponse(parts=[TextPart(f"Dish {n} is fine.")])])
+    assert not any(isinstance(m.parts[0], SystemPromptPart) for m in history.view())
+    kept = SentinelHistory(mem, 80, facts_share=0, must_keep=0.8).view()
+    assert FACT in kept[0].parts[0].content
 
 
 def test_pai_4_the_view_is_the_memorys_budgeted_request(mem):

@@ -23,6 +23,8 @@ never needs pydantic-ai (PAI-6, DEP-1); importing this module without
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
 import threading
 import weakref
@@ -42,6 +44,7 @@ try:
     from pydantic import TypeAdapter
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.messages import (
+        CompactionPart,
         ModelMessage,
         ModelMessagesTypeAdapter,
         ModelRequest,
@@ -67,6 +70,10 @@ __all__ = ["PART_TYPE", "SentinelHistory", "messages_from_turns", "turns_from_me
 PART_TYPE = "pydantic-ai"
 
 _ANY_PART: TypeAdapter[Any] = TypeAdapter(Any)
+
+
+#: PAI-2: the request parts that speak to the model (a question, a system prompt, a retry's feedback, a summary).
+_SPEAKING = (UserPromptPart, SystemPromptPart, RetryFeedbackPart, RetryPromptPart, CompactionPart)
 
 
 def _is_answer(part: Any) -> bool:
@@ -135,9 +142,11 @@ def turns_from_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
     request answers calls and none of its other parts speaks (only
     pydantic-ai's own records), they ride in the last ``tool`` turn. Every
     turn also carries a content part ``{"type": "pydantic-ai", "message":
-    ..., "at": [...]}``: the message's JSON by ``ModelMessagesTypeAdapter``
-    with the parts of that turn, and their places in the message, so the
-    message comes back whole (``messages_from_turns``).
+    ..., "at": [...], "turn": [k, n, id]}``: the message's JSON by
+    ``ModelMessagesTypeAdapter`` with the parts of that turn, their places in
+    the message, and the turn's place among the message's turns with the
+    message's id (a digest of its JSON), so the message comes back whole
+    (``messages_from_turns``).
 
     Args:
         messages: ``ModelRequest`` and ``ModelResponse`` objects, oldest first.
@@ -190,10 +199,7 @@ def turns_from_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
             for j, part in enumerate(request_parts):
                 if _is_answer(part):
                     made.append(_turn("tool", _texts(part), head, [parts[j]], [j], tool_call_id=part.tool_call_id))
-            speaks = any(
-                isinstance(message.parts[j], UserPromptPart | SystemPromptPart | RetryFeedbackPart | RetryPromptPart)
-                for j in rest
-            )
+            speaks = any(isinstance(request_parts[j], _SPEAKING) for j in rest)
             if made and rest and not speaks:
                 last = made[-1]["content"][-1]
                 at = sorted(last["at"] + rest)
@@ -206,8 +212,10 @@ def turns_from_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
                 every_system = bool(rest) and all(isinstance(message.parts[j], SystemPromptPart) for j in rest)
                 texts = [text for j in rest for text in _texts(message.parts[j])]
                 made.append(_turn("system" if every_system else "user", texts, head, [parts[j] for j in rest], rest))
+        # PAI-2: which message a turn belongs to, so turns of two equal-looking messages never merge.
+        digest = hashlib.sha256(json.dumps([head, parts], sort_keys=True).encode()).hexdigest()[:16]
         for k, turn in enumerate(made):
-            turn["content"][-1]["turn"] = [k, len(made)]
+            turn["content"][-1]["turn"] = [k, len(made), digest]
             try:
                 check_message(turn, f"{where} (a {type(message).__name__}), its chat turn {k}")
             except (TypeError, ValueError) as error:
@@ -256,8 +264,8 @@ def _foreign(message: dict[str, Any], names: dict[str, str]) -> ModelMessage:
 def messages_from_turns(turns: Sequence[dict[str, Any]]) -> list[ModelMessage]:
     """The pydantic-ai messages chat turns read back as (PAI-3): each stored message whole, as it came.
 
-    Consecutive turns of one stored message (its ``"turn": [k, n]`` counting
-    on by one, the same message fields) become that message again, its parts
+    Consecutive turns of one stored message (the same id in ``"turn": [k, n, id]``,
+    ``k`` counting on by one) become that message again, its parts
     in their places; when all its turns are there it equals the original
     after pydantic-ai's JSON round trip (INT-1). A turn without the
     ``pydantic-ai`` part (stored by another adapter or ``add_message``) reads
@@ -282,7 +290,7 @@ def messages_from_turns(turns: Sequence[dict[str, Any]]) -> list[ModelMessage]:
         'Hi'
     """
     out: list[ModelMessage] = []
-    groups: list[tuple[dict[str, Any], dict[int, Any], list[int]] | None] = []
+    groups: list[tuple[dict[str, Any], dict[int, Any], list[Any]] | None] = []
     names: dict[str, str] = {}
     for message in turns:
         carried = _carried(message)
@@ -291,14 +299,14 @@ def messages_from_turns(turns: Sequence[dict[str, Any]]) -> list[ModelMessage]:
             out.append(_foreign(message, names))
             continue
         head = {key: value for key, value in carried["message"].items() if key != "parts"}
-        place = carried.get("turn", [0, 1])
+        place = carried.get("turn", [0, 1, ""])
         previous = groups[-1] if groups else None
-        if previous is not None and place[0] == previous[2][0] + 1 and previous[0] == head:
+        if previous is not None and place[0] == previous[2][0] + 1 and previous[2][1] == place[2]:
             parts, last = previous[1], previous[2]
             last[0] = place[0]
             out.pop()
         else:
-            parts, last = {}, [place[0]]
+            parts, last = {}, [place[0], place[2]]
             groups.append((head, parts, last))
         for j, part in zip(carried["at"], carried["message"]["parts"], strict=True):
             parts[j] = part
