@@ -334,6 +334,8 @@ def test_pai_4_the_view_is_the_memorys_budgeted_request(mem):
     history = SentinelHistory(mem, 60, must_keep=0.8, system="Be brief.")
     mem.remember("user:allergy", FACT, importance=0.9)
     mem.remember("user:pet", "has a cat named Peanut", importance=0.5)
+    for n in range(8):  # newer facts, which fill the facts' share when no question ranks the cat first
+        mem.remember(f"user:walk{n}", f"likes long walks on sandy beaches near an old harbour, number {n}", importance=0.5)
     for n in range(6):
         history.record(
             [
@@ -346,6 +348,8 @@ def test_pai_4_the_view_is_the_memorys_budgeted_request(mem):
     expected = mem.get_messages(token_budget=60, query="Is the cat food safe?", must_keep=0.8, system="Be brief.")
     assert [body_of(m) for m in chat] == [body_of(m) for m in expected.messages]
     assert view[0].parts[0].content == expected.messages[0]["content"] and FACT in view[0].parts[0].content
+    assert "cat named Peanut" in view[0].parts[0].content  # ranked first by the newest question
+    assert "cat named Peanut" not in history.view()[0].parts[0].content
     assert counted(chat) == expected.tokens <= 60
     assert newest_question(view) == "Is the cat food safe?"
     with pytest.raises(sm.TokenBudgetError):
