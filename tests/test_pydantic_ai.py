@@ -335,7 +335,9 @@ def test_pai_4_the_view_is_the_memorys_budgeted_request(mem):
     mem.remember("user:allergy", FACT, importance=0.9)
     mem.remember("user:pet", "has a cat named Peanut", importance=0.5)
     for n in range(8):  # newer facts, which fill the facts' share when no question ranks the cat first
-        mem.remember(f"user:walk{n}", f"likes long walks on sandy beaches near an old harbour, number {n}", importance=0.5)
+        mem.remember(
+            f"user:walk{n}", f"likes long walks on sandy beaches near an old harbour, number {n}", importance=0.5
+        )
     for n in range(6):
         history.record(
             [
