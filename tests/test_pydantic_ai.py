@@ -244,12 +244,17 @@ def test_pai_2_bad_input_is_refused_and_nothing_is_stored(mem):
         )
     with pytest.raises(ValueError, match=r"messages\[1\] \(a ModelResponse\).*two calls with the id 'c1'"):
         history.record([ask, ModelResponse(parts=[ToolCallPart("a", {}, "c1"), ToolCallPart("b", {}, "c1")])])
-    with pytest.raises(ValueError, match="answers no open call"):
+    with pytest.raises(
+        ValueError, match=r"^messages\[1\] \(a ModelRequest\), its chat turn 0\.tool_call_id: 'c9' answers no"
+    ):
         history.record([ask, ModelRequest(parts=[ToolReturnPart("add", 3, "c9")])])
     with pytest.raises(TypeError, match="must be a list"):
         history.record(ask)  # type: ignore[arg-type]
     assert mem.size() == 0 and history.load() == []
     assert history.record([ask]) == [ask]  # the refused batches left the good message unseen
+    with pytest.raises(TypeError, match=r"^messages\[1\] must be"):  # named by its place in the list given
+        history.record([ask, "Hi"])
+    assert mem.size() == 1
 
 
 def test_pai_3_turns_another_writer_stored_read_back_as_messages(mem):

@@ -26,6 +26,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import threading
 import weakref
 from collections.abc import Sequence
@@ -70,6 +71,7 @@ __all__ = ["PART_TYPE", "SentinelHistory", "messages_from_turns", "turns_from_me
 PART_TYPE = "pydantic-ai"
 
 _ANY_PART: TypeAdapter[Any] = TypeAdapter(Any)
+_TURN_PLACE = re.compile(r"messages\[(\d+)\]")
 
 
 #: PAI-2: the request parts that speak to the model (a question, a system prompt, a retry's feedback, a summary).
@@ -169,8 +171,14 @@ def turns_from_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """
     if not isinstance(messages, list | tuple):
         raise TypeError(f"messages must be a list of pydantic-ai messages, got {shown(messages)}")
+    return _turns(list(enumerate(messages)))[0]
+
+
+def _turns(numbered: list[tuple[int, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The turns of the messages (PAI-2), each named by its place in the caller's list, and each turn's origin."""
     turns: list[dict[str, Any]] = []
-    for i, message in enumerate(messages):
+    origins: list[str] = []
+    for i, message in numbered:
         where = f"messages[{i}]"
         if not isinstance(message, ModelRequest | ModelResponse):
             raise TypeError(
@@ -216,12 +224,14 @@ def turns_from_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
         digest = hashlib.sha256(json.dumps([head, parts], sort_keys=True).encode()).hexdigest()[:16]
         for k, turn in enumerate(made):
             turn["content"][-1]["turn"] = [k, len(made), digest]
+            origin = f"{where} (a {type(message).__name__}), its chat turn {k}"
             try:
-                check_message(turn, f"{where} (a {type(message).__name__}), its chat turn {k}")
+                check_message(turn, origin)
             except (TypeError, ValueError) as error:
                 raise type(error)(f"{error}; this pydantic-ai message cannot be kept as a chat turn") from None
+            origins.append(origin)
         turns.extend(made)
-    return turns
+    return turns, origins
 
 
 def _carried(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -473,10 +483,18 @@ class SentinelHistory(AbstractCapability[Any]):
         if not isinstance(messages, list | tuple):
             raise TypeError(f"messages must be a list of pydantic-ai messages, got {shown(messages)}")
         with self._lock:
-            new = [message for message in messages if self._known.get(id(message)) is not message]
-            turns = turns_from_messages(new)
+            numbered = [
+                (i, message) for i, message in enumerate(messages) if self._known.get(id(message)) is not message
+            ]
+            turns, origins = _turns(numbered)
             if turns:
-                self._memory.add_messages(turns, importance=self._importance, ttl=self._ttl)
+                try:
+                    self._memory.add_messages(turns, importance=self._importance, ttl=self._ttl)
+                except (TypeError, ValueError) as error:
+                    # The memory names the chat turns; name the pydantic-ai messages they came from.
+                    said = _TURN_PLACE.sub(lambda found: origins[int(found[1])], str(error))
+                    raise type(error)(said) from error
+            new = [message for _, message in numbered]
             self._remember(new)
         return new
 
