@@ -1304,8 +1304,8 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai history stores a message it has seen again",
         "integrations/pydantic_ai.py",
-        "new = [message for message in messages if self._known.get(id(message)) is not message]",
-        "new = list(messages)",
+        "(i, message) for i, message in enumerate(messages) if self._known.get(id(message)) is not message",
+        "(i, message) for i, message in enumerate(messages)",
         tests=PYDANTIC_AI,
     ),
     Mutant(
@@ -1339,15 +1339,15 @@ MUTANTS = [
     Mutant(
         "the turns of two alike pydantic-ai messages merge",
         "integrations/pydantic_ai.py",
-        "and place[0] == previous[2][0] + 1 and previous[2][1] == place[2]:",
-        "and place[0] == previous[2][0] + 1:",
+        "and place[0] == group[2] + 1 and group[3] == place[2]:",
+        "and place[0] == group[2] + 1:",
         tests=PYDANTIC_AI,
     ),
     Mutant(
         "a pydantic-ai message's parts come back in turn order, not in their places",
         "integrations/pydantic_ai.py",
-        "[parts[j] for j in sorted(parts)]",
-        "list(parts.values())",
+        "[slot[1][j] for j in sorted(slot[1])]",
+        "list(slot[1].values())",
         tests=PYDANTIC_AI,
     ),
     Mutant(

@@ -299,34 +299,31 @@ def messages_from_turns(turns: Sequence[dict[str, Any]]) -> list[ModelMessage]:
         >>> messages_from_turns([{"role": "user", "content": "Hi"}])[0].parts[0].content
         'Hi'
     """
-    out: list[ModelMessage] = []
-    groups: list[tuple[dict[str, Any], dict[int, Any], list[Any]] | None] = []
+    # Each slot is a message read from a turn without the part, or a group [fields, parts by place, k, id].
+    slots: list[Any] = []
     names: dict[str, str] = {}
+    group: list[Any] | None = None
     for message in turns:
         carried = _carried(message)
         if carried is None:
-            groups.append(None)
-            out.append(_foreign(message, names))
+            slots.append(_foreign(message, names))
+            group = None
             continue
-        head = {key: value for key, value in carried["message"].items() if key != "parts"}
         place = carried.get("turn", [0, 1, ""])
-        previous = groups[-1] if groups else None
-        if previous is not None and place[0] == previous[2][0] + 1 and previous[2][1] == place[2]:
-            parts, last = previous[1], previous[2]
-            last[0] = place[0]
-            out.pop()
+        if group is not None and place[0] == group[2] + 1 and group[3] == place[2]:
+            group[2] = place[0]
         else:
-            parts, last = {}, [place[0], place[2]]
-            groups.append((head, parts, last))
+            head = {key: value for key, value in carried["message"].items() if key != "parts"}
+            group = [head, {}, place[0], place[2]]
+            slots.append(group)
         for j, part in zip(carried["at"], carried["message"]["parts"], strict=True):
-            parts[j] = part
-        rebuilt = ModelMessagesTypeAdapter.validate_python([{**head, "parts": [parts[j] for j in sorted(parts)]}])[0]
-        if isinstance(rebuilt, ModelResponse):
-            for part in rebuilt.parts:
-                if isinstance(part, ToolCallPart):
-                    names[part.tool_call_id] = part.tool_name
-        out.append(rebuilt)
-    return out
+            group[1][j] = part
+            if isinstance(part, dict) and part.get("part_kind") == "tool-call":
+                names[part["tool_call_id"]] = part["tool_name"]
+    # One validation for every group: a request's view is hundreds of messages.
+    wanted = [{**slot[0], "parts": [slot[1][j] for j in sorted(slot[1])]} for slot in slots if isinstance(slot, list)]
+    rebuilt = iter(ModelMessagesTypeAdapter.validate_python(wanted))
+    return [next(rebuilt) if isinstance(slot, list) else slot for slot in slots]
 
 
 def _question(messages: Sequence[Any]) -> str | None:
