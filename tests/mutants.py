@@ -1367,8 +1367,8 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai history's load(limit) takes the oldest turns",
         "integrations/pydantic_ai.py",
-        "chosen = chosen[len(chosen) - limit :] if limit > 0 else []",
-        "chosen = chosen[:limit]",
+        "out = out[len(out) - limit :] if limit > 0 else []",
+        "out = out[:limit]",
         tests=PYDANTIC_AI,
     ),
     Mutant(

@@ -406,11 +406,15 @@ def test_pai_4_the_async_forms_do_the_io_off_the_event_loop(mem):
 
 
 def test_pai_5_load_limits_to_the_newest_turns(mem):
-    """PAI-5: load(limit) gives the newest turns' messages; load() gives every stored one, known to the history."""
+    """PAI-5: load(limit) gives the newest messages, whole; load() gives every stored one, known to the history."""
     history = SentinelHistory(mem, 500)
     said = [ModelRequest(parts=[UserPromptPart(f"q{n}")]) for n in range(3)]
+    said.append(ModelRequest(parts=[SystemPromptPart("Be kind."), UserPromptPart("q3")]))  # one message, one turn
+    said.append(ModelResponse(parts=[ToolCallPart("f", {}, "c1"), ToolCallPart("f", {}, "c2")]))
+    said.append(ModelRequest(parts=[ToolReturnPart("f", 1, "c1"), ToolReturnPart("f", 2, "c2")]))  # two turns
     history.record(said)
-    assert [m.parts[0].content for m in history.load(limit=2)] == ["q1", "q2"]
+    assert json_of(history.load(limit=2)) == json_of(said[-2:])
+    assert [m.parts[0].content for m in history.load(limit=5)[:2]] == ["q1", "q2"]
     assert history.load(limit=0) == []
     assert history.record(history.load()) == []
 

@@ -551,7 +551,7 @@ class SentinelHistory(AbstractCapability[Any]):
         return await anyio.to_thread.run_sync(functools.partial(self.record, list(messages)))
 
     def load(self, limit: int | None = None) -> list[ModelMessage]:
-        """Every stored turn as pydantic-ai messages, oldest first, unbudgeted (PAI-5).
+        """Every stored message, read back from the turns, oldest first, unbudgeted (PAI-5).
 
         The turns (MSG-1) in ascending ``N``, read back with
         ``messages_from_turns``: what the app stored, each message whole, also
@@ -559,7 +559,7 @@ class SentinelHistory(AbstractCapability[Any]):
         or show it; the history knows these objects and does not store them again.
 
         Args:
-            limit: Only the newest this many turns. Defaults to None (all).
+            limit: Only the newest this many messages. Defaults to None (all).
 
         Returns:
             A new list of new pydantic-ai messages.
@@ -571,10 +571,9 @@ class SentinelHistory(AbstractCapability[Any]):
                 if message is not None:
                     found.append((turn_number(key), message))
         found.sort(key=lambda turn: turn[0])
-        chosen = [message for _, message in found]
+        out = messages_from_turns([message for _, message in found])
         if limit is not None:
-            chosen = chosen[len(chosen) - limit :] if limit > 0 else []
-        out = messages_from_turns(chosen)
+            out = out[len(out) - limit :] if limit > 0 else []
         with self._lock:
             self._remember(out)
         return out
