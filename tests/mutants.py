@@ -1365,7 +1365,7 @@ MUTANTS = [
         tests=PYDANTIC_AI,
     ),
     Mutant(
-        "the pydantic-ai history's load(limit) takes the oldest turns",
+        "the pydantic-ai history's load(limit) takes the oldest messages",
         "integrations/pydantic_ai.py",
         "out = out[len(out) - limit :] if limit > 0 else []",
         "out = out[:limit]",

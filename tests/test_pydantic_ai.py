@@ -405,7 +405,7 @@ def test_pai_4_the_async_forms_do_the_io_off_the_event_loop(mem):
     assert len(threads) == 4 and loop_thread not in threads
 
 
-def test_pai_5_load_limits_to_the_newest_turns(mem):
+def test_pai_5_load_limits_to_the_newest_messages(mem):
     """PAI-5: load(limit) gives the newest messages, whole; load() gives every stored one, known to the history."""
     history = SentinelHistory(mem, 500)
     said = [ModelRequest(parts=[UserPromptPart(f"q{n}")]) for n in range(3)]

@@ -366,7 +366,7 @@ class SentinelHistory(AbstractCapability[Any]):
         >>> agent = Agent(TestModel(custom_output_text="No nuts."), capabilities=[history])
         >>> agent.run_sync("Any nuts in the risotto?").output
         'No nuts.'
-        >>> [m["role"] for m in mem.get_messages(500).messages]
+        >>> [m["role"] for m in mem.get_messages(token_budget=500).messages]
         ['user', 'assistant']
     """
 
@@ -452,7 +452,8 @@ class SentinelHistory(AbstractCapability[Any]):
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
-        return None  # holds a memory: not a spec-serializable capability
+        """None: the capability holds a memory, so an agent spec (YAML, JSON) cannot name it."""
+        return None
 
     def _remember(self, messages: Sequence[Any]) -> None:
         for message in messages:
@@ -538,16 +539,41 @@ class SentinelHistory(AbstractCapability[Any]):
         Give it to pydantic-ai's ``ProcessHistory`` when you want the
         processor alone; pydantic-ai then runs it in a worker thread. The
         capability itself calls ``aprocess`` before each model request.
+
+        Args:
+            messages: The request's messages, as pydantic-ai gives them to a history processor.
+
+        Returns:
+            The budgeted history, a new list of new pydantic-ai messages.
+
+        Raises:
+            TypeError: As ``record`` does.
+            ValueError: As ``record`` does.
+            TokenBudgetError: As ``view`` does.
         """
         self.record(messages)
         return self.view(query=_question(messages))
 
     async def aprocess(self, messages: Sequence[Any]) -> list[ModelMessage]:
-        """``process(messages)`` in a worker thread, so the store's I/O never blocks the event loop (PAI-4)."""
+        """``process(messages)`` in a worker thread, so the store's I/O never blocks the event loop (PAI-4).
+
+        Args:
+            messages: The request's messages.
+
+        Returns:
+            What ``process`` returns.
+        """
         return await anyio.to_thread.run_sync(functools.partial(self.process, list(messages)))
 
     async def arecord(self, messages: Sequence[Any]) -> list[ModelMessage]:
-        """``record(messages)`` in a worker thread (PAI-1)."""
+        """``record(messages)`` in a worker thread, so the store's I/O never blocks the event loop (PAI-1).
+
+        Args:
+            messages: pydantic-ai messages, oldest first.
+
+        Returns:
+            What ``record`` returns.
+        """
         return await anyio.to_thread.run_sync(functools.partial(self.record, list(messages)))
 
     def load(self, limit: int | None = None) -> list[ModelMessage]:
@@ -583,11 +609,26 @@ class SentinelHistory(AbstractCapability[Any]):
 
         Only the request's messages change; the run's own history
         (``ctx.messages``) stays as pydantic-ai keeps it.
+
+        Args:
+            ctx: The run's context (pydantic-ai's ``RunContext``).
+            request_context: The request about to be sent (pydantic-ai's ``ModelRequestContext``).
+
+        Returns:
+            ``request_context``, its ``messages`` the memory's budgeted history.
         """
         request_context.messages = await self.aprocess(request_context.messages)
         return request_context
 
     async def after_run(self, ctx: Any, *, result: Any) -> Any:
-        """Store what the run added after its last model request: the final answer (PAI-1)."""
+        """Store what the run added after its last model request: the final answer (PAI-1).
+
+        Args:
+            ctx: The run's context (pydantic-ai's ``RunContext``).
+            result: The run's result, whose ``all_messages()`` are recorded.
+
+        Returns:
+            ``result``, unchanged.
+        """
         await self.arecord(result.all_messages())
         return result
