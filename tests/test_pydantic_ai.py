@@ -444,3 +444,23 @@ def test_pai_6_without_pydantic_ai_the_adapter_names_the_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "sentinel_memory.integrations.pydantic_ai")
     with pytest.raises(ImportError, match=r"sentinel-memory\[pydantic-ai\]"):
         importlib.import_module("sentinel_memory.integrations.pydantic_ai")
+
+
+def test_pai_1_streamed_and_iterated_runs_store_their_answer_too(mem):
+    """PAI-1: under run_stream and iter, as under run, each run's question and final answer are stored once."""
+    from pydantic_ai.models.test import TestModel
+
+    history = SentinelHistory(mem, 500)
+    agent = Agent(TestModel(custom_output_text="Hello there."), capabilities=[history])
+
+    async def main() -> None:
+        async with agent.run_stream("Hi") as streamed:
+            assert await streamed.get_output() == "Hello there."
+        async with agent.iter("Again") as run:
+            async for _ in run:
+                pass
+
+    asyncio.run(main())
+    loaded = history.load()
+    assert [type(m).__name__ for m in loaded] == ["ModelRequest", "ModelResponse"] * 2
+    assert loaded[1].parts[0].content == loaded[3].parts[0].content == "Hello there."
