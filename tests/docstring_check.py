@@ -28,12 +28,13 @@ PACKAGE = ROOT / "src" / "sentinel_memory"
 FORBIDDEN = re.compile(r":(param|returns?|raises?|rtype|type|class|func|meth|attr|mod)\b|\[`[^`\]]+`\]\[[\w.]+\]")
 
 
-#: The public namespaces: the package's names, the pure core (the Extending page), the LangChain adapter,
-#: the examples' fake clock.
+#: The public namespaces: the package's names, the pure core (the Extending page), the LangChain and pydantic-ai
+#: adapters, the examples' fake clock.
 NAMESPACES = (
     "sentinel_memory",
     "sentinel_memory.core",
     "sentinel_memory.integrations.langchain",
+    "sentinel_memory.integrations.pydantic_ai",
     "sentinel_memory.fakeclock",
 )
 

@@ -46,6 +46,8 @@ KIT = ("tests/test_store_kit_checks.py",)
 CENSUS = ("tests/test_random_census.py",)
 #: The LangChain adapter's example tests, then the edges.
 LANGCHAIN = ("tests/test_langchain.py", "tests/test_edges.py")
+#: The pydantic-ai adapter's example tests, then its property.
+PYDANTIC_AI = ("tests/test_pydantic_ai.py", "tests/spec/test_pydantic_ai_properties.py")
 
 
 @dataclass(frozen=True)
@@ -1305,6 +1307,118 @@ MUTANTS = [
         "class _Keys(KeysView[str]):\n    def __init__(self, table: Table) -> None:\n"
         "        super().__init__(table)\n        self._table = Table()",
         tests=EDGES,
+    ),
+    Mutant(
+        "the pydantic-ai history stores a message it has seen again",
+        "integrations/pydantic_ai.py",
+        "(i, message) for i, message in enumerate(messages) if self._known.get(id(message)) is not message",
+        "(i, message) for i, message in enumerate(messages)",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the pydantic-ai history never stores a run's final answer",
+        "integrations/pydantic_ai.py",
+        "        await self.arecord(result.all_messages())\n        return result",
+        "        return result",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "a pydantic-ai response's tool calls are not kept as calls",
+        "integrations/pydantic_ai.py",
+        'extra = {"tool_calls": calls} if calls else {}',
+        "extra = {}",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "a pydantic-ai response's text is not counted",
+        "integrations/pydantic_ai.py",
+        "texts = [part.content for part in message.parts if isinstance(part, TextPart)]",
+        "texts = []",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "a pydantic-ai system prompt alone is stored as a user turn",
+        "integrations/pydantic_ai.py",
+        '"system" if every_system else "user"',
+        '"user"',
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the turns of two alike pydantic-ai messages merge",
+        "integrations/pydantic_ai.py",
+        "and place[0] == group[2] + 1 and group[3] == place[2]:",
+        "and place[0] == group[2] + 1:",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "a pydantic-ai message's parts come back in turn order, not in their places",
+        "integrations/pydantic_ai.py",
+        "[slot[1][j] for j in sorted(slot[1])]",
+        "list(slot[1].values())",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the pydantic-ai history ranks the facts without the newest question",
+        "integrations/pydantic_ai.py",
+        '                    return "\\n".join(_texts(part))',
+        "                    return None",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the pydantic-ai history's async form does the I/O on the event loop",
+        "integrations/pydantic_ai.py",
+        "return await anyio.to_thread.run_sync(functools.partial(self.process, list(messages)))",
+        "return self.process(list(messages))",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the pydantic-ai history's load(limit) takes the oldest messages",
+        "integrations/pydantic_ai.py",
+        "out = out[len(out) - limit :] if limit > 0 else []",
+        "out = out[:limit]",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the pydantic-ai history drops must_keep",
+        "integrations/pydantic_ai.py",
+        "            must_keep=self._must_keep,",
+        "            must_keep=None,",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the pydantic-ai history doubles its budget",
+        "integrations/pydantic_ai.py",
+        "            token_budget=self._budget,",
+        "            token_budget=self._budget * 2,",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the pydantic-ai view's messages are unknown to the history",
+        "integrations/pydantic_ai.py",
+        "        out.extend(messages_from_turns(chat))\n        with self._lock:\n            self._remember(out)",
+        "        out.extend(messages_from_turns(chat))",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "pydantic-ai's own record parts become a user turn",
+        "integrations/pydantic_ai.py",
+        "if made and rest and not speaks:",
+        "if False:",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "a pydantic-ai part with no JSON form is not named",
+        "integrations/pydantic_ai.py",
+        '                _ANY_PART.dump_python(part, mode="json")',
+        "                pass",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "an item that is not a pydantic-ai message passes the check",
+        "integrations/pydantic_ai.py",
+        "if not isinstance(message, ModelRequest | ModelResponse):",
+        "if message is None:",
+        tests=PYDANTIC_AI,
     ),
 ]
 

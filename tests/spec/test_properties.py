@@ -595,6 +595,7 @@ OPTIONAL = {"redis"}
 ADAPTERS = {
     "integrations/langchain.py": {"langchain_core"},
     "integrations/langgraph.py": {"langgraph"},
+    "integrations/pydantic_ai.py": {"pydantic_ai", "pydantic", "anyio"},
     "testing.py": {"pytest"},
 }
 

@@ -1,0 +1,634 @@
+"""A pydantic-ai message history kept in a memory, within a token budget (PAI-1 .. PAI-6); the extra ``[pydantic-ai]``.
+
+``SentinelHistory(memory, token_budget)`` is a pydantic-ai capability: give
+it to ``Agent(capabilities=[...])`` and before each model request it stores
+the run's new messages in the memory as chat turns, exactly once, and gives
+the model the memory's budgeted history instead of the run's own: the app's
+system prompt and the facts that fit (the must-keep ones always), then the
+newest whole tool-call units from a user message on (MSG-2 .. MSG-9). So a
+conversation of any length costs at most ``token_budget`` tokens of
+messages per request, survives a restart (the next run of a new history over
+the same memory carries on), and every request a chat API receives is valid.
+
+Each pydantic-ai message is kept whole (INT-1): its JSON by pydantic-ai's own
+``ModelMessagesTypeAdapter`` rides in its turns' content parts, beside the
+text the budget counts, and comes back equal to the original after that JSON
+round trip: thinking parts, images by URL, files as base64 included.
+
+The package itself never imports this module, so ``import sentinel_memory``
+never needs pydantic-ai (PAI-6, DEP-1); importing this module without
+``pydantic-ai-slim`` raises an ``ImportError`` that names the extra.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.chat import check_message
+from ..core.options import Duration
+from ..core.shown import shown
+from ..core.tokens import TokenizerLike
+from ..core.turns import chat_message, is_turn_key, turn_number
+from ..folder import MemoryFolder
+from ..memory import Memory
+
+try:
+    import anyio.to_thread
+    from pydantic import TypeAdapter
+    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.messages import (
+        CompactionPart,
+        ModelMessage,
+        ModelMessagesTypeAdapter,
+        ModelRequest,
+        ModelResponse,
+        RetryFeedbackPart,
+        RetryPromptPart,
+        SystemPromptPart,
+        TextContent,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+except ImportError as error:  # pragma: no cover - exercised by a test that hides pydantic-ai
+    raise ImportError(
+        "sentinel_memory.integrations.pydantic_ai needs pydantic-ai; install it with: "
+        "pip install 'sentinel-memory[pydantic-ai]'"
+    ) from error
+
+__all__ = ["PART_TYPE", "SentinelHistory", "messages_from_turns", "turns_from_messages"]
+
+#: PAI-2: the ``type`` of the content part that carries a pydantic-ai message's JSON in its turns.
+PART_TYPE = "pydantic-ai"
+
+_ANY_PART: TypeAdapter[Any] = TypeAdapter(Any)
+_TURN_PLACE = re.compile(r"messages\[(\d+)\]")
+
+
+#: PAI-2: the request parts that speak to the model (a question, a system prompt, a retry's feedback, a summary).
+_SPEAKING = (UserPromptPart, SystemPromptPart, RetryFeedbackPart, RetryPromptPart, CompactionPart)
+
+
+def _is_answer(part: Any) -> bool:
+    """A request part that answers a tool call: a tool's return, or a retry prompt sent back for a call."""
+    return isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name is not None)
+
+
+def _texts(part: Any) -> list[str]:
+    """The text a request or response part shows the model, as PAI-2 counts it."""
+    if isinstance(part, UserPromptPart):
+        if isinstance(part.content, str):
+            return [part.content]
+        return [
+            item if isinstance(item, str) else item.content
+            for item in part.content
+            if isinstance(item, str | TextContent)
+        ]
+    if isinstance(part, ToolReturnPart):
+        return [part.model_response_str()]
+    if isinstance(part, RetryPromptPart | RetryFeedbackPart):
+        return [part.model_response()]
+    content = getattr(part, "content", None)
+    return [content] if isinstance(content, str) else []
+
+
+def _dump(message: Any, where: str) -> dict[str, Any]:
+    """A message's JSON by pydantic-ai's own serializer, or ``TypeError`` naming the part that has none (INT-1)."""
+    try:
+        dumped: dict[str, Any] = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
+    except Exception as error:  # pydantic's serialization errors have no common public base
+        for j, part in enumerate(message.parts):
+            try:
+                _ANY_PART.dump_python(part, mode="json")
+            except Exception:
+                raise TypeError(
+                    f"{where}.parts[{j}] (a {type(part).__name__}) has no JSON form and cannot be kept: "
+                    "give the part JSON data (text, numbers, lists, dicts, a pydantic model, a dataclass), "
+                    "or a file as BinaryContent or by URL"
+                ) from error
+        raise TypeError(f"{where} (a {type(message).__name__}) has no JSON form and cannot be kept: {error}") from error
+    return dumped
+
+
+def _turn(
+    role: str,
+    texts: list[str],
+    head: dict[str, Any],
+    parts: list[dict[str, Any]],
+    at: list[int],
+    **fields: Any,
+) -> dict[str, Any]:
+    carried = {"type": PART_TYPE, "message": {**head, "parts": parts}, "at": at}
+    content = [{"type": "text", "text": text} for text in texts if text] + [carried]
+    return {"role": role, "content": content, **fields}
+
+
+def turns_from_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """The chat-completions turns pydantic-ai messages are stored as, each message whole (PAI-2, INT-1).
+
+    A ``ModelResponse`` is one ``assistant`` turn: its text parts as text,
+    its ``ToolCallPart`` s as ``tool_calls`` (the arguments as JSON text).
+    A ``ModelRequest`` is one ``tool`` turn per part that answers a call (a
+    ``ToolReturnPart``, a retry prompt for a call), in order, and one more
+    turn for its other parts: ``system`` when they are all
+    ``SystemPromptPart`` s, else ``user``, their text as text parts; when the
+    request answers calls and none of its other parts speaks (only
+    pydantic-ai's own records), they ride in the last ``tool`` turn. Every
+    turn also carries a content part ``{"type": "pydantic-ai", "message":
+    ..., "at": [...], "turn": [k, n, id]}``: the message's JSON by
+    ``ModelMessagesTypeAdapter`` with the parts of that turn, their places in
+    the message, and the turn's place among the message's turns with the
+    message's id (a digest of its JSON), so the message comes back whole
+    (``messages_from_turns``).
+
+    Args:
+        messages: ``ModelRequest`` and ``ModelResponse`` objects, oldest first.
+
+    Returns:
+        A new list of chat-completions messages (MSG-5), checked field by field.
+
+    Raises:
+        TypeError: An item that is not a ``ModelRequest`` or ``ModelResponse``, or a part with no
+            JSON form; the error names ``messages[i]`` (and ``.parts[j]``) and what to pass instead.
+        ValueError: A turn the chat form refuses (an empty or repeated tool call id), named as
+            ``messages[i]``.
+
+    Examples:
+        >>> from pydantic_ai.messages import ModelRequest, UserPromptPart
+        >>> from sentinel_memory.integrations.pydantic_ai import turns_from_messages
+        >>> [turn] = turns_from_messages([ModelRequest(parts=[UserPromptPart("Any nuts?")])])
+        >>> turn["role"], turn["content"][0], turn["content"][1]["type"]
+        ('user', {'type': 'text', 'text': 'Any nuts?'}, 'pydantic-ai')
+    """
+    if not isinstance(messages, list | tuple):
+        raise TypeError(f"messages must be a list of pydantic-ai messages, got {shown(messages)}")
+    return _turns(list(enumerate(messages)))[0]
+
+
+def _turns(numbered: list[tuple[int, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The turns of the messages (PAI-2), each named by its place in the caller's list, and each turn's origin."""
+    turns: list[dict[str, Any]] = []
+    origins: list[str] = []
+    for i, message in numbered:
+        where = f"messages[{i}]"
+        if not isinstance(message, ModelRequest | ModelResponse):
+            raise TypeError(
+                f"{where} must be a pydantic-ai ModelRequest or ModelResponse, got {shown(message)}: "
+                "pass the messages of a run (result.all_messages()) or ModelMessagesTypeAdapter.validate_json(...)"
+            )
+        head = _dump(message, where)
+        parts = head.pop("parts")
+        made: list[dict[str, Any]] = []
+        if isinstance(message, ModelResponse):
+            calls = [
+                {
+                    "id": part.tool_call_id,
+                    "type": "function",
+                    "function": {"name": part.tool_name, "arguments": part.args_as_json_str()},
+                }
+                for part in message.parts
+                if isinstance(part, ToolCallPart)
+            ]
+            texts = [part.content for part in message.parts if isinstance(part, TextPart)]
+            extra = {"tool_calls": calls} if calls else {}
+            made.append(_turn("assistant", texts, head, parts, list(range(len(parts))), **extra))
+        else:
+            request_parts: list[Any] = list(message.parts)
+            rest = [j for j, part in enumerate(request_parts) if not _is_answer(part)]
+            for j, part in enumerate(request_parts):
+                if _is_answer(part):
+                    made.append(_turn("tool", _texts(part), head, [parts[j]], [j], tool_call_id=part.tool_call_id))
+            speaks = any(isinstance(request_parts[j], _SPEAKING) for j in rest)
+            if made and rest and not speaks:
+                last = made[-1]["content"][-1]
+                at = sorted(last["at"] + rest)
+                last["message"]["parts"] = [parts[j] for j in at]
+                last["at"] = at
+                made[-1]["content"][-1:-1] = [
+                    {"type": "text", "text": text} for j in rest for text in _texts(message.parts[j]) if text
+                ]
+            elif rest or not made:
+                every_system = bool(rest) and all(isinstance(message.parts[j], SystemPromptPart) for j in rest)
+                texts = [text for j in rest for text in _texts(message.parts[j])]
+                made.append(_turn("system" if every_system else "user", texts, head, [parts[j] for j in rest], rest))
+        # PAI-2: which message a turn belongs to, so turns of two equal-looking messages never merge.
+        digest = hashlib.sha256(json.dumps([head, parts], sort_keys=True).encode()).hexdigest()[:16]
+        for k, turn in enumerate(made):
+            turn["content"][-1]["turn"] = [k, len(made), digest]
+            origin = f"{where} (a {type(message).__name__}), its chat turn {k}"
+            try:
+                check_message(turn, origin)
+            except (TypeError, ValueError) as error:
+                raise type(error)(f"{error}; this pydantic-ai message cannot be kept as a chat turn") from None
+            origins.append(origin)
+        turns.extend(made)
+    return turns, origins
+
+
+def _carried(message: dict[str, Any]) -> dict[str, Any] | None:
+    content = message.get("content")
+    if isinstance(content, list) and content:
+        last = content[-1]
+        if isinstance(last, dict) and last.get("type") == PART_TYPE and isinstance(last.get("message"), dict):
+            return last
+    return None
+
+
+def _plain_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part["text"] for part in content if part.get("type") == "text")
+    return ""
+
+
+def _foreign(message: dict[str, Any], names: dict[str, str]) -> ModelMessage:
+    """A turn another writer stored (no pydantic-ai JSON) as the pydantic-ai message it reads as (PAI-3)."""
+    role, text = message["role"], _plain_text(message)
+    if role == "assistant":
+        response_parts: list[Any] = [TextPart(text)] if text else []
+        for call in message.get("tool_calls", ()):
+            names[call["id"]] = call["function"]["name"]
+            response_parts.append(
+                ToolCallPart(call["function"]["name"], call["function"]["arguments"], tool_call_id=call["id"])
+            )
+        return ModelResponse(parts=response_parts)
+    if role == "tool":
+        call_id = message["tool_call_id"]
+        return ModelRequest(parts=[ToolReturnPart(names.get(call_id, "tool"), text, tool_call_id=call_id)])
+    if role in ("system", "developer"):
+        return ModelRequest(parts=[SystemPromptPart(text)])
+    return ModelRequest(parts=[UserPromptPart(text)])
+
+
+def messages_from_turns(turns: Sequence[dict[str, Any]]) -> list[ModelMessage]:
+    """The pydantic-ai messages chat turns read back as (PAI-3): each stored message whole, as it came.
+
+    Consecutive turns of one stored message (the same id in ``"turn": [k, n, id]``,
+    ``k`` counting on by one) become that message again, its parts
+    in their places; when all its turns are there it equals the original
+    after pydantic-ai's JSON round trip (INT-1). A turn without the
+    ``pydantic-ai`` part (stored by another adapter or ``add_message``) reads
+    as a ``ModelRequest`` of a ``UserPromptPart`` (``user``), a
+    ``SystemPromptPart`` (``system``, ``developer``) or a ``ToolReturnPart``
+    (``tool``, named after its call), or a ``ModelResponse`` of its text and
+    ``ToolCallPart`` s (``assistant``).
+
+    Args:
+        turns: Chat-completions messages, oldest first, such as ``memory.get_messages(...).messages``.
+
+    Returns:
+        A new list of new pydantic-ai messages.
+
+    Examples:
+        >>> from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ThinkingPart, UserPromptPart
+        >>> from sentinel_memory.integrations.pydantic_ai import messages_from_turns, turns_from_messages
+        >>> said = [ModelRequest(parts=[UserPromptPart("Hi")]), ModelResponse(parts=[ThinkingPart("greet"), TextPart("Hello!")])]
+        >>> [type(m).__name__ for m in messages_from_turns(turns_from_messages(said))]
+        ['ModelRequest', 'ModelResponse']
+        >>> messages_from_turns([{"role": "user", "content": "Hi"}])[0].parts[0].content
+        'Hi'
+    """
+    # Each slot is a message read from a turn without the part, or a group [fields, parts by place, k, id].
+    slots: list[Any] = []
+    names: dict[str, str] = {}
+    group: list[Any] | None = None
+    for message in turns:
+        carried = _carried(message)
+        if carried is None:
+            slots.append(_foreign(message, names))
+            group = None
+            continue
+        place = carried.get("turn", [0, 1, ""])
+        if group is not None and place[0] == group[2] + 1 and group[3] == place[2]:
+            group[2] = place[0]
+        else:
+            head = {key: value for key, value in carried["message"].items() if key != "parts"}
+            group = [head, {}, place[0], place[2]]
+            slots.append(group)
+        for j, part in zip(carried["at"], carried["message"]["parts"], strict=True):
+            group[1][j] = part
+            if isinstance(part, dict) and part.get("part_kind") == "tool-call":
+                names[part["tool_call_id"]] = part["tool_name"]
+    # One validation for every group: a request's view is hundreds of messages.
+    wanted = [{**slot[0], "parts": [slot[1][j] for j in sorted(slot[1])]} for slot in slots if isinstance(slot, list)]
+    rebuilt = iter(ModelMessagesTypeAdapter.validate_python(wanted))
+    return [next(rebuilt) if isinstance(slot, list) else slot for slot in slots]
+
+
+def _question(messages: Sequence[Any]) -> str | None:
+    """The newest user prompt's text among the messages, the query the facts are ranked by (PAI-4)."""
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest):
+            for part in reversed(message.parts):
+                if isinstance(part, UserPromptPart):
+                    return "\n".join(_texts(part))
+    return None
+
+
+class SentinelHistory(AbstractCapability[Any]):
+    """A pydantic-ai capability whose model requests read a memory's budgeted history (PAI-1 .. PAI-5).
+
+    Before each model request it stores the run's messages it has not seen
+    (``record``) and replaces the request's messages with the memory's
+    budgeted view (``view``); after the run it stores the run's last
+    messages (the final answer). The run's own history
+    (``result.all_messages()``) is left as pydantic-ai made it.
+
+    Args:
+        memory: The ``Memory`` that holds the conversation (and whatever facts it holds).
+        token_budget: The most tokens each request's messages may count (MSG-3).
+        tokenizer: Counts tokens, as for ``get_messages``. None, the default, means the memory's.
+        must_keep: Facts of at least this importance are in every request. Defaults to None.
+        facts_share: The share of the budget kept for facts. None, the default, means 0.5.
+        system: The app's own system prompt, first in every request. Defaults to None.
+        importance: The importance of the turns stored, in [0, 1]. None, the default, means 0.3.
+        ttl: How long the turns stored live. Defaults to None (for good).
+
+    Raises:
+        TypeError: ``memory`` is not a ``Memory``.
+
+    Examples:
+        >>> from pydantic_ai import Agent
+        >>> from pydantic_ai.models.test import TestModel
+        >>> from sentinel_memory.integrations.pydantic_ai import SentinelHistory
+        >>> history = SentinelHistory(mem, token_budget=500, system="You are a waiter.")
+        >>> agent = Agent(TestModel(custom_output_text="No nuts."), capabilities=[history])
+        >>> agent.run_sync("Any nuts in the risotto?").output
+        'No nuts.'
+        >>> [m["role"] for m in mem.get_messages(token_budget=500).messages]
+        ['user', 'assistant']
+    """
+
+    def __init__(
+        self,
+        memory: Memory,
+        token_budget: int | float,
+        *,
+        tokenizer: TokenizerLike | None = None,
+        must_keep: float | None = None,
+        facts_share: float | None = None,
+        system: str | None = None,
+        importance: float | None = None,
+        ttl: Duration | None = None,
+    ) -> None:
+        if not isinstance(memory, Memory):
+            raise TypeError(f"memory must be a Memory (create_memory()), got {shown(memory)}")
+        self._memory = memory
+        self._budget = token_budget
+        self._tokenizer = tokenizer
+        self._must_keep = must_keep
+        self._facts_share = facts_share
+        self._system = system
+        self._importance = importance
+        self._ttl = ttl
+        # PAI-1: the messages already stored or given out, by identity, so each is stored once;
+        # weak, so a finished run's messages are not kept alive by the history.
+        self._known: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_folder(
+        cls,
+        folder: MemoryFolder | str | os.PathLike[str],
+        user_id: str,
+        token_budget: int | float,
+        *,
+        tokenizer: TokenizerLike | None = None,
+        must_keep: float | None = None,
+        facts_share: float | None = None,
+        system: str | None = None,
+        importance: float | None = None,
+        ttl: Duration | None = None,
+        **options: Any,
+    ) -> SentinelHistory:
+        """The history of ``user_id``'s memory in a folder, ``MemoryFolder(folder).open(user_id, **options)`` (FLD-2, PAI-5).
+
+        Args:
+            folder: A ``MemoryFolder``, or the path of one.
+            user_id: Whose conversation: any str (FLD-1).
+            token_budget: As for the constructor.
+            tokenizer: As for the constructor.
+            must_keep: As for the constructor.
+            facts_share: As for the constructor.
+            system: As for the constructor.
+            importance: As for the constructor.
+            ttl: As for the constructor.
+            **options: More options for the memory, as ``MemoryFolder.open`` takes them.
+
+        Returns:
+            A new history over that memory.
+        """
+        if not isinstance(folder, MemoryFolder):
+            folder = MemoryFolder(folder)
+        return cls(
+            folder.open(user_id, **options),
+            token_budget,
+            tokenizer=tokenizer,
+            must_keep=must_keep,
+            facts_share=facts_share,
+            system=system,
+            importance=importance,
+            ttl=ttl,
+        )
+
+    @property
+    def memory(self) -> Memory:
+        """The memory that holds the conversation."""
+        return self._memory
+
+    def __repr__(self) -> str:
+        return f"SentinelHistory({self._memory!r}, token_budget={self._budget!r})"
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        """None: the capability holds a memory, so an agent spec (YAML, JSON) cannot name it."""
+        return None
+
+    def _remember(self, messages: Sequence[Any]) -> None:
+        for message in messages:
+            self._known[id(message)] = message
+
+    def record(self, messages: Sequence[Any]) -> list[ModelMessage]:
+        """Store the messages this history has not stored or given out yet, in order, all or nothing (PAI-1).
+
+        Which are new goes by identity: a message object this history stored,
+        or gave out from ``view``, ``process`` or ``load``, is not stored again.
+        The new ones are converted (``turns_from_messages``) and stored with
+        one ``memory.add_messages`` (MSG-6): one change, one autosave.
+
+        Args:
+            messages: pydantic-ai messages, oldest first (a run's ``all_messages()``, say).
+
+        Returns:
+            The messages it stored, a new list.
+
+        Raises:
+            TypeError: An item that is not a pydantic-ai message, or a part with no JSON form (INT-1).
+            ValueError: A tool return that answers no open call (MSG-6), or a turn the chat form
+                refuses; nothing is stored.
+        """
+        if not isinstance(messages, list | tuple):
+            raise TypeError(f"messages must be a list of pydantic-ai messages, got {shown(messages)}")
+        with self._lock:
+            numbered = [
+                (i, message) for i, message in enumerate(messages) if self._known.get(id(message)) is not message
+            ]
+            turns, origins = _turns(numbered)
+            if turns:
+                try:
+                    self._memory.add_messages(turns, importance=self._importance, ttl=self._ttl)
+                except (TypeError, ValueError) as error:
+                    # The memory names the chat turns; name the pydantic-ai messages they came from.
+                    said = _TURN_PLACE.sub(lambda found: origins[int(found[1])], str(error))
+                    raise type(error)(said) from error
+            new = [message for _, message in numbered]
+            self._remember(new)
+        return new
+
+    def view(self, query: str | None = None) -> list[ModelMessage]:
+        """The memory's budgeted history as pydantic-ai messages (PAI-3, PAI-4, MSG-2 .. MSG-9).
+
+        ``memory.get_messages`` with the history's budget, tokenizer,
+        ``must_keep``, ``facts_share`` and ``system``: the system message (the
+        app's prompt and the facts that fit) as a ``ModelRequest`` of one
+        ``SystemPromptPart``, then the turns read back with
+        ``messages_from_turns``.
+
+        Args:
+            query: Rank the facts that share its words first. Defaults to None.
+
+        Returns:
+            A new list of new pydantic-ai messages.
+
+        Raises:
+            TokenBudgetError: The budget cannot hold the system prompt, the must-keep facts and
+                the newest question (MSG-9).
+        """
+        result = self._memory.get_messages(
+            token_budget=self._budget,
+            query=query,
+            tokenizer=self._tokenizer,
+            must_keep=self._must_keep,
+            facts_share=self._facts_share,
+            system=self._system,
+        )
+        chat = result.messages
+        out: list[ModelMessage] = []
+        if chat and chat[0]["role"] == "system":
+            out.append(ModelRequest(parts=[SystemPromptPart(chat[0]["content"])]))
+            chat = chat[1:]
+        out.extend(messages_from_turns(chat))
+        with self._lock:
+            self._remember(out)
+        return out
+
+    def process(self, messages: Sequence[Any]) -> list[ModelMessage]:
+        """``record(messages)``, then ``view`` ranked by the newest user prompt: a history processor (PAI-4).
+
+        Give it to pydantic-ai's ``ProcessHistory`` when you want the
+        processor alone; pydantic-ai then runs it in a worker thread. The
+        capability itself calls ``aprocess`` before each model request.
+
+        Args:
+            messages: The request's messages, as pydantic-ai gives them to a history processor.
+
+        Returns:
+            The budgeted history, a new list of new pydantic-ai messages.
+
+        Raises:
+            TypeError: As ``record`` does.
+            ValueError: As ``record`` does.
+            TokenBudgetError: As ``view`` does.
+        """
+        self.record(messages)
+        return self.view(query=_question(messages))
+
+    async def aprocess(self, messages: Sequence[Any]) -> list[ModelMessage]:
+        """``process(messages)`` in a worker thread, so the store's I/O never blocks the event loop (PAI-4).
+
+        Args:
+            messages: The request's messages.
+
+        Returns:
+            What ``process`` returns.
+        """
+        return await anyio.to_thread.run_sync(functools.partial(self.process, list(messages)))
+
+    async def arecord(self, messages: Sequence[Any]) -> list[ModelMessage]:
+        """``record(messages)`` in a worker thread, so the store's I/O never blocks the event loop (PAI-1).
+
+        Args:
+            messages: pydantic-ai messages, oldest first.
+
+        Returns:
+            What ``record`` returns.
+        """
+        return await anyio.to_thread.run_sync(functools.partial(self.record, list(messages)))
+
+    def load(self, limit: int | None = None) -> list[ModelMessage]:
+        """Every stored message, read back from the turns, oldest first, unbudgeted (PAI-5).
+
+        The turns (MSG-1) in ascending ``N``, read back with
+        ``messages_from_turns``: what the app stored, each message whole, also
+        after a restart. Give the result to ``agent.run(message_history=...)``
+        or show it; the history knows these objects and does not store them again.
+
+        Args:
+            limit: Only the newest this many messages. Defaults to None (all).
+
+        Returns:
+            A new list of new pydantic-ai messages.
+        """
+        found = []
+        for key, data in self._memory.items():
+            if is_turn_key(key):
+                message = chat_message(data)
+                if message is not None:
+                    found.append((turn_number(key), message))
+        found.sort(key=lambda turn: turn[0])
+        out = messages_from_turns([message for _, message in found])
+        if limit is not None:
+            out = out[len(out) - limit :] if limit > 0 else []
+        with self._lock:
+            self._remember(out)
+        return out
+
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        """Store the run's new messages and send the model the memory's budgeted history instead (PAI-1, PAI-4).
+
+        Only the request's messages change; the run's own history
+        (``ctx.messages``) stays as pydantic-ai keeps it.
+
+        Args:
+            ctx: The run's context (pydantic-ai's ``RunContext``).
+            request_context: The request about to be sent (pydantic-ai's ``ModelRequestContext``).
+
+        Returns:
+            ``request_context``, its ``messages`` the memory's budgeted history.
+        """
+        request_context.messages = await self.aprocess(request_context.messages)
+        return request_context
+
+    async def after_run(self, ctx: Any, *, result: Any) -> Any:
+        """Store what the run added after its last model request: the final answer (PAI-1).
+
+        Args:
+            ctx: The run's context (pydantic-ai's ``RunContext``).
+            result: The run's result, whose ``all_messages()`` are recorded.
+
+        Returns:
+            ``result``, unchanged.
+        """
+        await self.arecord(result.all_messages())
+        return result
