@@ -494,7 +494,7 @@ class SentinelSession(SessionABC):
         everything = [item for _, _, items in self._turns_now() for item in items]
         if limit is None or limit < 0:
             return everything
-        return everything[len(everything) - limit :] if limit else []
+        return everything[-limit:] if limit else []
 
     def budgeted_items(self) -> list[dict[str, Any]]:
         """The budgeted history: ``memory.get_messages`` with the session's budget, as items (OAI-3).
