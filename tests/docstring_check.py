@@ -34,6 +34,7 @@ NAMESPACES = (
     "sentinel_memory",
     "sentinel_memory.core",
     "sentinel_memory.integrations.langchain",
+    "sentinel_memory.integrations.openai_agents",
     "sentinel_memory.fakeclock",
 )
 
