@@ -272,7 +272,9 @@ def test_oai_1_int_1_every_kind_of_item_round_trips_whole_through_a_restart(tmp_
     ]
     assert stored[1]["content"][0] == {"type": "text", "text": "What is in this photo?"}
     assert [part["type"] for part in stored[1]["content"]] == ["text", ITEM_PART]
+    assert stored[2]["tool_calls"][0]["function"] == {"name": "sql", "arguments": "SELECT 1"}
     assert stored[2]["tool_calls"][1]["function"] == {"name": "computer_call", "arguments": '{"type":"screenshot"}'}
+    assert stored[5]["content"][0] == {"type": "text", "text": "I cannot say."}  # a refusal's text is read
 
 
 def test_oai_2_an_image_counts_nothing_beyond_its_message(tmp_path):
