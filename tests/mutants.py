@@ -912,7 +912,7 @@ MUTANTS = [
     Mutant(
         "the SDK session forgets the calls the memory holds open",
         "integrations/openai_agents.py",
-        "            messages = _turns(checked, self._open_calls(self._live()))",
+        "            messages = _turns(checked, self._open_calls())",
         "            messages = _turns(checked)",
         tests=OPENAI_AGENTS,
     ),

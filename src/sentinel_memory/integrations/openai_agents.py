@@ -550,26 +550,30 @@ class SentinelSession(SessionABC):
 
     # -- changes ---------------------------------------------------------------------------
 
-    def _open_calls(self, live: Mapping[str, dict[str, Any]]) -> set[str]:
-        """The call ids a tool message may answer next, as ``add_messages`` finds them (MSG-6)."""
-        number = self._memory.state.turns
-        while f"chat:{number + 1}" in self._memory.state.entries:
+    def _open_calls(self) -> set[str]:
+        """The call ids a tool message may answer next, found as ``add_messages`` finds them (MSG-6).
+
+        Walks back from the memory's newest ``chat:N`` over tool messages to
+        an assistant message with calls; a missing, expired or other turn on
+        the way closes them. So an output goes in as a tool message exactly
+        when ``add_messages`` will take it as one (OAI-2).
+        """
+        state = self._memory.state
+        number = state.turns
+        while f"chat:{number + 1}" in state.entries:  # a state built by hand may hold turns past its counter
             number += 1
         answered: set[str] = set()
         while number > 0:
-            message = live.get(f"chat:{number}")
+            message = chat_message(self._memory.get(f"chat:{number}"))
             if message is None or message["role"] not in ROLES:
                 return set()
-            if message["role"] == "tool":
-                answered.add(message["tool_call_id"])
-                number -= 1
-                continue
-            calls = {call["id"] for call in message.get("tool_calls", ())}
-            return calls - answered
+            if message["role"] != "tool":
+                return {call["id"] for call in message.get("tool_calls", ())} - answered
+            if "tool_call_id" not in message:  # a turn stored before tool results kept their call's id
+                return set()
+            answered.add(message["tool_call_id"])
+            number -= 1
         return set()
-
-    def _live(self) -> dict[str, dict[str, Any]]:
-        return {key: message for key, message, _ in self._turns_now()}
 
     def add(self, items: Sequence[Any]) -> None:
         """Keep the items as the memory's next turns, in order, all or nothing (OAI-1, OAI-2, OAI-5); the sync form.
@@ -585,7 +589,7 @@ class SentinelSession(SessionABC):
         if not checked:
             return
         with self._memory.transaction():
-            messages = _turns(checked, self._open_calls(self._live()))
+            messages = _turns(checked, self._open_calls())
             self._memory.add_messages(messages, importance=self._importance, ttl=self._ttl)
 
     async def add_items(self, items: list[Any]) -> None:
