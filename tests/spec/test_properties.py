@@ -595,6 +595,7 @@ OPTIONAL = {"redis"}
 ADAPTERS = {
     "integrations/langchain.py": {"langchain_core"},
     "integrations/langgraph.py": {"langgraph"},
+    "integrations/openai_agents.py": {"agents"},
     "testing.py": {"pytest"},
 }
 
