@@ -403,8 +403,16 @@ def test_oai_5_int_1_an_item_without_a_json_form_is_refused_whole(tmp_path, bad,
 
 
 def test_oai_5_other_bad_input(tmp_path):
-    """OAI-5: a batch that is not a list, duplicate call ids in one response, and bad constructor arguments raise and change nothing."""
+    """OAI-5, ENT-13: a batch that is not a list, duplicate call ids in one response, an item nested too deep for a turn, and bad constructor arguments raise and change nothing."""
     session = SentinelSession("b", tmp_path)
+    deep: Any = "x"
+    for _ in range(sm.MAX_DEPTH - 4):
+        deep = [deep]
+    session.add([{"type": "odd", "v": deep}])  # 96 deep in the item, 100 in its turn: kept
+    assert session.items() == [{"type": "odd", "v": deep}]
+    session.clear()
+    with pytest.raises(ValueError, match=r"items\[1\] \(type 'odd'\) is nested more than 97 containers deep"):
+        session.add([{"role": "user", "content": "Hi"}, {"type": "odd", "v": [deep]}])
     with pytest.raises(TypeError, match="list"):
         asyncio.run(session.add_items("hello"))  # type: ignore[arg-type]
     twice = {"type": "function_call", "call_id": "same", "name": "f", "arguments": "{}"}

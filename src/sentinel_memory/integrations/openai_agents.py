@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 from ..core.chat import ROLES, body_of, check_message
 from ..core.errors import TokenBudgetError
-from ..core.jsondata import canonical_json, copy_json
+from ..core.jsondata import MAX_DEPTH, canonical_json, copy_json
 from ..core.options import Duration
 from ..core.shown import shown
 from ..core.tokens import TokenizerLike, as_tokenizer, count_tokens, estimate_tokens
@@ -101,10 +101,16 @@ def _checked_items(items: object) -> list[dict[str, Any]]:
         kind = item.get("type", "message" if "role" in item else None)
         try:
             checked.append(copy_json(item, what=f"items[{i}]"))
+            copy_json([[[item]]], what="the turn")  # a turn holds an item 3 containers deep (OAI-2, ENT-13)
         except TypeError as error:
             raise TypeError(
                 f"items[{i}] (type {shown(kind)}) has no JSON form and cannot be kept whole: {error}; "
                 "pass bytes as base64 text (an image or file as a data URL, file_data or a file_id)"
+            ) from error
+        except ValueError as error:
+            raise ValueError(
+                f"items[{i}] (type {shown(kind)}) is nested more than {MAX_DEPTH - 3} containers deep, "
+                "the most an item kept inside a turn may be"
             ) from error
     return checked
 
@@ -583,7 +589,8 @@ class SentinelSession(SessionABC):
 
         Raises:
             TypeError: An item that is not a dict or has no JSON form; it is named, and nothing is stored.
-            ValueError: Two calls of one model response with one ``call_id`` (MSG-5); nothing is stored.
+            ValueError: Two calls of one model response with one ``call_id`` (MSG-5), or an item nested
+                more than 97 containers deep (OAI-5); nothing is stored.
         """
         checked = _checked_items(items)
         if not checked:
