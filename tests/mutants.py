@@ -938,10 +938,17 @@ MUTANTS = [
         tests=OPENAI_AGENTS,
     ),
     Mutant(
-        "the SDK session stores an item without checking it is JSON",
+        "the SDK session lets a non-JSON item's error pass unexplained",
         "integrations/openai_agents.py",
-        '            checked.append(copy_json(item, what=f"items[{i}]"))',
-        "            checked.append(item)",
+        '        except TypeError as error:\n            raise TypeError(\n                f"items[{i}] (type',
+        '        except OSError as error:\n            raise TypeError(\n                f"items[{i}] (type',
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session forgets that a turn holds an item 3 containers deep",
+        "integrations/openai_agents.py",
+        '            copy_json([[[item]]], what="the turn")',
+        '            copy_json([item], what="the turn")',
         tests=OPENAI_AGENTS,
     ),
     Mutant(
