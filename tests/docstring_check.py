@@ -35,6 +35,7 @@ NAMESPACES = (
     "sentinel_memory.core",
     "sentinel_memory.integrations.langchain",
     "sentinel_memory.integrations.pydantic_ai",
+    "sentinel_memory.integrations.openai_agents",
     "sentinel_memory.fakeclock",
 )
 

@@ -48,6 +48,8 @@ CENSUS = ("tests/test_random_census.py",)
 LANGCHAIN = ("tests/test_langchain.py", "tests/test_edges.py")
 #: The pydantic-ai adapter's example tests, then its property.
 PYDANTIC_AI = ("tests/test_pydantic_ai.py", "tests/spec/test_pydantic_ai_properties.py")
+#: The OpenAI Agents SDK session's example tests, then its properties.
+OPENAI_AGENTS = ("tests/test_openai_agents.py", "tests/spec/test_openai_agents_properties.py")
 
 
 @dataclass(frozen=True)
@@ -816,6 +818,147 @@ MUTANTS = [
         '    return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))',
         '    return "all"',
         tests=("tests/test_langgraph.py",),
+    ),
+    # -- the OpenAI Agents SDK session (issue 43) ------------------------------------------------
+    Mutant(
+        "the SDK session gives each call of a response a turn of its own",
+        "integrations/openai_agents.py",
+        "            if group is None:\n                group, calls, still_open = [], [], set()",
+        "            if True:\n                group, calls, still_open = [], [], set()",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session keeps an item's text but not the item",
+        "integrations/openai_agents.py",
+        '        parts.append({"type": ITEM_PART, "item": item})',
+        '        parts.append({"type": ITEM_PART, "item": {}})',
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session keeps no text beside an item, so the budget counts none",
+        "integrations/openai_agents.py",
+        '        if text:\n            parts.append({"type": "text", "text": text})',
+        '        if False:\n            parts.append({"type": "text", "text": text})',
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session reads no refusal's text",
+        "integrations/openai_agents.py",
+        '            elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):',
+        '            elif part.get("type") == "refusal_" and isinstance(part.get("refusal"), str):',
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session reads a custom call's input as no arguments",
+        "integrations/openai_agents.py",
+        '    arguments = item.get("arguments", item.get("input"))',
+        '    arguments = item.get("arguments")',
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session's get_items(0) reads every item",
+        "integrations/openai_agents.py",
+        "        return everything[-limit:] if limit else []",
+        "        return everything[-limit:]",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session's negative limit reads a tail",
+        "integrations/openai_agents.py",
+        "        if limit is None or limit < 0:\n            return everything",
+        "        if limit is None:\n            return everything",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session's get_items ignores its budget",
+        "integrations/openai_agents.py",
+        "        if resolved is None and self._token_budget is not None:",
+        "        if False:",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session's budgeted history loses its system message",
+        "integrations/openai_agents.py",
+        '            out.append({"role": "system", "content": messages[0]["content"]})',
+        "            pass",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session's filter passes every request unchanged",
+        "integrations/openai_agents.py",
+        "        if self._token_budget is None:\n            return model_data",
+        "        if True:\n            return model_data",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK budget does not count the instructions",
+        "integrations/openai_agents.py",
+        "    fixed = [instructions] if instructions is not None else []",
+        "    fixed = []",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK budget sends an output that answers no call",
+        "integrations/openai_agents.py",
+        "        if message is not None and not _is_orphan(message, turn):\n            kept.extend(turn)\n    return kept",
+        "        if message is not None:\n            kept.extend(turn)\n    return kept",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK budget cuts the leading system items like any turn",
+        "integrations/openai_agents.py",
+        '    while lead < len(checked) and _kind(checked[lead]) == "input" and checked[lead]["role"] != "user":',
+        "    while False:",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session forgets the calls the memory holds open",
+        "integrations/openai_agents.py",
+        "            messages = _turns(checked, self._open_calls())",
+        "            messages = _turns(checked)",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session's pop drops a whole response",
+        "integrations/openai_agents.py",
+        "                if len(items) == 1:\n                    self._memory.forget(key)",
+        "                if True:\n                    self._memory.forget(key)",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session's pop returns the oldest item of a turn",
+        "integrations/openai_agents.py",
+        "                last: dict[str, Any] = items[-1]",
+        "                last: dict[str, Any] = items[0]",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session's clear forgets the facts too",
+        "integrations/openai_agents.py",
+        "            for key, _, _ in self._turns_now():\n                self._memory.forget(key)",
+        "            for key in list(self._memory):\n                self._memory.forget(key)",
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session lets a non-JSON item's error pass unexplained",
+        "integrations/openai_agents.py",
+        '        except TypeError as error:\n            raise TypeError(\n                f"items[{i}] (type',
+        '        except OSError as error:\n            raise TypeError(\n                f"items[{i}] (type',
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session forgets that a turn holds an item 3 containers deep",
+        "integrations/openai_agents.py",
+        '            copy_json([[[item]]], what="the turn")',
+        '            copy_json([item], what="the turn")',
+        tests=OPENAI_AGENTS,
+    ),
+    Mutant(
+        "the SDK session writes on the event loop's thread",
+        "integrations/openai_agents.py",
+        "            await _settled(asyncio.to_thread(self.add, checked))",
+        "            self.add(checked)",
+        tests=OPENAI_AGENTS,
     ),
     # -- issue 45: the code added since the last round ------------------------------------------
     Mutant(

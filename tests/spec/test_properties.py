@@ -596,6 +596,7 @@ ADAPTERS = {
     "integrations/langchain.py": {"langchain_core"},
     "integrations/langgraph.py": {"langgraph"},
     "integrations/pydantic_ai.py": {"pydantic_ai", "pydantic", "anyio"},
+    "integrations/openai_agents.py": {"agents"},
     "testing.py": {"pytest"},
 }
 

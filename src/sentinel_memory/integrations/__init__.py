@@ -6,7 +6,10 @@ imported by ``import sentinel_memory``:
 * ``langchain``: ``SentinelChatMessageHistory``, a LangChain chat history
   kept as a memory's turns (``pip install 'sentinel-memory[langchain]'``);
 * ``langgraph``: ``SentinelStore``, a LangGraph ``BaseStore`` whose
-  namespaces are memories of a folder (``pip install 'sentinel-memory[langgraph]'``).
+  namespaces are memories of a folder (``pip install 'sentinel-memory[langgraph]'``);
+* ``openai_agents``: ``SentinelSession``, an OpenAI Agents SDK ``Session``
+  whose items are kept whole as a memory's turns, with a budgeted history
+  (``pip install 'sentinel-memory[openai-agents]'``).
 
 An integration may import the shells (``memory``, ``aio``, ``folder``,
 ``redismemories``), the stores and the core, and never another integration,
