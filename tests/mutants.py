@@ -1388,8 +1388,8 @@ MUTANTS = [
     Mutant(
         "a compaction that dropped nothing is an event",
         "telemetry.py",
-        "    if not compaction:\n        return\n    span = _recording()",
-        "    span = _recording()",
+        "if span is None or not compaction or not span.is_recording():",
+        "if span is None or not span.is_recording():",
         tests=TELEMETRY,
     ),
     Mutant(

@@ -312,8 +312,8 @@ def changed(
         automatic: What its automatic compaction dropped.
         explicit: What ``compact()`` dropped.
     """
-    span = _recording()
-    if span is None:
+    span = _CURRENT.get()
+    if span is None or not span.is_recording():
         return
     removed = 0
     if name == "forget":
@@ -339,10 +339,8 @@ def dropped(compaction: Compaction, *, automatic: bool) -> None:
         compaction: What it dropped; nothing is recorded when it dropped nothing.
         automatic: A change's or a load's compaction, not ``compact()``'s.
     """
-    if not compaction:
-        return
-    span = _recording()
-    if span is None:
+    span = _CURRENT.get()  # first: the cheapest test, and the one that fails when nobody listens
+    if span is None or not compaction or not span.is_recording():
         return
     span.add_event(
         "sentinel_memory.compaction",
