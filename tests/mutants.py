@@ -1304,7 +1304,7 @@ MUTANTS = [
     Mutant(
         "the spans ignore the global tracer provider an app set",
         "telemetry.py",
-        'provider = getattr(api, "_TRACER_PROVIDER", None)',
+        'provider = getattr(api, "_TRACER_PROVIDER", _UNKNOWN)',
         "provider = None",
         tests=TELEMETRY,
     ),

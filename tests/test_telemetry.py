@@ -496,3 +496,18 @@ def test_otl_7_every_attribute_is_listed_as_ours_or_the_conventions(tmp_path):
     assert all(key.startswith(telemetry.PREFIX) for key in telemetry.ATTRIBUTES)
     spans = {span.name.removeprefix(telemetry.PREFIX) for span in exporter.get_finished_spans()}
     assert spans <= set(telemetry.SPANS)
+
+
+def test_otl_1_an_api_without_the_global_is_asked_for_its_provider(monkeypatch):
+    """OTL-1: where the API keeps its global provider elsewhere, get_tracer_provider() is asked; its proxy means none."""
+    from opentelemetry import trace
+
+    monkeypatch.delattr(trace, "_TRACER_PROVIDER")
+    monkeypatch.setattr(trace, "get_tracer_provider", trace.ProxyTracerProvider)
+    assert telemetry._tracer() is None  # the proxy: nothing set
+    with recording() as exporter:
+        provider = telemetry._SETTINGS.provider
+        telemetry.uninstrument()
+        monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
+        sm.create_memory(clock=lambda: NOW).remember("a", 1)
+    assert names(exporter) == ["sentinel_memory.load", "sentinel_memory.remember"]

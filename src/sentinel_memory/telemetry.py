@@ -183,6 +183,10 @@ def _load_api() -> None:
     _SETTINGS.api, _SETTINGS.context = trace, context
 
 
+#: What ``_tracer`` reads when the API has no ``_TRACER_PROVIDER`` global.
+_UNKNOWN = object()
+
+
 def _tracer() -> Any:
     """The tracer to use now, or None: no provider set, or one that never records (OTL-1)."""
     provider = _SETTINGS.provider
@@ -192,7 +196,11 @@ def _tracer() -> Any:
         api = sys.modules.get("opentelemetry.trace")
         if api is None:
             return None
-        provider = getattr(api, "_TRACER_PROVIDER", None)
+        provider = getattr(api, "_TRACER_PROVIDER", _UNKNOWN)
+        if provider is _UNKNOWN:  # an API that keeps the global elsewhere: ask it, the slower way
+            provider = api.get_tracer_provider()
+            if isinstance(provider, api.ProxyTracerProvider):
+                return None
         if provider is None:
             return None
     cached = _SETTINGS.cached
