@@ -50,6 +50,8 @@ LANGCHAIN = ("tests/test_langchain.py", "tests/test_edges.py")
 PYDANTIC_AI = ("tests/test_pydantic_ai.py", "tests/spec/test_pydantic_ai_properties.py")
 #: The OpenAI Agents SDK session's example tests, then its properties.
 OPENAI_AGENTS = ("tests/test_openai_agents.py", "tests/spec/test_openai_agents_properties.py")
+#: The telemetry's example tests, then its properties.
+TELEMETRY = ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py")
 
 
 @dataclass(frozen=True)
@@ -1562,6 +1564,153 @@ MUTANTS = [
         "if not isinstance(message, ModelRequest | ModelResponse):",
         "if message is None:",
         tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the spans ignore the global tracer provider an app set",
+        "telemetry.py",
+        'provider = getattr(api, "_TRACER_PROVIDER", _UNKNOWN)',
+        "provider = None",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "a provider that never records still makes spans",
+        "telemetry.py",
+        "        tracer = None  # a provider that never records costs nothing either",
+        "        pass",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "the tracer made for one provider serves the next",
+        "telemetry.py",
+        "if cached is not None and cached[0] is provider:",
+        "if cached is not None:",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "uninstrument keeps sending spans to the provider",
+        "telemetry.py",
+        '    """Stop sending spans to ``instrument``\'s provider: the global provider\'s again, if an app set one (OTL-1)."""\n    _SETTINGS.provider = None',
+        '    """Stop sending spans to ``instrument``\'s provider: the global provider\'s again, if an app set one (OTL-1)."""',
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "a span is not made current, so a save is not nested in its change",
+        "telemetry.py",
+        "_SETTINGS.context.attach(api.set_span_in_context(self._span))",
+        "_SETTINGS.context.attach(api.set_span_in_context(api.INVALID_SPAN))",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "an error span carries the exception's message",
+        "telemetry.py",
+        'span.add_event("exception", {_EXCEPTION_TYPE: name})',
+        'span.add_event("exception", {_EXCEPTION_TYPE: name, "exception.message": str(error)})',
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "an error span keeps its status unset",
+        "telemetry.py",
+        "                span.set_status(_SETTINGS.api.Status(_SETTINGS.api.StatusCode.ERROR))\n",
+        "",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "error.type is the bare class name outside builtins",
+        "telemetry.py",
+        'return kind.__qualname__ if module in (None, "builtins") else f"{module}.{kind.__qualname__}"',
+        "return kind.__qualname__",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "a budget that is no number is recorded",
+        "telemetry.py",
+        "if isinstance(token_budget, (int, float)) and not isinstance(token_budget, bool):",
+        "if token_budget is not None:",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "a forget that removed nothing counts one removed",
+        "telemetry.py",
+        "removed = int(bool(result))",
+        "removed = 1",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "compact()'s expired entries are left off its span",
+        "telemetry.py",
+        '"sentinel_memory.entries.expired": len(automatic.expired) + len(explicit.expired),',
+        '"sentinel_memory.entries.expired": len(automatic.expired),',
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "a change that changed nothing reports no entries held",
+        "telemetry.py",
+        "kept = before if state is None else state",
+        "kept = MemoryState() if state is None else state",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "a compaction that dropped nothing is an event",
+        "telemetry.py",
+        "if span is None or not compaction or not span.is_recording():",
+        "if span is None or not span.is_recording():",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "compact()'s event says it was automatic",
+        "telemetry.py",
+        '"sentinel_memory.compaction.automatic": automatic,',
+        '"sentinel_memory.compaction.automatic": True,',
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "an incremental save says it sent the whole document",
+        "telemetry.py",
+        "incremental, entries, deletes = True, len(what.upserts), len(what.deletes)",
+        "incremental, entries, deletes = False, len(what.upserts), len(what.deletes)",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "a load's span swaps its dropped and compacted counts",
+        "telemetry.py",
+        '"sentinel_memory.load.dropped": result.dropped,\n            "sentinel_memory.load.compacted": result.compacted,',
+        '"sentinel_memory.load.dropped": result.compacted,\n            "sentinel_memory.load.compacted": result.dropped,',
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "get_messages' pending count is its messages'",
+        "telemetry.py",
+        'attributes["sentinel_memory.entries.pending"] = len(result.pending)',
+        'attributes["sentinel_memory.entries.pending"] = len(result.messages)',
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "telemetry: a save is no span of its own",
+        "shell.py",
+        'with telemetry.operation("save", self.store):',
+        "with telemetry._OFF:",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "telemetry: a compaction on load or in a change is no event",
+        "shell.py",
+        "        telemetry.dropped(dropped, automatic=True)\n",
+        "",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "telemetry: the sync memory's changes are no spans",
+        "memory.py",
+        "with telemetry.operation(name, plumbing.store):",
+        "with telemetry._OFF:",
+        tests=TELEMETRY,
+    ),
+    Mutant(
+        "telemetry: the async memory's native changes are no spans",
+        "aio.py",
+        "with telemetry.operation(name, plumbing.store):",
+        "with telemetry._OFF:",
+        tests=TELEMETRY,
     ),
 ]
 

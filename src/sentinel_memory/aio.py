@@ -47,7 +47,7 @@ from collections.abc import (
 )
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from . import core
+from . import core, telemetry
 from .core.errors import ReentrantCallError
 from .core.jsondata import is_json_text
 from .core.options import Duration, _caller_level
@@ -229,17 +229,18 @@ class _Native:
 
         task = asyncio.current_task()
         plumbing = self.plumbing
-        if plumbing.needs_transaction(name):
-            # As Memory._change: now and the arguments first, and a refused change leaves the memory as it was.
-            rehearsal = plumbing.rehearse(name, args, kwargs)
-            before = plumbing.snapshot()
-            try:
-                async with self._transaction():
-                    return await self._run(plumbing.change(name, args, kwargs, task, rehearsal))
-            except BaseException:
-                plumbing.restore(before)
-                raise
-        return await self._run(plumbing.change(name, args, kwargs, task))
+        with telemetry.operation(name, plumbing.store):  # as Memory._change's span (OTL-2)
+            if plumbing.needs_transaction(name):
+                # As Memory._change: now and the arguments first, and a refused change leaves the memory as it was.
+                rehearsal = plumbing.rehearse(name, args, kwargs)
+                before = plumbing.snapshot()
+                try:
+                    async with self._transaction():
+                        return await self._run(plumbing.change(name, args, kwargs, task, rehearsal))
+                except BaseException:
+                    plumbing.restore(before)
+                    raise
+            return await self._run(plumbing.change(name, args, kwargs, task))
 
     async def save(self) -> None:
         await self._run(self.plumbing.save_all())
@@ -730,17 +731,20 @@ class AsyncMemory(Mapping[str, Any]):
             >>> asyncio.run(main())
             'user:name: Jakub'
         """
-        return core.context(
-            self.state,
-            now=self._now(),
-            token_budget=token_budget,
-            query=query,
-            tokenizer=self._counters.get(tokenizer, self.state.config.tokenizer),
-            format=format,
-            separator=separator,
-            must_keep=must_keep,
-            only=only,
-        )
+        with telemetry.operation("get_context", self.store, token_budget):  # OTL-6
+            return telemetry.built(
+                core.context(
+                    self.state,
+                    now=self._now(),
+                    token_budget=token_budget,
+                    query=query,
+                    tokenizer=self._counters.get(tokenizer, self.state.config.tokenizer),
+                    format=format,
+                    separator=separator,
+                    must_keep=must_keep,
+                    only=only,
+                )
+            )
 
     def get_messages(
         self,
@@ -775,16 +779,19 @@ class AsyncMemory(Mapping[str, Any]):
                 more than the budget.
             TypeError: The tokenizer returned something other than a number >= 0, or the query is not a str.
         """
-        return core.messages(
-            self.state,
-            now=self._now(),
-            token_budget=token_budget,
-            query=query,
-            tokenizer=self._counters.get(tokenizer, self.state.config.tokenizer),
-            must_keep=must_keep,
-            facts_share=facts_share,
-            system=system,
-        )
+        with telemetry.operation("get_messages", self.store, token_budget):  # OTL-6
+            return telemetry.built(
+                core.messages(
+                    self.state,
+                    now=self._now(),
+                    token_budget=token_budget,
+                    query=query,
+                    tokenizer=self._counters.get(tokenizer, self.state.config.tokenizer),
+                    must_keep=must_keep,
+                    facts_share=facts_share,
+                    system=system,
+                )
+            )
 
     def stats(self) -> dict[str, int]:
         """The counters ``size, stored, limit, cache, compactions, expired, evicted``, in that order (CMP-6).

@@ -48,7 +48,7 @@ import warnings
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from typing import Any, Literal, TypeVar, overload
 
-from . import core, shell
+from . import core, shell, telemetry
 from .core.jsondata import is_json_text
 from .core.options import Duration, _caller_level, require_bool, require_callable
 from .core.state import MemoryState
@@ -219,18 +219,19 @@ class Memory(Mapping[str, JSON]):
         with self._lock:
             self._begin()
             plumbing = self._plumbing
-            if plumbing.needs_transaction(name):
-                # Now and the arguments are checked before the store is locked or read (section 3 of the
-                # protocol), and a change refused after the reload leaves the memory as it was (WRP-1).
-                rehearsal = plumbing.rehearse(name, args, kwargs)
-                before = plumbing.snapshot()
-                try:
-                    with self.transaction():
-                        return self._run(plumbing.change(name, args, kwargs, threading.get_ident(), rehearsal))
-                except BaseException:
-                    plumbing.restore(before)
-                    raise
-            return self._run(plumbing.change(name, args, kwargs, threading.get_ident()))
+            with telemetry.operation(name, plumbing.store):  # the change's span, the reload's inside (OTL-2)
+                if plumbing.needs_transaction(name):
+                    # Now and the arguments are checked before the store is locked or read (section 3 of the
+                    # protocol), and a change refused after the reload leaves the memory as it was (WRP-1).
+                    rehearsal = plumbing.rehearse(name, args, kwargs)
+                    before = plumbing.snapshot()
+                    try:
+                        with self.transaction():
+                            return self._run(plumbing.change(name, args, kwargs, threading.get_ident(), rehearsal))
+                    except BaseException:
+                        plumbing.restore(before)
+                        raise
+                return self._run(plumbing.change(name, args, kwargs, threading.get_ident()))
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Memory]:
@@ -636,17 +637,20 @@ class Memory(Mapping[str, JSON]):
             >>> mem.get_context(token_budget=30, query="refund status").tokens <= 30
             True
         """
-        return core.context(
-            self._state,
-            now=self._now(),
-            token_budget=token_budget,
-            query=query,
-            tokenizer=self._counters.get(tokenizer, self._state.config.tokenizer),
-            format=format,
-            separator=separator,
-            must_keep=must_keep,
-            only=only,
-        )
+        with telemetry.operation("get_context", self._plumbing.store, token_budget):  # OTL-6
+            return telemetry.built(
+                core.context(
+                    self._state,
+                    now=self._now(),
+                    token_budget=token_budget,
+                    query=query,
+                    tokenizer=self._counters.get(tokenizer, self._state.config.tokenizer),
+                    format=format,
+                    separator=separator,
+                    must_keep=must_keep,
+                    only=only,
+                )
+            )
 
     def get_messages(
         self,
@@ -704,16 +708,19 @@ class Memory(Mapping[str, JSON]):
             >>> [m["role"] for m in mem.get_messages(token_budget=200).messages]
             ['system', 'user']
         """
-        return core.messages(
-            self._state,
-            now=self._now(),
-            token_budget=token_budget,
-            query=query,
-            tokenizer=self._counters.get(tokenizer, self._state.config.tokenizer),
-            must_keep=must_keep,
-            facts_share=facts_share,
-            system=system,
-        )
+        with telemetry.operation("get_messages", self._plumbing.store, token_budget):  # OTL-6
+            return telemetry.built(
+                core.messages(
+                    self._state,
+                    now=self._now(),
+                    token_budget=token_budget,
+                    query=query,
+                    tokenizer=self._counters.get(tokenizer, self._state.config.tokenizer),
+                    must_keep=must_keep,
+                    facts_share=facts_share,
+                    system=system,
+                )
+            )
 
     def stats(self) -> dict[str, int]:
         """The counters of this memory (CMP-5).

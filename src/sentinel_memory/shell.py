@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Generator, Iterable
 from typing import Any, NamedTuple, TypeVar
 
-from . import core, logs
+from . import core, logs, telemetry
 from .core.document import generation_of
 from .core.errors import ConflictError, DamagedStoreError, LoadWarning, ReentrantCallError, UnsavedChangesWarning
 from .core.jsondata import MAX_DEPTH
@@ -306,16 +306,19 @@ class Plumbing:
         stamped earlier than what it follows (ENT-6, MW-6).
         """
         step, _ = STEPS[name]
-        if rehearsal is not None and rehearsal.start is self.state:
+        before = self.state
+        if rehearsal is not None and rehearsal.start is before:
             outcome = rehearsal.outcome
         else:
-            outcome = step(self.state, self.now, *args, **kwargs)
+            outcome = step(before, self.now, *args, **kwargs)
         if outcome.state is not None:
             unsaved = self.unsaved
             yield from self.commit(outcome.state, outcome.dropped, persist=outcome.persist, keys=outcome.keys, who=who)
             if outcome.same:
                 self.unsaved = unsaved
         logs.dropped(self.store, outcome.logged)
+        telemetry.dropped(outcome.logged, automatic=False)
+        telemetry.changed(name, before, outcome.state, outcome.result, outcome.dropped, outcome.logged)
         return outcome.result
 
     def commit(
@@ -336,25 +339,32 @@ class Plumbing:
             self.dirty, self.in_sync = True, False
             self.unsaved += 1
         logs.dropped(self.store, dropped)
+        telemetry.dropped(dropped, automatic=True)
 
     def save(self, before: MemoryState, state: MemoryState, keys: tuple[str, ...] | None) -> Steps[None]:
-        """Save ``state`` as the next generation: preserve first if a load dropped entries (MW-1, MW-3, MW-4, PER-14)."""
-        generation = self.generation + 1
-        if self.preserve_first:
-            preserve = getattr(self.store, "preserve", None)
-            if callable(preserve):
-                yield Call(preserve)
-                preserved(self.store)
-            self.preserve_first = False
-        save_changes = getattr(self.store, "save_changes", None)
-        what = what_to_save(
-            before, state, keys, generation=generation, in_sync=self.in_sync, incremental=callable(save_changes)
-        )
-        if isinstance(what, Changes):
-            yield Call(save_changes, (what,))  # type: ignore[arg-type]  # callable, as what_to_save was told
-        else:
-            yield Call(self.store.save, (what,))
-        self.generation, self.dirty, self.in_sync, self.unsaved = generation, False, True, 0
+        """Save ``state`` as the next generation: preserve first if a load dropped entries (MW-1, MW-3, MW-4, PER-14).
+
+        The save is a span of its own (OTL-5), inside the change's when it is an autosave.
+        """
+        with telemetry.operation("save", self.store):
+            generation = self.generation + 1
+            if self.preserve_first:
+                preserve = getattr(self.store, "preserve", None)
+                if callable(preserve):
+                    yield Call(preserve)
+                    preserved(self.store)
+                    telemetry.preserved()
+                self.preserve_first = False
+            save_changes = getattr(self.store, "save_changes", None)
+            what = what_to_save(
+                before, state, keys, generation=generation, in_sync=self.in_sync, incremental=callable(save_changes)
+            )
+            telemetry.saved(what, generation)
+            if isinstance(what, Changes):
+                yield Call(save_changes, (what,))  # type: ignore[arg-type]  # callable, as what_to_save was told
+            else:
+                yield Call(self.store.save, (what,))
+            self.generation, self.dirty, self.in_sync, self.unsaved = generation, False, True, 0
 
     def save_all(self) -> Steps[None]:
         """``save()``: the whole memory as the next generation (PER-1, MW-3)."""
@@ -379,43 +389,47 @@ class Plumbing:
 
         A load that lost something leaves its ``LoadWarning`` in ``pending``
         for the driver to emit where the caller is, a reload inside a
-        transaction's too.
+        transaction's too. The load is a span of its own (OTL-5).
         """
-        start = self.state
-        try:
-            document = yield Call(self.store.load, heavy=True)
-            # Checking a document copies its data, two frames per nesting level
-            # (ENT-13): make sure that works from any call depth (PER-17).
-            parse = functools.partial(core.from_document, start, document, now=self.now())
-            entries = document.get("entries") if isinstance(document, dict) else None
-            big = isinstance(entries, list) and len(entries) >= HEAVY_LOAD
-            loaded: tuple[MemoryState, LoadResult, Compaction] = yield Call(
-                with_stack_room, (2 * MAX_DEPTH + 100, parse), heavy=True, offload=big
-            )
-            state, result, dropped = loaded
-        except DamagedStoreError as error:
-            if error.location is not None:
+        with telemetry.operation("load", self.store):
+            start = self.state
+            try:
+                document = yield Call(self.store.load, heavy=True)
+                # Checking a document copies its data, two frames per nesting level
+                # (ENT-13): make sure that works from any call depth (PER-17).
+                parse = functools.partial(core.from_document, start, document, now=self.now())
+                entries = document.get("entries") if isinstance(document, dict) else None
+                big = isinstance(entries, list) and len(entries) >= HEAVY_LOAD
+                loaded: tuple[MemoryState, LoadResult, Compaction] = yield Call(
+                    with_stack_room, (2 * MAX_DEPTH + 100, parse), heavy=True, offload=big
+                )
+                state, result, dropped = loaded
+            except DamagedStoreError as error:
+                if error.location is not None:
+                    raise
+                # A store without a path of its own: name it, so the message says whose memory is damaged.
+                raise DamagedStoreError(error.problem, repr(self.store)) from None
+            before = (self.generation, self.dirty, self.in_sync, self.preserve_first)
+            self.generation = found = generation_of(document) if isinstance(document, dict) else 0
+            unsaved = self.unsaved
+            self.dirty, self.in_sync, self.unsaved = False, not result.lost, 0
+            self.preserve_first = self.preserve_first or bool(result.lost)
+            try:
+                yield from self.commit(state, dropped, persist=bool(dropped), keys=None, who=who)
+            except BaseException:
+                self.generation, self.dirty, self.in_sync, self.preserve_first = before
+                self.unsaved = unsaved
                 raise
-            # A store without a path of its own: name it, so the message says whose memory is damaged.
-            raise DamagedStoreError(error.problem, repr(self.store)) from None
-        before = (self.generation, self.dirty, self.in_sync, self.preserve_first)
-        self.generation = generation_of(document) if isinstance(document, dict) else 0
-        unsaved = self.unsaved
-        self.dirty, self.in_sync, self.unsaved = False, not result.lost, 0
-        self.preserve_first = self.preserve_first or bool(result.lost)
-        try:
-            yield from self.commit(state, dropped, persist=bool(dropped), keys=None, who=who)
-        except BaseException:
-            self.generation, self.dirty, self.in_sync, self.preserve_first = before
-            self.unsaved = unsaved
-            raise
-        # A compaction on load is the load's, not a change of the user's: the LoadWarning tells of it (PER-14).
-        self.unsaved = 0
-        self.last_load = result
-        if result.lost:
-            can_preserve = callable(getattr(self.store, "preserve", None))
-            self.pending.append(load_warning(self.store, result, self.state.config.limit, can_preserve=can_preserve))
-        return result
+            # A compaction on load is the load's, not a change of the user's: the LoadWarning tells of it (PER-14).
+            self.unsaved = 0
+            self.last_load = result
+            if result.lost:
+                can_preserve = callable(getattr(self.store, "preserve", None))
+                self.pending.append(
+                    load_warning(self.store, result, self.state.config.limit, can_preserve=can_preserve)
+                )
+            telemetry.loaded(result, self.state, found)
+            return result
 
     def close(self) -> Steps[None]:
         """Release what the store holds open, if it has ``close()`` (WRP-5); nothing is saved or lost.

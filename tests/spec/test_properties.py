@@ -589,8 +589,9 @@ PACKAGE = Path(sm.__file__).parent
 STDLIB = set(sys.stdlib_module_names)
 
 
-#: Optional extras a module may import, but only inside a function, so importing the package never needs them.
-OPTIONAL = {"redis"}
+#: Optional extras a module may import, but only inside a function, so importing the package never needs them
+#: (OpenTelemetry: the telemetry module, once a tracer provider is there, OTL-1).
+OPTIONAL = {"redis", "opentelemetry"}
 #: LC-5: adapter modules the package never imports, each with the extra it may import at its top.
 ADAPTERS = {
     "integrations/langchain.py": {"langchain_core"},
