@@ -593,7 +593,8 @@ STDLIB = set(sys.stdlib_module_names)
 OPTIONAL = {"redis"}
 #: LC-5: adapter modules the package never imports, each with the extra it may import at its top.
 ADAPTERS = {
-    "integrations/langchain.py": {"langchain_core"},
+    "integrations/langchain/__init__.py": {"langchain_core"},
+    "integrations/langchain/middleware.py": {"langchain_core", "langchain"},
     "integrations/langgraph.py": {"langgraph"},
     "testing.py": {"pytest"},
 }
