@@ -8,7 +8,8 @@ results), and replaces the model's input with the memory's ``get_messages``
 (MSG-2 .. MSG-9): the app's system prompt with the must-keep and
 query-relevant facts in one system message, then the recent turns that fit,
 tool calls kept whole with their results and the newest question always in.
-After the call it records the model's reply. The agent's state itself is left
+The model's replies are recorded with what follows them: a call with its
+results before the next model call, the last reply when the run ends. The agent's state itself is left
 as it is (``wrap_model_call`` rewrites the request, not the state), so
 nothing the graph holds is lost and a checkpointer still sees every message.
 
@@ -197,23 +198,15 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         return {RECORDED: [message.id for message in messages if message.id is not None]}
 
     def before_model(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
-        """Record the new messages (the question, tool results) before the model is called (LC-8)."""
+        """Record the new messages before the model is called: the question, or a call and its results (LC-8)."""
         return self._record(state)
 
     async def abefore_model(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
         """``before_model`` in LangChain's executor, so the memory's I/O never blocks the event loop (LC-8)."""
         return await run_in_executor(None, self._record, state)
 
-    def after_model(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
-        """Record the model's reply (LC-8)."""
-        return self._record(state)
-
-    async def aafter_model(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
-        """``after_model`` in LangChain's executor (LC-8)."""
-        return await run_in_executor(None, self._record, state)
-
     def after_agent(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
-        """Record what came after the last model call, such as a tool that returns directly (LC-8)."""
+        """Record what came after the last model call: its reply, or a tool's that returns directly (LC-8)."""
         return self._record(state)
 
     async def aafter_agent(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
