@@ -63,9 +63,7 @@ def store_tools(acknowledged: dict[str, dict[str, Any]]) -> list[Any]:
 def agent_over(path: Any, model: ScriptedToolModel, acknowledged: dict[str, dict[str, Any]]) -> Any:
     store = SentinelStore(path / "store")
     history = SentinelMemoryMiddleware.from_folder(path / "history", "guest-7", BUDGET, tokenizer=tokenizer)
-    return create_agent(
-        model, tools=store_tools(acknowledged), system_prompt=SYSTEM, middleware=[history], store=store
-    ), store
+    return create_agent(model, tools=store_tools(acknowledged), system_prompt=SYSTEM, middleware=[history], store=store)
 
 
 def test_lg_1_lg_5_an_agent_saves_and_searches_through_the_store_for_22_turns_and_a_restart(tmp_path):
