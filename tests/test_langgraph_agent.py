@@ -77,7 +77,7 @@ def test_lg_1_lg_5_an_agent_saves_and_searches_through_the_store_for_22_turns_an
         if turn == 12:  # the restart: new store, memory, middleware, model and agent over the same folders
             seen += model.seen
             model = ScriptedToolModel(script=script)
-            agent, _store = agent_over(tmp_path, model, acknowledged)
+            agent = agent_over(tmp_path, model, acknowledged)
         state = agent.invoke(
             {"messages": [HumanMessage(f"turn {turn}: I like {DISHES[turn - 1]}. What did I like before?")]}
         )
