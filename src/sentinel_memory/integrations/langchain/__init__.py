@@ -163,6 +163,12 @@ def message_from_turn(
 def messages_from_turns(turns: Sequence[dict[str, Any]]) -> list[BaseMessage]:
     """Chat-completions messages (MSG-5, such as a ``get_messages`` result's) as new LangChain messages (LC-1).
 
+    Args:
+        turns: The messages in their stored form (MSG-5), each read back with ``message_from_turn``.
+
+    Returns:
+        A new list of new LangChain messages, in order.
+
     Examples:
         >>> from sentinel_memory.integrations.langchain import messages_from_turns
         >>> [m.type for m in messages_from_turns([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}])]
@@ -257,6 +263,15 @@ def turn_from_message(message: BaseMessage, *, where: str = "message") -> dict[s
 
 def turns_from_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     """Each message as ``turn_from_message`` stores it, errors naming ``messages[i]`` (LC-2).
+
+    Args:
+        messages: The LangChain messages, oldest first.
+
+    Returns:
+        A new list of chat-completions messages (MSG-5), in order.
+
+    Raises:
+        TypeError, ValueError: As ``turn_from_message``, naming ``messages[i]``.
 
     Examples:
         >>> from langchain_core.messages import HumanMessage

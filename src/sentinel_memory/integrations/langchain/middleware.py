@@ -198,19 +198,51 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         return {RECORDED: [message.id for message in messages if message.id is not None]}
 
     def before_model(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
-        """Record the new messages before the model is called: the question, or a call and its results (LC-8)."""
+        """Record the new messages before the model is called: the question, or a call and its results (LC-8).
+
+        Args:
+            state: The agent's state: its ``messages`` and the recorded ids (LC-8).
+            runtime: LangGraph's runtime of the run (not used).
+
+        Returns:
+            ``{"sentinel_memory_recorded": ids}`` when messages were recorded, else None.
+        """
         return self._record(state)
 
     async def abefore_model(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
-        """``before_model`` in LangChain's executor, so the memory's I/O never blocks the event loop (LC-8)."""
+        """``before_model`` in LangChain's executor, so the memory's I/O never blocks the event loop (LC-8).
+
+        Args:
+            state: The agent's state: its ``messages`` and the recorded ids (LC-8).
+            runtime: LangGraph's runtime of the run (not used).
+
+        Returns:
+            ``{"sentinel_memory_recorded": ids}`` when messages were recorded, else None.
+        """
         return await run_in_executor(None, self._record, state)
 
     def after_agent(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
-        """Record what came after the last model call: its reply, or a tool's that returns directly (LC-8)."""
+        """Record what came after the last model call: its reply, or a tool's that returns directly (LC-8).
+
+        Args:
+            state: The agent's state: its ``messages`` and the recorded ids (LC-8).
+            runtime: LangGraph's runtime of the run (not used).
+
+        Returns:
+            ``{"sentinel_memory_recorded": ids}`` when messages were recorded, else None.
+        """
         return self._record(state)
 
     async def aafter_agent(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
-        """``after_agent`` in LangChain's executor (LC-8)."""
+        """``after_agent`` in LangChain's executor (LC-8).
+
+        Args:
+            state: The agent's state: its ``messages`` and the recorded ids (LC-8).
+            runtime: LangGraph's runtime of the run (not used).
+
+        Returns:
+            ``{"sentinel_memory_recorded": ids}`` when messages were recorded, else None.
+        """
         return await run_in_executor(None, self._record, state)
 
     # -- the model's input (LC-7) -----------------------------------------------------------------
@@ -244,7 +276,20 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> ModelCallResult[Any]:
-        """Call the model with the memory's budgeted request instead of the state's messages (LC-7)."""
+        """Call the model with the memory's budgeted request instead of the state's messages (LC-7).
+
+        Args:
+            request: The model request the agent built: its system message and the state's messages.
+            handler: Calls the model (and the middleware inside this one) with a request.
+
+        Returns:
+            What ``handler`` returns for the request with the memory's messages.
+
+        Raises:
+            TokenBudgetError: The budget cannot hold the system prompt, the must-keep facts and the
+                newest question (MSG-9); the model is not called.
+            TypeError: The agent's system message holds a block that is not text.
+        """
         return handler(self._request(request))
 
     async def awrap_model_call(
@@ -252,5 +297,18 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult[Any]:
-        """``wrap_model_call``, the memory read in LangChain's executor (LC-7)."""
+        """``wrap_model_call``, the memory read in LangChain's executor (LC-7).
+
+        Args:
+            request: The model request the agent built: its system message and the state's messages.
+            handler: Calls the model (and the middleware inside this one) with a request.
+
+        Returns:
+            What ``handler`` returns for the request with the memory's messages.
+
+        Raises:
+            TokenBudgetError: The budget cannot hold the system prompt, the must-keep facts and the
+                newest question (MSG-9); the model is not called.
+            TypeError: The agent's system message holds a block that is not text.
+        """
         return await handler(await run_in_executor(None, self._request, request))
