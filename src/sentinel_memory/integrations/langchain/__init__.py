@@ -323,7 +323,7 @@ def _content_of(content: Any, what: str) -> str | list[dict[str, Any]]:
             parts.append(copy_json(block, what=where))
         except TypeError as error:
             raise TypeError(
-                f"{where}, a {shown(block['type'])} block, has no JSON form ({error}), so it cannot be kept "
+                f"{where}, the {shown(block['type'])} block, has no JSON form ({error}), so it cannot be kept "
                 "whole; pass its data as base64 text, a URL or a provider's file id instead"
             ) from error
     return parts

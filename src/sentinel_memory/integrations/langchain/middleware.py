@@ -205,7 +205,7 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
             runtime: LangGraph's runtime of the run (not used).
 
         Returns:
-            ``{"sentinel_memory_recorded": ids}`` when messages were recorded, else None.
+            The state update that lists the recorded ids when messages were recorded, else None.
         """
         return self._record(state)
 
@@ -217,7 +217,7 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
             runtime: LangGraph's runtime of the run (not used).
 
         Returns:
-            ``{"sentinel_memory_recorded": ids}`` when messages were recorded, else None.
+            The state update that lists the recorded ids when messages were recorded, else None.
         """
         return await run_in_executor(None, self._record, state)
 
@@ -229,7 +229,7 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
             runtime: LangGraph's runtime of the run (not used).
 
         Returns:
-            ``{"sentinel_memory_recorded": ids}`` when messages were recorded, else None.
+            The state update that lists the recorded ids when messages were recorded, else None.
         """
         return self._record(state)
 
@@ -241,7 +241,7 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
             runtime: LangGraph's runtime of the run (not used).
 
         Returns:
-            ``{"sentinel_memory_recorded": ids}`` when messages were recorded, else None.
+            The state update that lists the recorded ids when messages were recorded, else None.
         """
         return await run_in_executor(None, self._record, state)
 
