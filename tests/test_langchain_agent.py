@@ -224,7 +224,8 @@ def test_int_1_lc_8_a_block_with_no_json_form_stops_the_run_and_stores_nothing()
     agent = create_agent(ScriptedToolModel(script=lambda turn: []), middleware=[SentinelMemoryMiddleware(mem, 100)])
     bad = HumanMessage(content=[{"type": "text", "text": "look"}, {"type": "image", "base64": b"\x89PNG"}])
     with pytest.raises(
-        TypeError, match=r"messages\[0\] \(HumanMessage\)\.content\[1\], the 'image' block, has no JSON form.*base64 text"
+        TypeError,
+        match=r"messages\[0\] \(HumanMessage\)\.content\[1\], the 'image' block, has no JSON form.*base64 text",
     ):
         agent.invoke({"messages": [bad]})
     assert list(mem) == []
