@@ -46,6 +46,8 @@ KIT = ("tests/test_store_kit_checks.py",)
 CENSUS = ("tests/test_random_census.py",)
 #: The LangChain adapter's example tests, then the edges.
 LANGCHAIN = ("tests/test_langchain.py", "tests/test_edges.py")
+#: The LangChain agent middleware's end-to-end tests (create_agent over a scripted model).
+AGENT = ("tests/test_langchain_agent.py",)
 
 
 @dataclass(frozen=True)
@@ -887,10 +889,10 @@ MUTANTS = [
         tests=EDGES,
     ),
     Mutant(
-        "a LangChain block that is not text gives its text field",
+        "a LangChain block that is not text is left out (kept in part, INT-1)",
         "integrations/langchain/__init__.py",
-        'elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):',
-        'elif isinstance(block, dict) and isinstance(block.get("text"), str):',
+        "            parts.append(copy_json(block, what=where))",
+        '            if block["type"] == "text":\n                parts.append(copy_json(block, what=where))',
         tests=EDGES,
     ),
     Mutant(
@@ -1263,10 +1265,129 @@ MUTANTS = [
         tests=LANGCHAIN,
     ),
     Mutant(
+        "the LangChain adapter keeps a block with no JSON form by dropping it (INT-1)",
+        "integrations/langchain/__init__.py",
+        '        except TypeError as error:\n            raise TypeError(\n                f"{where}, the',
+        '        except TypeError as error:\n            continue\n            raise TypeError(\n                f"{where}, the',
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain adapter keeps a plain string block as an empty text",
+        "integrations/langchain/__init__.py",
+        'block = {"type": "text", "text": item} if isinstance(item, str) else item',
+        'block = {"type": "text", "text": ""} if isinstance(item, str) else item',
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain adapter keeps an empty list of blocks as an empty list",
+        "integrations/langchain/__init__.py",
+        '        return ""  # a chat API takes no empty list of parts',
+        "        return []  # a chat API takes no empty list of parts",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain adapter leaves a text block's type check to the memory (its error names no message type)",
+        "integrations/langchain/__init__.py",
+        '        if block["type"] == "text" and not isinstance(block.get("text"), str):',
+        "        if False:",
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain adapter drops a message's name",
+        "integrations/langchain/__init__.py",
+        '    if message.name is not None:\n        turn["name"] = message.name',
+        '    if False:\n        turn["name"] = message.name',
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain adapter reads a list of parts back as its text",
+        "integrations/langchain/__init__.py",
+        '    body: str | list[Any] = "" if content is None else copy_json(content, what="content")',
+        '    body: str | list[Any] = content if isinstance(content, str) else ""',
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the LangChain adapter writes call args with no JSON form as their repr",
+        "integrations/langchain/__init__.py",
+        'arguments = json.dumps(copy_json(call["args"], what="args"), ensure_ascii=False)',
+        'arguments = json.dumps(call["args"], ensure_ascii=False, default=repr)',
+        tests=LANGCHAIN,
+    ),
+    Mutant(
+        "the middleware records every message of the state again",
+        "integrations/langchain/middleware.py",
+        "new = [message for message in messages if message.id is None or message.id not in recorded]",
+        "new = list(messages)",
+        tests=AGENT,
+    ),
+    Mutant(
+        "the middleware never notes what it recorded",
+        "integrations/langchain/middleware.py",
+        "        return {RECORDED: [message.id for message in messages if message.id is not None]}",
+        "        return None",
+        tests=AGENT,
+    ),
+    Mutant(
+        "the middleware's model sees the agent's messages, not the memory's request",
+        "integrations/langchain/middleware.py",
+        "        return handler(self._request(request))",
+        "        return handler(request)",
+        tests=AGENT,
+    ),
+    Mutant(
+        "the middleware's async model call sees the agent's messages",
+        "integrations/langchain/middleware.py",
+        "        return await handler(await run_in_executor(None, self._request, request))",
+        "        return await handler(request)",
+        tests=AGENT,
+    ),
+    Mutant(
+        "the middleware builds the async request on the event loop",
+        "integrations/langchain/middleware.py",
+        "        return await handler(await run_in_executor(None, self._request, request))",
+        "        return await handler(self._request(request))",
+        tests=AGENT,
+    ),
+    Mutant(
+        "the middleware records on the event loop",
+        "integrations/langchain/middleware.py",
+        "        return await run_in_executor(None, self._record, state)\n\n    def after_agent",
+        "        return self._record(state)\n\n    def after_agent",
+        tests=AGENT,
+    ),
+    Mutant(
+        "the middleware never records the last reply",
+        "integrations/langchain/middleware.py",
+        "        return self._record(state)\n\n    async def aafter_agent",
+        "        return None\n\n    async def aafter_agent",
+        tests=AGENT,
+    ),
+    Mutant(
+        "the middleware ranks the facts by no query",
+        "integrations/langchain/middleware.py",
+        "            query=query or None,",
+        "            query=None,",
+        tests=AGENT,
+    ),
+    Mutant(
+        "the middleware leaves the app's system prompt out",
+        "integrations/langchain/middleware.py",
+        "            system=system,\n",
+        "            system=None,\n",
+        tests=AGENT,
+    ),
+    Mutant(
+        "the middleware keeps a system prompt's image block by dropping it",
+        "integrations/langchain/middleware.py",
+        "            if not isinstance(content, str) and not all(",
+        "            if False and not all(",
+        tests=AGENT,
+    ),
+    Mutant(
         "the LangChain adapter passes a lone surrogate on",
         "integrations/langchain/__init__.py",
-        "    if not is_json_text(text):",
-        "    if False:",
+        "        if not is_json_text(content):",
+        "        if False:",
         tests=LANGCHAIN,
     ),
     Mutant(

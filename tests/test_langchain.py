@@ -472,3 +472,13 @@ def test_lc_5_without_langchain_core_the_adapter_names_the_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "sentinel_memory.integrations.langchain")
     with pytest.raises(ImportError, match=r"sentinel-memory\[langchain\]"):
         importlib.import_module("sentinel_memory.integrations.langchain")
+
+
+def test_lc_2_the_conversion_alone_refuses_another_role_and_a_lone_surrogate():
+    """LC-2, MSG-5, ENT-2: turn_from_message refuses a ChatMessage of a role no chat API takes and text with a lone surrogate, naming the message, before any memory sees it."""
+    with pytest.raises(ValueError, match=r"messages\[2\] \(ChatMessage\): a ChatMessage's role must be one of"):
+        turn_from_message(ChatMessage(role="critic", content="not a chat role"), where="messages[2]")
+    with pytest.raises(ValueError, match="got ''"):
+        turn_from_message(ChatMessage(role="", content="no role"))
+    with pytest.raises(TypeError, match=r"message \(HumanMessage\): a message's text must be JSON text"):
+        turn_from_message(HumanMessage("lone \ud800 surrogate"))

@@ -139,6 +139,19 @@ def test_lc_7_the_model_sees_the_memorys_request_not_the_state(tmp_path):
     assert len([k for k in mem if k.startswith("chat:")]) == 14
 
 
+def test_lc_7_the_newest_question_ranks_the_facts():
+    """LC-7, REC-2: with room for one fact, the model is given the one the newest question asks about, not the newest fact."""
+    mem = sm.create_memory()
+    mem.remember("spa:hours", "the spa opens at nine every morning", importance=0.5)
+    mem.remember("menu:risotto", "the risotto has no nuts at all", importance=0.5)
+    model = ScriptedToolModel(script=lambda turn: [])
+    agent = create_agent(
+        model, system_prompt="Be brief.", middleware=[SentinelMemoryMiddleware(mem, 40, tokenizer=tokenizer)]
+    )
+    agent.invoke({"messages": [{"role": "user", "content": "turn 1: when does the spa open?"}]})
+    assert model.seen[0][0].content == "Be brief.\n\nspa:hours: the spa opens at nine every morning"
+
+
 def test_lc_8_a_checkpointed_thread_records_each_message_once_across_runs(tmp_path):
     """LC-8: with a checkpointer the thread's state grows run by run; each message becomes a turn once, the recorded ids stay private."""
     mem = sm.create_memory()
@@ -179,15 +192,21 @@ class ThreadNotingStore(sm.JsonFileStore):
 
 
 def test_lc_7_lc_8_ainvoke_does_what_invoke_does_and_never_touches_the_store_on_the_loop(tmp_path):
-    """LC-7, LC-8: agent.ainvoke records and budgets as invoke does, and the memory's file I/O runs off the event loop's thread."""
+    """LC-7, LC-8: agent.ainvoke records and budgets as invoke does; the memory's file I/O and its reads run off the event loop's thread."""
     threads: set[int] = set()
-    mem = sm.create_memory(store=ThreadNotingStore(tmp_path / "m.json", threads), autosave=True)
+    counted: set[int] = set()
+
+    def noting_tokenizer(text: str) -> int:
+        counted.add(threading.get_ident())
+        return tokenizer(text)
+
+    mem = sm.create_memory(store=ThreadNotingStore(tmp_path / "m.json", threads), autosave=True, shared=True)
     model = ScriptedToolModel(script=script)
     agent = create_agent(
         model,
         tools=hotel_tools([]),
         system_prompt=SYSTEM,
-        middleware=[SentinelMemoryMiddleware(mem, 300, tokenizer=tokenizer)],
+        middleware=[SentinelMemoryMiddleware(mem, 300, tokenizer=noting_tokenizer)],
     )
 
     async def run() -> tuple[int, list[Any]]:
@@ -198,7 +217,8 @@ def test_lc_7_lc_8_ainvoke_does_what_invoke_does_and_never_touches_the_store_on_
 
     threads.clear()
     loop_thread, acknowledged = asyncio.run(run())
-    assert threads and loop_thread not in threads
+    assert threads and loop_thread not in threads  # the saves (LC-8)
+    assert counted and loop_thread not in counted  # the reads that build the request (LC-7)
     check_requests(model.seen, 300, tokenizer, system=SYSTEM)
     reopened = sm.create_memory(store=sm.JsonFileStore(tmp_path / "m.json"))
     assert [d for k, d in reopened.items() if k.startswith("chat:")] == turns_from_messages(acknowledged)
@@ -300,3 +320,18 @@ def test_lc_5_importing_the_history_does_not_import_langchain_agents():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False", "True"]
+
+
+def test_lc_5_without_langchain_the_middleware_names_the_extra_and_the_history_still_imports(monkeypatch):
+    """LC-5: with langchain (v1) missing, importing the middleware raises ImportError naming the [langchain] extra; the history needs langchain-core alone."""
+    import importlib
+
+    for name in [m for m in sys.modules if m == "langchain" or m.startswith("langchain.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "langchain", None)
+    for name in ("sentinel_memory.integrations.langchain", "sentinel_memory.integrations.langchain.middleware"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    history = importlib.import_module("sentinel_memory.integrations.langchain")
+    assert history.SentinelChatMessageHistory(sm.create_memory()).messages == []
+    with pytest.raises(ImportError, match=r"needs langchain \(v1\).*sentinel-memory\[langchain\]"):
+        importlib.import_module("sentinel_memory.integrations.langchain.middleware")
