@@ -1146,22 +1146,24 @@ await mem.close()""",
                 """\
 ## LangChain
 
-`SentinelChatMessageHistory` is a LangChain chat history whose messages are a
-memory's chat turns (the optional extra `[langchain]`). Here the model is
-LangChain's own fake chat model, so the notebook runs offline; put your real
-chat model in its place.""",
+`SentinelMemoryMiddleware` gives a LangChain v1 agent (`create_agent`) a
+memory as its conversation (the optional extra `[langchain]`): before each
+model call it records the new messages as turns and hands the model the
+memory's request within the budget. `agent.ainvoke` runs the memory's work
+in LangChain's executor, so the event loop never waits for the file. Here the
+model is LangChain's own fake chat model, so the notebook runs offline; put
+your real chat model in its place.""",
             ),
             (
                 "code",
                 """\
-import warnings
-
+from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
-from langchain_core.runnables.history import RunnableWithMessageHistory
 
 from sentinel_memory import MemoryFolder
 from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
+from sentinel_memory.integrations.langchain.middleware import SentinelMemoryMiddleware
 
 sessions = MemoryFolder(folder / "sessions", clock=FakeClock())
 
@@ -1171,22 +1173,23 @@ def history_of(session_id):
 
 
 fake = GenericFakeChatModel(messages=iter([AIMessage("Welcome, Jakub!"), AIMessage("You are Jakub.")]))
-with warnings.catch_warnings():  # langchain-core 1.x marks RunnableWithMessageHistory deprecated
-    warnings.simplefilter("ignore", DeprecationWarning)
-    chat = RunnableWithMessageHistory(fake, history_of)
+memory = SentinelMemoryMiddleware(sessions.open("table-7"), token_budget=200)
+agent = create_agent(fake, system_prompt="You are a waiter.", middleware=[memory])
 
-config = {"configurable": {"session_id": "table-7"}}
 for question in ["Hi, I'm Jakub.", "What is my name?"]:
-    print(chat.invoke(question, config=config).content)
+    state = await agent.ainvoke({"messages": [{"role": "user", "content": question}]})
+    print(state["messages"][-1].content)
 table = sessions.open("table-7")
 print([(e.key, e.data["role"]) for e in reversed(table.get_recent())])""",
             ),
             (
                 "md",
                 """\
-The turns LangChain added are ordinary turns of the memory, so everything in
+The turns the agent added are ordinary turns of the memory, so everything in
 this course applies to them: importance, compaction, `get_messages` within a
-budget, one file per session.
+budget, one file per session. Older code built on LangChain's
+`RunnableWithMessageHistory` (deprecated in langchain-core 1.x) can read and
+add them through `SentinelChatMessageHistory`, as the exercise does.
 
 ## Exercises
 

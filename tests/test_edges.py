@@ -151,20 +151,21 @@ def test_msg_1_legacy_tool_turns_and_bare_roles():
 # -- LangChain content blocks (LC-2) -------------------------------------------------------------------
 
 
-def test_lc_2_a_block_that_is_not_text_is_left_out_even_with_a_text_field():
-    """LC-2: only {"type": "text"} blocks give text; an image block carrying a "text" caption is left out."""
+def test_lc_2_int_1_a_block_that_is_not_text_is_kept_whole_and_counts_no_text():
+    """LC-2, INT-1, TXT-4: an image block carrying a "text" caption is kept as it came and gives the turn no text."""
     from langchain_core.messages import HumanMessage
 
-    from sentinel_memory.integrations.langchain import turn_from_message
+    import sentinel_memory as sm
+    from sentinel_memory.integrations.langchain import SentinelChatMessageHistory, turn_from_message
 
-    message = HumanMessage(
-        content=[
-            "Is it ",
-            {"type": "image_url", "image_url": {"url": "x"}, "text": "a caption"},
-            {"type": "text", "text": "vegan?"},
-        ]
-    )
-    assert turn_from_message(message) == {"role": "user", "content": "Is it vegan?"}
+    image = {"type": "image_url", "image_url": {"url": "x"}, "text": "a caption"}
+    message = HumanMessage(content=["Is it ", image, {"type": "text", "text": "vegan?"}])
+    parts = [{"type": "text", "text": "Is it "}, image, {"type": "text", "text": "vegan?"}]
+    assert turn_from_message(message) == {"role": "user", "content": parts}
+    mem = sm.create_memory()
+    SentinelChatMessageHistory(mem).add_messages([message])
+    assert mem.get_messages(token_budget=100).tokens == sm.estimate_tokens("Is it vegan?") + 3
+    assert SentinelChatMessageHistory(mem).messages == [HumanMessage(content=parts)]
 
 
 # -- error messages that show the argument (WRP-4) -----------------------------------------------------

@@ -190,21 +190,81 @@ def test_lc_2_chunks_and_chat_messages_of_known_roles_read_back_as_their_types(m
     assert history.messages == [AIMessage("streamed"), HumanMessage("typed")]
 
 
-def test_lc_2_content_blocks_keep_their_text_parts_joined(mem):
-    """LC-2: a list of content blocks keeps its strings and text blocks, joined with nothing between, as message.text does."""
-    history = SentinelChatMessageHistory(mem)
+def test_lc_2_int_1_content_blocks_are_kept_whole_and_read_back_as_they_came(tmp_path):
+    """LC-2, LC-1, INT-1: images, files, audio and reasoning blocks are kept as the turn's parts and read back equal, through a restart."""
     blocks = [
-        "What is ",
+        {"type": "text", "text": "What is "},
         {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+        {"type": "image", "url": "https://example.com/plate.png"},
+        {"type": "file", "base64": "JVBERi0=", "mime_type": "application/pdf"},
         {"type": "text", "text": "on this plate?"},
-        {"type": "reasoning", "reasoning": "..."},
     ]
-    history.add_messages([HumanMessage(content=blocks), AIMessage(content=[{"type": "image", "url": "x"}])])
-    assert mem["chat:1"] == {"role": "user", "content": "What is on this plate?"}
-    assert mem["chat:2"] == {"role": "assistant", "content": ""}  # no text part: the empty text
-    text = HumanMessage(content=blocks).text  # a property since langchain-core 1.0, a method before
-    assert (text if isinstance(text, str) else text()) == "What is on this plate?"  # LangChain's own reading agrees
-    assert turn_from_message(SystemMessage(content=[])) == {"role": "system", "content": ""}
+    reasoning = [
+        {"type": "reasoning", "reasoning": "The plate holds risotto.", "id": "rs_1"},
+        {"type": "text", "text": "Risotto."},
+    ]
+    sent = [HumanMessage(content=blocks), AIMessage(content=reasoning), SystemMessage(content=[])]
+    path = tmp_path / "memory.json"
+    history = SentinelChatMessageHistory(sm.create_memory(store=sm.JsonFileStore(path), autosave=True))
+    history.add_messages(sent)
+    assert history.memory["chat:1"] == {"role": "user", "content": blocks}
+    restarted = SentinelChatMessageHistory(sm.create_memory(store=sm.JsonFileStore(path)))
+    assert restarted.messages == [HumanMessage(content=blocks), AIMessage(content=reasoning), SystemMessage("")]
+    # LangChain's own JSON round trip of what it sent gives what the history gives back.
+    assert [type(m).model_validate_json(m.model_dump_json()) for m in sent[:2]] == restarted.messages[:2]
+    # A plain string in a list is kept as the text block LangChain's own content_blocks reads it as.
+    assert turn_from_message(HumanMessage(content=["Is it ", {"type": "text", "text": "vegan?"}])) == {
+        "role": "user",
+        "content": [{"type": "text", "text": "Is it "}, {"type": "text", "text": "vegan?"}],
+    }
+    assert HumanMessage(content=["Is it "]).content_blocks == [{"type": "text", "text": "Is it "}]
+
+
+@pytest.mark.parametrize(
+    ("block", "fix"),
+    [
+        ({"type": "image", "base64": b"\x89PNG"}, "base64 text"),
+        ({"type": "file", "file": object()}, "base64 text"),
+        ({"image_url": {"url": "x"}}, "non-empty 'type'"),
+        ({"type": ""}, "non-empty 'type'"),
+        ({"type": "text", "text": 42}, "text must be a str"),
+        ({"type": "text", "text": "lone \ud800"}, "lone surrogate"),
+    ],
+    ids=["bytes", "object", "no-type", "empty-type", "text-not-str", "surrogate"],
+)
+def test_lc_2_int_1_a_block_with_no_json_form_is_refused_naming_it_and_the_fix(mem, block, fix):
+    """LC-2, INT-1: a block with no JSON form raises TypeError naming the message, the block and what to pass; nothing is stored."""
+    history = SentinelChatMessageHistory(mem)
+    history.add_user_message("before")
+    with pytest.raises(TypeError, match=r"messages\[1\] \(HumanMessage\)\.content\[1\]") as caught:
+        history.add_messages([HumanMessage("first"), HumanMessage(content=["Look:", block])])
+    assert fix in str(caught.value)
+    assert shape(history.messages) == [("human", "", "before")]
+
+
+def test_lc_2_int_1_tool_call_args_with_no_json_form_are_refused():
+    """LC-2, INT-1: an AIMessage whose call's args hold bytes raises TypeError naming the call; nothing is stored."""
+    mem = sm.create_memory()
+    call = {"name": "upload", "args": {"data": b"\x00"}, "id": "call-1"}
+    with pytest.raises(TypeError, match=r"messages\[0\] \(AIMessage\)\.tool_calls\[0\] \('upload'\).*JSON values"):
+        SentinelChatMessageHistory(mem).add_messages([AIMessage("", tool_calls=[call])])
+    assert list(mem) == []
+
+
+def test_lc_2_lc_1_a_message_name_is_kept():
+    """LC-2, LC-1, MSG-5: a message's name is the turn's name and reads back; a ToolMessage keeps its tool's name."""
+    mem = sm.create_memory()
+    history = SentinelChatMessageHistory(mem)
+    call = {"name": "menu", "args": {}, "id": "call-1", "type": "tool_call"}
+    sent = [
+        HumanMessage("Hi", name="jakub"),
+        AIMessage("", tool_calls=[call]),
+        ToolMessage("risotto", tool_call_id="call-1", name="menu"),
+    ]
+    history.add_messages(sent)
+    assert mem["chat:1"] == {"role": "user", "content": "Hi", "name": "jakub"}
+    assert mem["chat:3"]["name"] == "menu"
+    assert history.messages == sent
 
 
 @pytest.mark.parametrize(
@@ -412,3 +472,13 @@ def test_lc_5_without_langchain_core_the_adapter_names_the_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "sentinel_memory.integrations.langchain")
     with pytest.raises(ImportError, match=r"sentinel-memory\[langchain\]"):
         importlib.import_module("sentinel_memory.integrations.langchain")
+
+
+def test_lc_2_the_conversion_alone_refuses_another_role_and_a_lone_surrogate():
+    """LC-2, MSG-5, ENT-2: turn_from_message refuses a ChatMessage of a role no chat API takes and text with a lone surrogate, naming the message, before any memory sees it."""
+    with pytest.raises(ValueError, match=r"messages\[2\] \(ChatMessage\): a ChatMessage's role must be one of"):
+        turn_from_message(ChatMessage(role="critic", content="not a chat role"), where="messages[2]")
+    with pytest.raises(ValueError, match="got ''"):
+        turn_from_message(ChatMessage(role="", content="no role"))
+    with pytest.raises(TypeError, match=r"message \(HumanMessage\): a message's text must be JSON text"):
+        turn_from_message(HumanMessage("lone \ud800 surrogate"))

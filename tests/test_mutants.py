@@ -67,13 +67,14 @@ def test_the_caught_by_column_names_the_frame_and_the_test():
 
 
 def test_the_code_added_since_the_last_round_has_mutants_of_its_own():
-    """Issue 45: logging, the plumbing, the async engine and Redis store, LangChain, line counts, the fills, turns, the random mode and the kit are measured."""
+    """Issue 45, issue 43: logging, the plumbing, the async engine and Redis store, LangChain (the history and the agent middleware), line counts, the fills, turns, the random mode and the kit are measured."""
     modules = {
         "logs.py",
         "shell.py",
         "aio.py",
         "stores/aioredis.py",
-        "integrations/langchain.py",
+        "integrations/langchain/__init__.py",
+        "integrations/langchain/middleware.py",
         "core/tokens.py",
         "core/prompt.py",
         "core/turns.py",

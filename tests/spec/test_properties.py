@@ -594,7 +594,8 @@ STDLIB = set(sys.stdlib_module_names)
 OPTIONAL = {"redis", "opentelemetry"}
 #: LC-5: adapter modules the package never imports, each with the extra it may import at its top.
 ADAPTERS = {
-    "integrations/langchain.py": {"langchain_core"},
+    "integrations/langchain/__init__.py": {"langchain_core"},
+    "integrations/langchain/middleware.py": {"langchain_core", "langchain"},
     "integrations/langgraph.py": {"langgraph"},
     "integrations/pydantic_ai.py": {"pydantic_ai", "pydantic", "anyio"},
     "integrations/openai_agents.py": {"agents"},

@@ -1,22 +1,33 @@
-"""A LangChain chat history backed by a memory (LC-1 .. LC-6); the optional extra ``[langchain]``.
+"""The LangChain adapters over a memory (LC-1 .. LC-8); the optional extra ``[langchain]``.
 
-``SentinelChatMessageHistory(memory)`` is a LangChain
-``BaseChatMessageHistory`` whose messages are the memory's chat turns
-(MSG-1): what LangChain adds lands as ``add_messages`` of chat-completions
-messages (MSG-5), so the turns, tool calls and tool results included, are
-saved with the memory, survive a restart, count against its ``limit`` and
-are evicted by its rules like any entry, while the facts the memory keeps
-beside them stay untouched by ``clear()``. ``get_messages(token_budget)``
-is the budgeted view next to LangChain's unbounded ``messages``: a valid
-request by the memory's rules (MSG-2 .. MSG-9), as LangChain messages.
+Two ways in. ``SentinelMemoryMiddleware`` (module
+``sentinel_memory.integrations.langchain.middleware``, also importable from
+here when ``langchain`` is installed) is an agent middleware for LangChain
+v1's ``create_agent``: before each model call it replaces the model's input
+with the memory's budgeted request and records the new messages as turns
+(LC-7, LC-8). ``SentinelChatMessageHistory(memory)`` is the LangChain
+``BaseChatMessageHistory`` of older code, for ``RunnableWithMessageHistory``
+(which langchain-core 1.x marks deprecated): what LangChain adds lands as
+``add_messages`` of chat-completions messages (MSG-5), so the turns, tool
+calls and tool results included, are saved with the memory, survive a
+restart, count against its ``limit`` and are evicted by its rules like any
+entry, while the facts the memory keeps beside them stay untouched by
+``clear()``. ``get_messages(token_budget)`` is the budgeted view next to
+LangChain's unbounded ``messages``: a valid request by the memory's rules
+(MSG-2 .. MSG-9), as LangChain messages.
 
 The package itself never imports this module, so ``import sentinel_memory``
-never needs LangChain (LC-5, DEP-1); importing this module without
-``langchain-core`` raises an ``ImportError`` that names the extra.
+never needs LangChain (LC-5, DEP-1); this module needs ``langchain-core``
+alone (importing it without raises an ``ImportError`` that names the extra),
+the middleware ``langchain`` too.
 
-A turn keeps what the chat API takes: the role, the text, an assistant's
-tool calls (id, name, arguments) and a tool result's call id. A message's
-``id``, metadata and non-text content blocks are not kept (LC-2).
+A turn keeps what the chat API takes: the role, the content (a str, or the
+message's content blocks whole, INT-1), an assistant's tool calls (id, name,
+arguments), a tool result's call id and the message's ``name``. A block with
+no JSON form is refused (LC-2). A message's ``id``, metadata
+(``additional_kwargs``, ``response_metadata``, ``usage_metadata``) and a
+``ToolMessage``'s ``artifact`` and ``status`` are LangChain's bookkeeping
+around the message, which a chat API is not sent, and are not kept.
 """
 
 from __future__ import annotations
@@ -26,14 +37,14 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.chat import ROLES
-from ..core.jsondata import is_json_text
-from ..core.options import Duration
-from ..core.shown import shown
-from ..core.tokens import TokenizerLike
-from ..core.turns import chat_message, is_turn_key, turn_number
-from ..folder import MemoryFolder
-from ..memory import Memory
+from ...core.chat import ROLES
+from ...core.jsondata import copy_json, is_json_text
+from ...core.options import Duration
+from ...core.shown import shown
+from ...core.tokens import TokenizerLike
+from ...core.turns import chat_message, is_turn_key, turn_number
+from ...folder import MemoryFolder
+from ...memory import Memory
 
 try:
     from langchain_core.chat_history import BaseChatMessageHistory
@@ -51,7 +62,24 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
         "sentinel_memory.integrations.langchain needs langchain-core; install it with: pip install 'sentinel-memory[langchain]'"
     ) from error
 
-__all__ = ["SentinelChatMessageHistory", "message_from_turn", "turn_from_message"]
+__all__ = [
+    "SentinelChatMessageHistory",
+    "SentinelMemoryMiddleware",
+    "message_from_turn",
+    "messages_from_turns",
+    "turn_from_message",
+    "turns_from_messages",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """``SentinelMemoryMiddleware``, imported on first use, so this module needs langchain-core alone (LC-5)."""
+    if name == "SentinelMemoryMiddleware":
+        from .middleware import SentinelMemoryMiddleware
+
+        return SentinelMemoryMiddleware
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: LC-1: the roles read back as LangChain's own message types; any other role is a ``ChatMessage``.
 _READ: dict[str, type[HumanMessage | AIMessage | SystemMessage]] = {
@@ -63,10 +91,11 @@ _READ: dict[str, type[HumanMessage | AIMessage | SystemMessage]] = {
 
 def message_from_turn(
     role: str,
-    content: str | None,
+    content: str | list[Any] | None,
     *,
     tool_calls: Sequence[dict[str, Any]] = (),
     tool_call_id: str | None = None,
+    name: str | None = None,
 ) -> BaseMessage:
     """The LangChain message a turn reads back as (LC-1).
 
@@ -76,13 +105,16 @@ def message_from_turn(
     call, as LangChain's own parsers do), a ``SystemMessage`` for
     ``"system"``, a ``ToolMessage`` for ``"tool"`` with its ``tool_call_id``,
     and a ``ChatMessage`` carrying the role for any other role
-    (``developer``, or a turn stored before roles were checked).
+    (``developer``, or a turn stored before roles were checked). A list of
+    content parts is the message's content as it is (INT-1), a copy.
 
     Args:
         role: The turn's role.
-        content: The turn's text (None on an assistant message that only calls tools).
+        content: The turn's content: a str, a list of content parts, or None on an
+            assistant message that only calls tools (read back as ``""``).
         tool_calls: An assistant's calls in the chat-completions form. Defaults to none.
         tool_call_id: A tool result's call id. Defaults to None.
+        name: The message's ``name``. Defaults to None.
 
     Returns:
         A new LangChain ``BaseMessage`` of the type the role reads back as.
@@ -95,8 +127,10 @@ def message_from_turn(
         'call_1'
         >>> message_from_turn("developer", "Answer in Czech.").role
         'developer'
+        >>> message_from_turn("user", [{"type": "image", "url": "https://x/plate.png"}]).content
+        [{'type': 'image', 'url': 'https://x/plate.png'}]
     """
-    text = content if content is not None else ""
+    body: str | list[Any] = "" if content is None else copy_json(content, what="content")
     if role == "assistant" and tool_calls:
         calls, invalid = [], []
         for call in tool_calls:
@@ -117,110 +151,182 @@ def message_from_turn(
                         "type": "invalid_tool_call",
                     }
                 )
-        return AIMessage(content=text, tool_calls=calls, invalid_tool_calls=invalid)
+        return AIMessage(content=body, tool_calls=calls, invalid_tool_calls=invalid, name=name)
     if role == "tool" and tool_call_id is not None:
-        return ToolMessage(content=text, tool_call_id=tool_call_id)
+        return ToolMessage(content=body, tool_call_id=tool_call_id, name=name)
     kind = _READ.get(role)
     if kind is not None:
-        return kind(content=text)
-    return ChatMessage(role=role, content=text)
+        return kind(content=body, name=name)
+    return ChatMessage(role=role, content=body, name=name)
 
 
-def _from_message(message: dict[str, Any]) -> BaseMessage:
-    content = message["content"]
-    if isinstance(content, list):
-        content = "".join(part["text"] for part in content if part.get("type") == "text")
-    return message_from_turn(
-        message["role"], content, tool_calls=message.get("tool_calls", ()), tool_call_id=message.get("tool_call_id")
-    )
+def messages_from_turns(turns: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+    """Chat-completions messages (MSG-5, such as a ``get_messages`` result's) as new LangChain messages (LC-1).
+
+    Args:
+        turns: The messages in their stored form (MSG-5), each read back with ``message_from_turn``.
+
+    Returns:
+        A new list of new LangChain messages, in order.
+
+    Examples:
+        >>> from sentinel_memory.integrations.langchain import messages_from_turns
+        >>> [m.type for m in messages_from_turns([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}])]
+        ['system', 'human']
+    """
+    return [
+        message_from_turn(
+            turn["role"],
+            turn.get("content"),
+            tool_calls=turn.get("tool_calls", ()),
+            tool_call_id=turn.get("tool_call_id"),
+            name=turn.get("name"),
+        )
+        for turn in turns
+    ]
 
 
-def turn_from_message(message: BaseMessage) -> dict[str, Any]:
-    """The chat-completions message a LangChain message is stored as (LC-2, MSG-5).
+def turn_from_message(message: BaseMessage, *, where: str = "message") -> dict[str, Any]:
+    """The chat-completions message a LangChain message is stored as (LC-2, MSG-5, INT-1).
 
     ``HumanMessage`` is ``"user"``, ``AIMessage`` ``"assistant"`` with its
     ``tool_calls`` (each ``{"id", "type": "function", "function": {"name",
     "arguments"}}``, the arguments as JSON text), ``SystemMessage``
     ``"system"``, ``ToolMessage`` ``"tool"`` with its ``tool_call_id``, and
     ``ChatMessage`` its own role, which must be one of the chat API's
-    (MSG-5). The content is the text: a ``str`` content itself; a list of
-    content blocks gives its text parts, plain strings and ``{"type":
-    "text", "text": ...}`` blocks, joined with nothing between them, as
-    LangChain's ``message.text`` joins them. Other blocks (images, audio,
-    reasoning) are not kept. An ``AIMessage`` with calls and no text keeps
-    the content None.
+    (MSG-5); the message's ``name`` when it has one. The content is a
+    ``str`` content itself, or its list of content blocks whole (INT-1):
+    each block a JSON object with a ``type`` (an image, a file, audio, a
+    reasoning item, any provider's block), kept as it is, and a plain
+    string in the list as the text block LangChain's own ``content_blocks``
+    reads it as; an empty list is the empty text. A block with no JSON form
+    (bytes, an object) is refused, naming the block and what to pass. An
+    ``AIMessage`` with calls and no content keeps the content None.
 
     Args:
         message: The LangChain message to store.
+        where: How errors name it, such as ``"messages[3]"``. Defaults to ``"message"``.
 
     Returns:
-        A new dict: ``role`` and ``content``, and ``tool_calls`` or ``tool_call_id`` when it has them.
+        A new dict: ``role`` and ``content``, and ``tool_calls``, ``tool_call_id`` or ``name``
+        when it has them.
 
     Raises:
         TypeError: ``message`` is not a ``BaseMessage``; or it is a ``FunctionMessage``, an
             ``AIMessage`` with invalid tool calls, or any other message type; or its text is not
-            JSON text (a lone surrogate, ENT-2).
+            JSON text (a lone surrogate, ENT-2); or a content block or a call's arguments have no
+            JSON form, or a block is not an object with a ``type``.
         ValueError: A ``ChatMessage`` whose role is not one of the chat API's (MSG-5).
 
     Examples:
         >>> from langchain_core.messages import HumanMessage
         >>> from sentinel_memory.integrations.langchain import turn_from_message
-        >>> turn_from_message(HumanMessage(content=["Is it ", {"type": "text", "text": "vegan?"}]))
-        {'role': 'user', 'content': 'Is it vegan?'}
+        >>> turn_from_message(HumanMessage(content=["Is it vegan?", {"type": "image", "url": "https://x/a.png"}]))
+        {'role': 'user', 'content': [{'type': 'text', 'text': 'Is it vegan?'}, {'type': 'image', 'url': 'https://x/a.png'}]}
     """
     if not isinstance(message, BaseMessage):
-        raise TypeError(f"a chat history holds LangChain messages, got {shown(message)}")
-    text = _text_of(message.content)
-    if not is_json_text(text):
-        raise TypeError(f"a message's text must be JSON text (no lone surrogates), got {shown(text)}")
+        raise TypeError(f"{where}: a chat history holds LangChain messages, got {shown(message)}")
+    what = f"{where} ({type(message).__name__})"
+    content = _content_of(message.content, what)
+    turn: dict[str, Any]
     if isinstance(message, HumanMessage):
-        return {"role": "user", "content": text}
-    if isinstance(message, AIMessage):
+        turn = {"role": "user", "content": content}
+    elif isinstance(message, AIMessage):
         if message.invalid_tool_calls:
             raise TypeError(
-                "an AIMessage with invalid tool calls cannot be kept: a chat API takes no call it cannot parse"
+                f"{what} has invalid tool calls and cannot be kept: a chat API takes no call it cannot parse"
             )
         if not message.tool_calls:
-            return {"role": "assistant", "content": text}
-        calls = [
-            {
-                "id": call["id"],
-                "type": "function",
-                "function": {"name": call["name"], "arguments": json.dumps(call["args"], ensure_ascii=False)},
-            }
-            for call in message.tool_calls
-        ]
-        return {"role": "assistant", "content": text or None, "tool_calls": calls}
-    if isinstance(message, SystemMessage):
-        return {"role": "system", "content": text}
-    if isinstance(message, ToolMessage):
-        return {"role": "tool", "content": text, "tool_call_id": message.tool_call_id}
-    if isinstance(message, ChatMessage):
+            turn = {"role": "assistant", "content": content}
+        else:
+            turn = {"role": "assistant", "content": content or None, "tool_calls": _calls(message, what)}
+    elif isinstance(message, SystemMessage):
+        turn = {"role": "system", "content": content}
+    elif isinstance(message, ToolMessage):
+        turn = {"role": "tool", "content": content, "tool_call_id": message.tool_call_id}
+    elif isinstance(message, ChatMessage):
         role = message.role
         if not isinstance(role, str):
-            raise TypeError(f"a ChatMessage's role must be a str, got {shown(role)}")
+            raise TypeError(f"{what}: a ChatMessage's role must be a str, got {shown(role)}")
         if role not in ROLES:
-            raise ValueError(f"a ChatMessage's role must be one of {', '.join(ROLES)}, got {shown(role)}")
-        return {"role": role, "content": text}
-    raise TypeError(
-        f"a {type(message).__name__} cannot be kept as a chat turn: a turn is a chat-completions message "
-        "(user, assistant with tool calls, system, tool with its call id, or a ChatMessage of a chat role)"
-    )
+            raise ValueError(f"{what}: a ChatMessage's role must be one of {', '.join(ROLES)}, got {shown(role)}")
+        turn = {"role": role, "content": content}
+    else:
+        raise TypeError(
+            f"{what} cannot be kept as a chat turn: a turn is a chat-completions message "
+            "(user, assistant with tool calls, system, tool with its call id, or a ChatMessage of a chat role)"
+        )
+    if message.name is not None:
+        turn["name"] = message.name
+    return turn
 
 
-def _text_of(content: Any) -> str:
-    """A message content's text: the str itself, or the text parts of a list of blocks, joined (LC-2)."""
+def turns_from_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    """Each message as ``turn_from_message`` stores it, errors naming ``messages[i]`` (LC-2).
+
+    Args:
+        messages: The LangChain messages, oldest first.
+
+    Returns:
+        A new list of chat-completions messages (MSG-5), in order.
+
+    Raises:
+        TypeError, ValueError: As ``turn_from_message``, naming ``messages[i]``.
+
+    Examples:
+        >>> from langchain_core.messages import HumanMessage
+        >>> from sentinel_memory.integrations.langchain import turns_from_messages
+        >>> turns_from_messages([HumanMessage("Hi", name="jakub")])
+        [{'role': 'user', 'content': 'Hi', 'name': 'jakub'}]
+    """
+    return [turn_from_message(message, where=f"messages[{i}]") for i, message in enumerate(messages)]
+
+
+def _calls(message: AIMessage, what: str) -> list[dict[str, Any]]:
+    """An AIMessage's tool calls in the chat-completions form, the arguments as JSON text (LC-2)."""
+    calls = []
+    for i, call in enumerate(message.tool_calls):
+        try:
+            arguments = json.dumps(copy_json(call["args"], what="args"), ensure_ascii=False)
+        except (TypeError, ValueError) as error:
+            raise TypeError(
+                f"{what}.tool_calls[{i}] ({shown(call['name'])}): its args have no JSON form ({error}); "
+                "pass JSON values (str, number, bool, None, lists and dicts of them)"
+            ) from error
+        calls.append({"id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": arguments}})
+    return calls
+
+
+def _content_of(content: Any, what: str) -> str | list[dict[str, Any]]:
+    """A message's content as a turn keeps it: a str itself, a list of blocks whole (LC-2, INT-1)."""
     if isinstance(content, str):
+        if not is_json_text(content):
+            raise TypeError(f"{what}: a message's text must be JSON text (no lone surrogates), got {shown(content)}")
         return content
     if not isinstance(content, list):
-        raise TypeError(f"a message's content must be a str or a list of content blocks, got {shown(content)}")
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-    return "".join(parts)
+        raise TypeError(f"{what}: a message's content must be a str or a list of content blocks, got {shown(content)}")
+    if not content:
+        return ""  # a chat API takes no empty list of parts; LangChain reads both as no text
+    parts: list[dict[str, Any]] = []
+    for j, item in enumerate(content):
+        where = f"{what}.content[{j}]"
+        # A plain string is the text block LangChain's content_blocks reads it as.
+        block = {"type": "text", "text": item} if isinstance(item, str) else item
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str) or not block["type"]:
+            raise TypeError(
+                f"{where} is {shown(block)}: a content block is a str or a dict with a non-empty 'type' "
+                "(such as {'type': 'text', 'text': ...} or {'type': 'image', 'url': ...})"
+            )
+        if block["type"] == "text" and not isinstance(block.get("text"), str):
+            raise TypeError(f"{where}: a 'text' block's text must be a str, got {shown(block.get('text'))}")
+        try:
+            parts.append(copy_json(block, what=where))
+        except TypeError as error:
+            raise TypeError(
+                f"{where}, the {shown(block['type'])} block, has no JSON form ({error}), so it cannot be kept "
+                "whole; pass its data as base64 text, a URL or a provider's file id instead"
+            ) from error
+    return parts
 
 
 class SentinelChatMessageHistory(BaseChatMessageHistory):
@@ -330,7 +436,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
                 if message is not None:
                     turns.append((turn_number(key), message))
         turns.sort(key=lambda turn: turn[0])  # stable: entries of one N stay oldest first
-        return [_from_message(message) for _, message in turns]
+        return messages_from_turns([message for _, message in turns])
 
     def get_messages(
         self,
@@ -381,7 +487,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
             facts_share=facts_share,
             system=system,
         )
-        return [_from_message(message) for message in result.messages]
+        return messages_from_turns(result.messages)
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Store the messages as the memory's next turns, in order, all or nothing (LC-2).
@@ -412,7 +518,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
             >>> [m.type for m in history.messages]
             ['human', 'ai', 'tool']
         """
-        turns = [turn_from_message(message) for message in messages]
+        turns = turns_from_messages(messages)
         if not turns:
             return
         self._memory.add_messages(turns, importance=self._importance, ttl=self._ttl)

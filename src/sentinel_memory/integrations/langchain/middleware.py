@@ -1,0 +1,314 @@
+"""A LangChain v1 agent middleware whose model sees a memory's budgeted request (LC-7, LC-8).
+
+``create_agent(model, tools, middleware=[SentinelMemoryMiddleware(memory,
+token_budget=...)])`` gives the agent a memory as its conversation: before
+each model call the middleware records the messages of the agent's state it
+has not recorded yet as the memory's turns (the user's question, the tool
+results), and replaces the model's input with the memory's ``get_messages``
+(MSG-2 .. MSG-9): the app's system prompt with the must-keep and
+query-relevant facts in one system message, then the recent turns that fit,
+tool calls kept whole with their results and the newest question always in.
+The model's replies are recorded with what follows them: a call with its
+results before the next model call, the last reply when the run ends. The agent's state itself is left
+as it is (``wrap_model_call`` rewrites the request, not the state), so
+nothing the graph holds is lost and a checkpointer still sees every message.
+
+Which messages were recorded is kept in the agent's state, under the private
+key ``sentinel_memory_recorded`` (the message ids LangGraph gives each
+message), so with a checkpointer a thread's later runs record none twice;
+without one, each run's state starts with the messages given to ``invoke``,
+and the memory is the whole history: give each run only the new messages.
+
+This module needs ``langchain`` (v1) beside ``langchain-core``; the package
+never imports it (LC-5).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any, NotRequired, cast
+
+from ...core.options import Duration
+from ...core.shown import shown
+from ...core.tokens import TokenizerLike
+from ...folder import MemoryFolder
+from ...memory import Memory
+from . import messages_from_turns, turns_from_messages
+
+try:
+    from langchain.agents.middleware.types import (
+        AgentMiddleware,
+        AgentState,
+        ModelCallResult,
+        ModelRequest,
+        ModelResponse,
+        PrivateStateAttr,
+    )
+    from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
+    from langchain_core.runnables.config import run_in_executor
+except ImportError as error:  # pragma: no cover - exercised by a test that hides langchain
+    raise ImportError(
+        "sentinel_memory.integrations.langchain.middleware needs langchain (v1); "
+        "install it with: pip install 'sentinel-memory[langchain]'"
+    ) from error
+
+__all__ = ["RECORDED", "SentinelMemoryMiddleware", "SentinelMemoryState"]
+
+#: LC-8: the private state key that lists the ids of the messages already recorded as turns.
+RECORDED = "sentinel_memory_recorded"
+
+
+class SentinelMemoryState(AgentState[Any]):
+    """The agent state with the ids of the messages the middleware has recorded (LC-8)."""
+
+    sentinel_memory_recorded: NotRequired[Annotated[list[str], PrivateStateAttr]]
+
+
+class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
+    """An agent middleware: the model sees the memory's budgeted request; new messages become turns (LC-7, LC-8).
+
+    Before each model call (``before_model``) the messages of the agent's
+    state not yet recorded are stored as the memory's next turns, in order,
+    in one ``memory.add_messages`` (LC-2's conversion, INT-1: content blocks
+    whole); the model's input is then replaced (``wrap_model_call``) with
+    ``memory.get_messages(token_budget, system=<the agent's system prompt>,
+    query=<the newest user message's text>, must_keep=, facts_share=,
+    tokenizer=)`` as LangChain messages, the system message as the request's
+    ``system_message``. After the call (``after_model``) and at the end of the
+    run (``after_agent``, for a tool that returns directly) the new messages
+    are recorded the same way. The async hooks do the same in LangChain's
+    executor, so the memory's file or network I/O never blocks the event loop.
+
+    One memory is one conversation: runs that share it share its history, one
+    at a time (a tool result must answer the newest open call, MSG-6).
+
+    Args:
+        memory: The ``Memory`` that holds the conversation (and whatever facts it holds).
+        token_budget: The most tokens a request's messages may count (MSG-3), a number >= 0.
+        tokenizer: Counts tokens, as for ``get_messages``. None, the default, means the memory's.
+        must_keep: Facts of at least this importance are always in (MSG-9). Defaults to None.
+        facts_share: The share of the budget kept for facts. None, the default, means 0.5.
+        importance: The importance of the turns recorded, in [0, 1]. Defaults to None (0.3, ENT-16).
+        ttl: How long the recorded turns live, in milliseconds or a ``timedelta``. Defaults to None.
+
+    Raises:
+        TypeError: ``memory`` is not a ``Memory``.
+
+    Examples:
+        >>> from langchain.agents import create_agent
+        >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+        >>> from langchain_core.messages import AIMessage
+        >>> from sentinel_memory.integrations.langchain.middleware import SentinelMemoryMiddleware
+        >>> model = GenericFakeChatModel(messages=iter([AIMessage("Welcome!")]))
+        >>> agent = create_agent(model, middleware=[SentinelMemoryMiddleware(mem, token_budget=500)])
+        >>> agent.invoke({"messages": [{"role": "user", "content": "Hi"}]})["messages"][-1].content
+        'Welcome!'
+        >>> mem["chat:1"], mem["chat:2"]["content"]
+        ({'role': 'user', 'content': 'Hi'}, 'Welcome!')
+    """
+
+    state_schema = SentinelMemoryState
+
+    def __init__(
+        self,
+        memory: Memory,
+        token_budget: int | float,
+        *,
+        tokenizer: TokenizerLike | None = None,
+        must_keep: float | None = None,
+        facts_share: float | None = None,
+        importance: float | None = None,
+        ttl: Duration | None = None,
+    ) -> None:
+        if not isinstance(memory, Memory):
+            raise TypeError(f"memory must be a Memory (create_memory(), MemoryFolder.open()), got {shown(memory)}")
+        super().__init__()
+        self._memory = memory
+        self._token_budget = token_budget
+        self._tokenizer = tokenizer
+        self._must_keep = must_keep
+        self._facts_share = facts_share
+        self._importance = importance
+        self._ttl = ttl
+        self.tools = []
+
+    @classmethod
+    def from_folder(
+        cls,
+        folder: MemoryFolder | str | os.PathLike[str],
+        user_id: str,
+        token_budget: int | float,
+        *,
+        tokenizer: TokenizerLike | None = None,
+        must_keep: float | None = None,
+        facts_share: float | None = None,
+        importance: float | None = None,
+        ttl: Duration | None = None,
+        **options: Any,
+    ) -> SentinelMemoryMiddleware:
+        """The middleware over ``MemoryFolder(folder).open(user_id, **options)`` (FLD-2): autosaved and shared.
+
+        Args:
+            folder: A ``MemoryFolder``, or the path of one.
+            user_id: Whose memory: any str (a user id, a conversation id), FLD-1.
+            token_budget: As for the constructor.
+            tokenizer: As for the constructor.
+            must_keep: As for the constructor.
+            facts_share: As for the constructor.
+            importance: As for the constructor.
+            ttl: As for the constructor.
+            **options: More options for the memory, as ``MemoryFolder.open`` takes them.
+
+        Returns:
+            A new middleware over that memory.
+        """
+        if not isinstance(folder, MemoryFolder):
+            folder = MemoryFolder(folder)
+        return cls(
+            folder.open(user_id, **options),
+            token_budget,
+            tokenizer=tokenizer,
+            must_keep=must_keep,
+            facts_share=facts_share,
+            importance=importance,
+            ttl=ttl,
+        )
+
+    @property
+    def memory(self) -> Memory:
+        """The memory that holds the conversation."""
+        return self._memory
+
+    def __repr__(self) -> str:
+        return f"SentinelMemoryMiddleware({self._memory!r}, token_budget={self._token_budget!r})"
+
+    # -- recording (LC-8) -------------------------------------------------------------------------
+
+    def _record(self, state: SentinelMemoryState) -> dict[str, Any] | None:
+        """Store the state's messages not recorded yet as the next turns, in one batch (LC-8, MSG-6)."""
+        messages: Sequence[AnyMessage] = state["messages"]
+        recorded = set(cast("list[str]", state.get(RECORDED, [])))
+        new = [message for message in messages if message.id is None or message.id not in recorded]
+        if not new:
+            return None
+        turns = turns_from_messages(new)  # every message checked before any is stored (INT-1)
+        self._memory.add_messages(turns, importance=self._importance, ttl=self._ttl)
+        # The ids still in the state: a message removed from it (RemoveMessage) never comes back.
+        return {RECORDED: [message.id for message in messages if message.id is not None]}
+
+    def before_model(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
+        """Record the new messages before the model is called: the question, or a call and its results (LC-8).
+
+        Args:
+            state: The agent's state: its ``messages`` and the recorded ids (LC-8).
+            runtime: LangGraph's runtime of the run (not used).
+
+        Returns:
+            The state update that lists the recorded ids when messages were recorded, else None.
+        """
+        return self._record(state)
+
+    async def abefore_model(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
+        """``before_model`` in LangChain's executor, so the memory's I/O never blocks the event loop (LC-8).
+
+        Args:
+            state: The agent's state: its ``messages`` and the recorded ids (LC-8).
+            runtime: LangGraph's runtime of the run (not used).
+
+        Returns:
+            The state update that lists the recorded ids when messages were recorded, else None.
+        """
+        return await run_in_executor(None, self._record, state)
+
+    def after_agent(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
+        """Record what came after the last model call: its reply, or a tool's that returns directly (LC-8).
+
+        Args:
+            state: The agent's state: its ``messages`` and the recorded ids (LC-8).
+            runtime: LangGraph's runtime of the run (not used).
+
+        Returns:
+            The state update that lists the recorded ids when messages were recorded, else None.
+        """
+        return self._record(state)
+
+    async def aafter_agent(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
+        """``after_agent`` in LangChain's executor (LC-8).
+
+        Args:
+            state: The agent's state: its ``messages`` and the recorded ids (LC-8).
+            runtime: LangGraph's runtime of the run (not used).
+
+        Returns:
+            The state update that lists the recorded ids when messages were recorded, else None.
+        """
+        return await run_in_executor(None, self._record, state)
+
+    # -- the model's input (LC-7) -----------------------------------------------------------------
+
+    def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """The request with the memory's budgeted messages in place of the state's (LC-7)."""
+        system = None
+        if request.system_message is not None:
+            content = request.system_message.content
+            if not isinstance(content, str) and not all(
+                isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text") for block in content
+            ):
+                raise TypeError(
+                    "the agent's system message has content blocks that are not text, which the memory's "
+                    "system message cannot carry; pass create_agent a str system_prompt"
+                )
+            system = request.system_message.text
+        query = next((m.text for m in reversed(request.messages) if isinstance(m, HumanMessage)), None)
+        result = self._memory.get_messages(
+            token_budget=self._token_budget,
+            query=query or None,
+            tokenizer=self._tokenizer,
+            must_keep=self._must_keep,
+            facts_share=self._facts_share,
+            system=system,
+        )
+        messages = cast("list[AnyMessage]", messages_from_turns(result.messages))
+        head = messages.pop(0) if messages and isinstance(messages[0], SystemMessage) else None
+        return request.override(messages=messages, system_message=cast("SystemMessage | None", head))
+
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
+    ) -> ModelCallResult[Any]:
+        """Call the model with the memory's budgeted request instead of the state's messages (LC-7).
+
+        Args:
+            request: The model request the agent built: its system message and the state's messages.
+            handler: Calls the model (and the middleware inside this one) with a request.
+
+        Returns:
+            What ``handler`` returns for the request with the memory's messages.
+
+        Raises:
+            TokenBudgetError: The budget cannot hold the system prompt, the must-keep facts and the
+                newest question (MSG-9); the model is not called.
+            TypeError: The agent's system message holds a block that is not text.
+        """
+        return handler(self._request(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult[Any]:
+        """``wrap_model_call``, the memory read in LangChain's executor (LC-7).
+
+        Args:
+            request: The model request the agent built: its system message and the state's messages.
+            handler: Calls the model (and the middleware inside this one) with a request.
+
+        Returns:
+            What ``handler`` returns for the request with the memory's messages.
+
+        Raises:
+            TokenBudgetError: The budget cannot hold the system prompt, the must-keep facts and the
+                newest question (MSG-9); the model is not called.
+            TypeError: The agent's system message holds a block that is not text.
+        """
+        return await handler(await run_in_executor(None, self._request, request))
