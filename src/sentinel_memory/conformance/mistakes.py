@@ -45,7 +45,12 @@ def _around(ops: str, change: Around) -> Callable[[], None]:
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond a double's range is not finite (NUM-1)
+        return False
 
 
 def _checks_now(ops: str) -> Callable[[], None]:
@@ -1387,6 +1392,260 @@ FIFTH: Mapping[str, Callable[[], None]] = {
 }
 
 
+# -- batch six: more of the choices, in the other classes ------------------------------------------
+
+
+def _text_of(change: Callable[[Any, Callable[[Any], str]], str | None]) -> Callable[[], None]:
+    """TXT-1 .. TXT-4 with one mistake: ``change(data, real)`` returns the text, or None to keep the rule's."""
+
+    def apply() -> None:
+        real = values.text_of
+
+        def text_of(data: Any) -> str:
+            got = change(data, real)
+            return real(data) if got is None else got
+
+        values.text_of = text_of
+
+    return apply
+
+
+def _empty_role_a_message(data: Any, real: Callable[[Any], str]) -> str | None:
+    """``{"role": "", "content": ...}`` renders as a message with an empty role (against TXT-4: the role not empty)."""
+    if type(data) is dict and set(data) == {"role", "content"} and data["role"] == "" and type(data["content"]) is str:
+        return f": {data['content']}"
+    return None
+
+
+def _extra_keys_a_message(data: Any, real: Callable[[Any], str]) -> str | None:
+    """An object with role, content and more keys renders as a message (against TXT-4: exactly those keys)."""
+    if type(data) is dict and len(data) > 2 and type(data.get("role")) is str and data["role"]:
+        if type(data.get("content")) is str and real(data).startswith("{"):
+            return f"{data['role']}: {data['content']}"
+    return None
+
+
+def _negative_zero_kept(data: Any, real: Callable[[Any], str]) -> str | None:
+    """``-0.0`` is written ``-0`` (against TXT-2: ``0``, as ``Number.prototype.toString`` writes it)."""
+    mark = "negative-zero-5f3a"
+    found = False
+
+    def marked(value: Any) -> Any:
+        nonlocal found
+        if isinstance(value, float) and value == 0 and math.copysign(1, value) < 0:
+            found = True
+            return mark
+        if isinstance(value, dict):
+            return {key: marked(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [marked(item) for item in value]
+        return value
+
+    if isinstance(data, str):
+        return None
+    text = real(marked(data))
+    return text.replace(f'"{mark}"', "-0") if found else None
+
+
+def _words_of(change: Callable[[str], str]) -> Callable[[], None]:
+    """REC-1's words of ``change(text)``, the character classes a port's regular expression draws otherwise."""
+    return _words_by(change)
+
+
+def _other_numbers_separate(text: str) -> str:
+    """Only decimal digits (Nd) count as N*: ``²`` (No) and ``Ⅻ`` (Nl) separate words (against REC-1)."""
+    import unicodedata
+
+    return "".join(" " if unicodedata.category(c) in ("No", "Nl") else c for c in text)
+
+
+def _spacing_marks_separate(text: str) -> str:
+    """Only nonspacing marks (Mn) are removed; spacing and enclosing marks (Mc, Me) separate words (against REC-1)."""
+    import unicodedata
+
+    return "".join(" " if unicodedata.category(c) in ("Mc", "Me") else c for c in unicodedata.normalize("NFD", text))
+
+
+def _key_not_searched(session: Any, args: dict[str, Any], hits: Any) -> Any:
+    """Recall reads the words of the data's text only, not of the key (against REC-2: key and text)."""
+    query = lexical.words(args["query"]) if isinstance(args.get("query"), str) else frozenset()
+    if not query or not isinstance(hits, list):
+        return hits
+    window = session.memory.state.config.recency_window
+    kept = []
+    for hit in hits:
+        entry = session.memory.get_entry(hit["entry"]["key"])
+        relevance = lexical.relevance(query, lexical.words(entry.text))
+        if relevance > 0:
+            freshness = max(0.0, 1 - max(0, session.now - entry.updated_at) / window)
+            kept.append(dict(hit, score=lexical.score(relevance, entry.importance, freshness)))
+    return sorted(kept, key=lambda hit: -hit["score"])
+
+
+def _relevance_with_repeats(session: Any, args: dict[str, Any], hits: Any) -> Any:
+    """Relevance counts every query word, a repeated one each time (against REC-2: distinct words)."""
+    query = args.get("query")
+    if not isinstance(query, str) or not isinstance(hits, list):
+        return hits
+    spoken = [word for part in query.split() for word in sorted(lexical.words(part))]
+    if len(spoken) == len(set(spoken)):
+        return hits
+    window = session.memory.state.config.recency_window
+    for hit in hits:
+        entry = session.memory.get_entry(hit["entry"]["key"])
+        relevance = sum(word in entry.words for word in spoken) / len(spoken)
+        freshness = max(0.0, 1 - max(0, session.now - entry.updated_at) / window)
+        hit["score"] = lexical.score(relevance, entry.importance, freshness)
+    return sorted(hits, key=lambda hit: -hit["score"])
+
+
+def _expired_dropped_on_load() -> None:
+    """A load leaves out the entries already expired at its ``now`` and counts them dropped (against PER-12)."""
+    real = core.from_document
+
+    def from_document(state: Any, document: Any, *args: Any, now: Any = None, **kwargs: Any) -> Any:
+        if isinstance(document, dict) and isinstance(document.get("entries"), list) and _finite(now):
+            kept = [
+                item
+                for item in document["entries"]
+                if not (isinstance(item, dict) and _finite(item.get("expiresAt")) and now >= item["expiresAt"])
+            ]
+            document = dict(document, entries=kept)
+        return real(state, document, *args, now=now, **kwargs)
+
+    core.from_document = from_document
+
+
+def _save_live_only(session: Any, args: dict[str, Any], answer: Any) -> Any:
+    """A save writes the live entries only (against PER-12: expired entries still stored are saved too)."""
+    if isinstance(answer, dict) and isinstance(answer.get("entries"), list) and _finite(session.now):
+        live = [e for e in answer["entries"] if e.get("expiresAt") is None or session.now < e["expiresAt"]]
+        if len(live) != len(answer["entries"]):
+            return dict(answer, entries=live)
+    return answer
+
+
+def _working_empty_set_unstamped(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """``working_set({})`` changes nothing, not even the time of the last set (against L1-1: it stamps now)."""
+    if args.get("patch") == {}:
+        return None
+    return proceed(args)
+
+
+def _working_clear_keeps_time() -> None:
+    """``working_clear`` empties the data but keeps ``updatedAt`` (against L1-3: None)."""
+    import attrs
+
+    from ..core.values import Working
+
+    def working_clear(state: Any) -> Any:
+        return attrs.evolve(state, working=Working({}, state.working.updated_at))
+
+    core.working_clear = working_clear
+
+
+def _turns_not_counted_on_load() -> None:
+    """A load does not raise the chat counter: the next turn takes the first free ``chat:N`` (against ENT-16)."""
+    import attrs
+
+    real = core.from_document
+
+    def from_document(state: Any, *args: Any, **kwargs: Any) -> Any:
+        result = real(state, *args, **kwargs)
+        loaded = result[0] if isinstance(result, tuple) else result
+        fixed = attrs.evolve(loaded, turns=state.turns)
+        return (fixed, *result[1:]) if isinstance(result, tuple) else fixed
+
+    core.from_document = from_document
+
+
+def _ttl_below_one_refused(name: str, value: Any) -> Any:
+    """A ttl below 1 ms is refused as no expiry (against NUM-3: any number > 0)."""
+    return None if name == "ttl" and _finite(value) and 0 < value < 1 else ...
+
+
+def _empty_text_counts_zero(session: Any, args: dict[str, Any], answer: Any) -> Any:
+    """A context that holds nothing reports 0 tokens, not the tokenizer's count of the empty text (against CTX-4)."""
+    if isinstance(answer, dict) and answer.get("text") == "" and "tokens" in answer:
+        return dict(answer, tokens=0)
+    return answer
+
+
+def _omitted_counts_other_kind(session: Any, args: dict[str, Any], answer: Any) -> Any:
+    """With ``only``, omitted counts the entries of the other kind too (against CTX-11)."""
+    if isinstance(answer, dict) and args.get("only") is not None and "omitted" in answer:
+        return dict(answer, omitted=session.memory.size() - len(answer["entries"]))
+    return answer
+
+
+def _saves_after(when: Callable[[Any, Any], bool]) -> Around:
+    """An autosaving memory saves after the op also when ``when(session, answer)`` (against PER-11, L0-2)."""
+
+    def change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+        answer = proceed(args)
+        if session.memory._autosave and when(session, answer):
+            session.memory.save()
+        return answer
+
+    return change
+
+
+def _empty_clear_unsaved(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """``clear`` of a memory that holds nothing changes and saves nothing (against PER-11: every clear is saved)."""
+    state = session.memory.state
+    if not state.entries and not state.working.data:
+        return None
+    return proceed(args)
+
+
+def _document_over_text(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """``stored``/``load`` with both a document and a text put the document (against section 8: text wins)."""
+    if "document" in args and args.get("text") is not None and args.get("missing") is not True:
+        args.pop("text")
+    return proceed(args)
+
+
+def _empty_batch_refused(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """``add_messages`` of an empty list is refused (against MSG-6: a batch of nothing stores nothing)."""
+    if args.get("messages") == []:
+        raise ValueError("messages must not be empty")
+    return proceed(args)
+
+
+SIXTH: Mapping[str, Callable[[], None]] = {
+    # text
+    "empty-role-a-message": _text_of(_empty_role_a_message),
+    "extra-keys-a-message": _text_of(_extra_keys_a_message),
+    "negative-zero-kept": _text_of(_negative_zero_kept),
+    # Unicode words
+    "words-other-numbers-separate": _words_of(_other_numbers_separate),
+    "words-spacing-marks-separate": _words_of(_spacing_marks_separate),
+    # recall
+    "recall-key-not-searched": _answer("recall", _key_not_searched),
+    "relevance-counts-repeats": _answer("recall", _relevance_with_repeats),
+    # persistence and loads
+    "load-drops-expired": _expired_dropped_on_load,
+    "save-live-only": _answer("save", _save_live_only),
+    "forget-miss-autosaves": _around("forget", _saves_after(lambda session, answer: answer is False)),
+    "compact-nothing-autosaves": _around(
+        "compact", _saves_after(lambda session, answer: not answer["expired"] and not answer["evicted"])
+    ),
+    "cache-changes-autosave": _around("cache_put cache_delete cache_clear", _saves_after(lambda session, answer: True)),
+    "empty-clear-unsaved": _around("clear", _empty_clear_unsaved),
+    "document-over-text": _around("stored load", _document_over_text),
+    # messages
+    "empty-batch-refused": _around("add_messages", _empty_batch_refused),
+    # the working memory, the chat counter
+    "working-empty-set-unstamped": _around("working_set", _working_empty_set_unstamped),
+    "working-clear-keeps-time": _working_clear_keeps_time,
+    "turns-not-counted-on-load": _turns_not_counted_on_load,
+    # numbers, context
+    "ttl-below-one-refused": _number_rule(_ttl_below_one_refused),
+    "empty-context-zero-tokens": _answer("get_context", _empty_text_counts_zero),
+    "only-omitted-counts-all": _answer("get_context", _omitted_counts_other_kind),
+}
+
+
 #: Every mistake by its flag name, grouped as the classes the vectors must catch.
 MISTAKES: Mapping[str, Callable[[], None]] = {
     # error precedence: which error wins when several arguments are bad
@@ -1442,4 +1701,5 @@ MISTAKES: Mapping[str, Callable[[], None]] = {
     **THIRD,
     **FOURTH,
     **FIFTH,
+    **SIXTH,
 }
