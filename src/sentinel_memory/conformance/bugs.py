@@ -116,7 +116,7 @@ def _counted_fill(mistake: str) -> Callable[[], None]:
             memo.clear()
             start(self, *args, **kwargs)
 
-        backend.Session.__init__ = fresh
+        backend.Session.__init__ = fresh  # type: ignore[method-assign]
 
         def fill(count: int, oldest_first: Any, rank: Any, **options: Any) -> Any:
             tokenizer, render, separator = options["tokenizer"], options["render"], options["separator"]
