@@ -1612,6 +1612,54 @@ def _empty_batch_refused(session: Any, args: dict[str, Any], proceed: Step) -> A
     return proceed(args)
 
 
+def _zero_is_absent(*names: str) -> Callable[[str, Any], Any]:
+    """A zero is taken for "not given" (``value || default``), so the default is used (against NUM-1: zero is valid)."""
+
+    def change(name: str, value: Any) -> Any:
+        if name in names and _finite(value) and value == 0:
+            return options.NUMBER_RULES[name].default
+        return ...
+
+    return change
+
+
+def _cache_null_is_missing(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """A cached null answers the default, as a missing item does (``value ?? default``; against L0-1, ENT-7)."""
+    answer = proceed(args)
+    key = args.get("key")
+    if answer is None and isinstance(key, str) and key in session.memory.state.cache:
+        return args.get("default")
+    return answer
+
+
+def _working_deep_merge(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """``working_set`` merges nested objects key by key instead of replacing them (against L1-1: a shallow merge)."""
+    patch = args.get("patch")
+    if isinstance(patch, dict) and _finite(session.now):
+        current = session.memory.working.get()
+
+        def merged(old: Any, new: Any) -> Any:
+            if isinstance(old, dict) and isinstance(new, dict):
+                return {**old, **{key: merged(old.get(key), value) for key, value in new.items()}}
+            return new
+
+        args["patch"] = {key: merged(current.get(key), value) for key, value in patch.items()}
+    return proceed(args)
+
+
+def _future_freshness(session: Any, args: dict[str, Any], hits: Any) -> Any:
+    """Freshness of an entry updated after now is above 1: ``age`` not floored at 0 (against RET-1)."""
+    query = lexical.words(args["query"]) if isinstance(args.get("query"), str) else frozenset()
+    if not query or not isinstance(hits, list):
+        return hits
+    window = session.memory.state.config.recency_window
+    for hit in hits:
+        entry = session.memory.get_entry(hit["entry"]["key"])
+        freshness = max(0.0, 1 - (session.now - entry.updated_at) / window)
+        hit["score"] = lexical.score(lexical.relevance(query, entry.words), entry.importance, freshness)
+    return sorted(hits, key=lambda hit: -hit["score"])
+
+
 SIXTH: Mapping[str, Callable[[], None]] = {
     # text
     "empty-role-a-message": _text_of(_empty_role_a_message),
@@ -1641,6 +1689,12 @@ SIXTH: Mapping[str, Callable[[], None]] = {
     "turns-not-counted-on-load": _turns_not_counted_on_load,
     # numbers, context
     "ttl-below-one-refused": _number_rule(_ttl_below_one_refused),
+    "importance-zero-default": _number_rule(_zero_is_absent("importance", "turn_importance")),
+    "count-zero-default": _number_rule(_zero_is_absent("recent_n", "recall_limit")),
+    "shares-zero-ignored": _number_rule(_zero_is_absent("facts_share", "must_keep")),
+    "cache-null-is-missing": _around("cache_get", _cache_null_is_missing),
+    "working-deep-merge": _around("working_set", _working_deep_merge),
+    "future-freshness-over-one": _answer("recall", _future_freshness),
     "empty-context-zero-tokens": _answer("get_context", _empty_text_counts_zero),
     "only-omitted-counts-all": _answer("get_context", _omitted_counts_other_kind),
 }
