@@ -106,6 +106,17 @@ def _counted_fill(mistake: str) -> Callable[[], None]:
 
     def apply() -> None:
         fast = prompt.fill
+        # "memo-by-key": the line counts of CTX-14 remembered by entry key, not by line text, for one case.
+        memo: dict[str, Any] = {}
+        from . import backend
+
+        start = backend.Session.__init__
+
+        def fresh(self: Any, *args: Any, **kwargs: Any) -> None:
+            memo.clear()
+            start(self, *args, **kwargs)
+
+        backend.Session.__init__ = fresh  # type: ignore[method-assign]
 
         def fill(count: int, oldest_first: Any, rank: Any, **options: Any) -> Any:
             tokenizer, render, separator = options["tokenizer"], options["render"], options["separator"]
@@ -121,10 +132,15 @@ def _counted_fill(mistake: str) -> Callable[[], None]:
             picks: list[values.Entry] = []
             total = 0
             for entry in ranked:
-                cost = tokenizer(render(entry)) + (gap if picks else 0)
+                line = memo.setdefault(entry.key, tokenizer(render(entry))) if mistake == "memo-by-key" else None
+                cost = (tokenizer(render(entry)) if line is None else line) + (
+                    gap if picks or mistake == "gap-first" else 0
+                )
                 if total + cost <= budget:
                     picks.append(entry)
                     total += cost
+                elif mistake == "stop":
+                    break
             while picks:
                 chosen = sorted(picks, key=values.by_age)
                 text = separator.join(map(render, chosen))
@@ -159,6 +175,11 @@ BUGS: Mapping[str, Callable[[], None]] = {
     "counted-no-separator": _counted_fill("no-separator"),
     "repair-drops-newest": _counted_fill("drop-newest"),
     "repair-falls-back-naive": _counted_fill("repair-naive"),
+    # The separator counted before the first line too, a walk that stops at the first line that does not
+    # fit, and line counts remembered by entry key (stale once the entry changes, against CTX-14).
+    "counted-gap-before-first": _counted_fill("gap-first"),
+    "counted-walk-stops": _counted_fill("stop"),
+    "counted-memo-by-key": _counted_fill("memo-by-key"),
     **MISTAKES,
 }
 

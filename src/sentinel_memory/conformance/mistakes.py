@@ -45,7 +45,12 @@ def _around(ops: str, change: Around) -> Callable[[], None]:
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond a double's range is not finite (NUM-1)
+        return False
 
 
 def _checks_now(ops: str) -> Callable[[], None]:
@@ -891,6 +896,810 @@ THIRD: Mapping[str, Callable[[], None]] = {
 }
 
 
+# -- batch five: the choices RULES.md leaves a porter, read rule by rule -----------------------------
+
+
+def _raises_first(ops: str, error: Callable[[dict[str, Any]], BaseException | None]) -> Callable[[], None]:
+    """Error precedence: ``error(args)`` is raised before the op's own checks, now included (when it is not None)."""
+
+    def check(args: dict[str, Any]) -> None:
+        found = error(args)
+        if found is not None:
+            raise found
+
+    return _first(ops, check)
+
+
+def _role_value_first(args: dict[str, Any]) -> BaseException | None:
+    role = args.get("role")
+    if isinstance(role, str) and role not in ("system", "developer", "user", "assistant"):
+        return ValueError("role must be a chat role")
+    return None
+
+
+def _cache_value_first(args: dict[str, Any]) -> BaseException | None:
+    value = args.get("value")
+    return TypeError("value must be strict JSON") if isinstance(value, float) and not math.isfinite(value) else None
+
+
+def _separator_first(args: dict[str, Any]) -> BaseException | None:
+    separator = args.get("separator")
+    return TypeError("separator must be a str") if separator is not None and not isinstance(separator, str) else None
+
+
+def _system_first(args: dict[str, Any]) -> BaseException | None:
+    system = args.get("system")
+    return TypeError("system must be a str") if system is not None and not isinstance(system, str) else None
+
+
+def _message_role_type_first(args: dict[str, Any]) -> BaseException | None:
+    """A message's role is type-checked before its field names (against MSG-5's order of checks)."""
+    batch = args.get("messages") if "messages" in args else [args.get("message")]
+    for message in batch if isinstance(batch, list) else ():
+        if isinstance(message, dict) and message.get("role") is not None and not isinstance(message["role"], str):
+            return TypeError("role must be a str")
+    return None
+
+
+def _cache_key_before_now(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    key = args.get("key")
+    if not isinstance(key, str):
+        raise TypeError("key must be a str")
+    if key == "":
+        raise ValueError("key must not be empty")
+    return proceed(args)
+
+
+def _missing_refused(name: str, error: BaseException) -> Around:
+    """A required argument left out is refused with ``error`` instead of being checked as null (against section 3)."""
+
+    def change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+        if args.get(name) is None:
+            raise error
+        return proceed(args)
+
+    return change
+
+
+def _message_field(check: Callable[[dict[str, Any]], BaseException | None]) -> Around:
+    """A mistake in checking each message of ``add_message`` or ``add_messages`` (MSG-5)."""
+
+    def change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+        batch = args.get("messages") if "messages" in args else [args.get("message")]
+        for message in batch if isinstance(batch, list) else ():
+            if isinstance(message, dict):
+                found = check(message)
+                if found is not None:
+                    raise found
+        return proceed(args)
+
+    return change
+
+
+def _null_name_refused(message: dict[str, Any]) -> BaseException | None:
+    return ValueError("name must not be null") if "name" in message and message["name"] is None else None
+
+
+def _empty_calls_refused(message: dict[str, Any]) -> BaseException | None:
+    return ValueError("tool_calls must not be empty") if message.get("tool_calls") == [] else None
+
+
+def _call_type_required(message: dict[str, Any]) -> BaseException | None:
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
+        if isinstance(call, dict) and call.get("type") is None:
+            return ValueError("a call's type is required")
+    return None
+
+
+def _call_arguments_required(message: dict[str, Any]) -> BaseException | None:
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and function.get("arguments") is None:
+            return TypeError("a call's arguments are required")
+    return None
+
+
+def _body(join_parts: str, skip_empty_text: bool) -> Callable[[], None]:
+    """TXT-4's text of a message with another join of its content parts, or an empty text kept as a piece."""
+
+    def apply() -> None:
+        from ..core import chat, prompt, values
+
+        def body_of(message: Any) -> str:
+            content = message.get("content")
+            if isinstance(content, str):
+                text = content
+            elif isinstance(content, list):
+                text = join_parts.join(part["text"] for part in content if part.get("type") == "text")
+            else:
+                text = ""
+            calls = [f"{c['function']['name']}({c['function']['arguments']})" for c in message.get("tool_calls", ())]
+            if skip_empty_text:
+                return " ".join([text, *calls]) if text and calls else text or " ".join(calls)
+            return " ".join([text, *calls]) if calls else text
+
+        for module in (chat, core, prompt, values):
+            if hasattr(module, "body_of"):
+                module.body_of = body_of
+
+    return apply
+
+
+def _facts_share_unfloored() -> None:
+    """The turns' room is ``budget - budget * facts_share``, not floored (against MSG-2's ``floor``)."""
+    import types
+
+    unfloored = types.SimpleNamespace(**{**vars(math), "floor": lambda x: x})
+    core.math = unfloored
+
+
+def _shared_reads_reload(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """A read on a shared memory reloads what others saved first (against section 8: a read does not reload)."""
+    if session.config.get("shared") and _finite(session.now):
+        with session.memory.transaction():
+            pass
+    return proceed(args)
+
+
+def _load_keeps_generation(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """A load does not take the store's generation: the next save conflicts (against section 8 and MW-1)."""
+    before = session.memory.generation
+    answer = proceed(args)
+    session.memory._plumbing.generation = before
+    return answer
+
+
+def _words_by(transform: Callable[[str], str]) -> Callable[[], None]:
+    """REC-1's words of ``transform(text)`` instead of ``text`` (a step a port does otherwise)."""
+
+    def apply() -> None:
+        real = lexical.words
+
+        def words(text: str) -> frozenset[str]:
+            return real(transform(text))
+
+        for module in (lexical, values, core):
+            module.words = words
+
+    return apply
+
+
+def _casefolded(text: str) -> str:
+    return text.casefold()
+
+
+def _nfkd(text: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFKD", text)
+
+
+def _sigma_always_medial(text: str) -> str:
+    return text.replace("Σ", "σ")
+
+
+def _words_underscore_joins() -> None:
+    """Words are runs of ``\\w`` (letters, digits and the underscore), not of L* and N* (against REC-1)."""
+    real = lexical.words
+
+    def words(text: str) -> frozenset[str]:
+        # U+01C2 is a letter (Lo) that lower() and NFD leave alone: it stands for the underscore in a word.
+        return real(text.replace("_", "\u01c2")) if "_" in text else real(text)
+
+    for module in (lexical, values, core):
+        module.words = words
+
+
+def _context_matches_capped() -> None:
+    """A context ranks at most 10 matches, the recall default, then the rest by retention (against CTX-1)."""
+    real_context, real_matches = core.context, core._matches
+
+    def capped(state: Any, query_words: Any, now: Any, limit: int, among: Any = None) -> Any:
+        return real_matches(state, query_words, now, min(limit, 10), among)
+
+    def context(*args: Any, **kwargs: Any) -> Any:
+        core._matches = capped
+        try:
+            return real_context(*args, **kwargs)
+        finally:
+            core._matches = real_matches
+
+    core.context = context
+
+
+def _must_keep_strict() -> None:
+    """Must-keep is importance > t, not >= t (against CTX-10)."""
+    real = core._kept_first
+
+    def kept_first(keep: float, *args: Any) -> Any:
+        return real(math.nextafter(keep, math.inf), *args)
+
+    core._kept_first = kept_first
+
+
+def _turn_counter_from_stored() -> None:
+    """The next turn is one past the largest ``chat:N`` stored now: a forgotten newest turn's N is used again (against ENT-16)."""
+    real = core._add_message
+
+    def add(state: Any, message: Any, **kwargs: Any) -> Any:
+        import attrs
+
+        from ..core import state as state_module
+
+        return real(attrs.evolve(state, turns=state_module.largest_turn(state.entries)), message, **kwargs)
+
+    core._add_message = add
+
+
+def _working_idle_strict() -> None:
+    """The working memory is idle once ``now - updated_at > working_ttl``, not ``>=`` (against L1-2)."""
+
+    def idle(state: Any, now: Any) -> bool:
+        updated_at = state.working.updated_at
+        return updated_at is not None and now - updated_at > state.config.working_ttl
+
+    core._working_idle = idle
+
+
+def _working_idle_merges() -> None:
+    """A set after the working memory went idle merges into the old data (against L1-2: into ``{}``)."""
+    import attrs
+
+    from ..core.values import Working
+
+    real = core.working_set
+
+    def working_set(state: Any, patch: Any, *, now: Any) -> Any:
+        after = real(state, patch, now=now)
+        if isinstance(patch, dict) and state.working.updated_at is not None and after.working.data == dict(patch):
+            merged = {**state.working.data, **after.working.data}
+            return attrs.evolve(after, working=Working(merged, now))
+        return after
+
+    core.working_set = working_set
+
+
+def _expired_newest_first(session: Any, args: dict[str, Any], answer: Any) -> Any:
+    """A compaction lists its expired entries newest first (against CMP-2: oldest first)."""
+    if isinstance(answer, dict) and isinstance(answer.get("expired"), list):
+        return dict(answer, expired=list(reversed(answer["expired"])))
+    return answer
+
+
+def _load_clears_cache(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """A load empties the L0 cache too (against PER-3: the cache is kept)."""
+    answer = proceed(args)
+    session.memory.cache.clear()
+    return answer
+
+
+def _cache_delete_expired_true(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """``cache_delete`` answers true for an item stored but expired (against L0-2: a live item)."""
+    key = args.get("key")
+    item = session.memory.state.cache.get(key) if isinstance(key, str) else None
+    answer = proceed(args)
+    return True if item is not None and answer is False else answer
+
+
+def _forget_expired_removes(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """``forget`` of an expired key removes it at once, unreported (against EXP-5: the next compaction reports it)."""
+    import attrs
+
+    answer = proceed(args)
+    key = args.get("key")
+    if answer is False and _stored_but_expired(session, key):
+        memory = session.memory
+        state = memory.state
+        memory._plumbing.state = attrs.evolve(state, entries={k: e for k, e in state.entries.items() if k != key})
+    return answer
+
+
+def _huge(value: Any) -> bool:
+    """An int that converts to no finite double (``10**400``): not finite by NUM-1."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
+
+
+def _huge_kept(*names: str) -> Callable[[str, Any], Any]:
+    """The number rule takes an int beyond a double's range as the exact integer it is (against NUM-1)."""
+
+    def change(name: str, value: Any) -> Any:
+        return value if name in names and _huge(value) and value > 0 else ...
+
+    return change
+
+
+def _integral_float_count_refused(name: str, value: Any) -> Any:
+    """An integral float count (``2.0``) is refused for the default (against NUM-2: ``5.0`` is ``5``)."""
+    if name in ("recall_limit", "recent_n", "limit") and isinstance(value, float) and value.is_integer():
+        return options.NUMBER_RULES[name].default
+    return ...
+
+
+def _clamped(*names: str) -> Callable[[str, Any], Any]:
+    """An out-of-range share or threshold is clamped into [0, 1] instead of defaulted (against NUM-1)."""
+
+    def change(name: str, value: Any) -> Any:
+        if name in names and _finite(value) and not 0 <= value <= 1:
+            return min(1.0, max(0.0, float(value)))
+        return ...
+
+    return change
+
+
+def _float_count_floored(name: str, value: Any) -> Any:
+    """A fractional count (``2.5``) is floored instead of refused for the default (against NUM-2)."""
+    if name in ("recall_limit", "recent_n") and isinstance(value, float) and _finite(value) and value >= 0:
+        return math.floor(value) if not value.is_integer() else ...
+    return ...
+
+
+def _budget_infinity_taken(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """An infinite budget is taken as no limit (against CTX-5: a finite number >= 0)."""
+    budget = args.get("token_budget")
+    if isinstance(budget, float) and budget == math.inf:
+        args["token_budget"] = 10**15
+    return proceed(args)
+
+
+def _loaded_field(change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> Callable[[], None]:
+    """A load that repairs what PER-6 drops: ``change(entry)`` returns the entry to load instead, or None."""
+
+    def apply() -> None:
+        from ..core import document
+
+        real = document.parse
+
+        def parse(raw: Any, *, first_seq: int) -> Any:
+            if isinstance(raw, dict) and isinstance(raw.get("entries"), list):
+                entries = [(change(item) or item) if isinstance(item, dict) else item for item in raw["entries"]]
+                raw = dict(raw, entries=entries)
+            return real(raw, first_seq=first_seq)
+
+        document.parse = parse
+
+    return apply
+
+
+def _bool_importance_read(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """A stored importance ``true``/``false`` read as 1 and 0 (against PER-6: bool is no number)."""
+    importance = entry.get("importance")
+    return dict(entry, importance=int(importance)) if isinstance(importance, bool) else None
+
+
+def _huge_time_read(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """A stored ``createdAt``/``updatedAt`` beyond a double's range read as the largest double (against PER-6)."""
+    fixed = {name: 1.7976931348623157e308 for name in ("createdAt", "updatedAt") if _huge(entry.get(name))}
+    return dict(entry, **fixed) if fixed else None
+
+
+def _config_first_memory_only(name: str) -> Callable[[], None]:
+    """The config's ``name`` reaches memory 1 only; memory 2 and on get the default (against section 8: one config)."""
+
+    def apply() -> None:
+        real = backend.Session.select
+
+        def select(self: Any, number: object) -> None:
+            if number != 1 and number not in self.memories and name in self.config:
+                kept = self.config
+                self.config = {key: value for key, value in kept.items() if key != name}
+                try:
+                    real(self, number)
+                finally:
+                    self.config = kept
+                return
+            real(self, number)
+
+        backend.Session.select = select
+
+    return apply
+
+
+def _evictions_shared() -> None:
+    """Every memory of a case records its evictions in one list (against section 8: each its own)."""
+    real = backend.Session.select
+
+    def select(self: Any, number: object) -> None:
+        real(self, number)
+        first = self.memories[1][1]
+        if self.evicted is not first:
+            first.extend(self.evicted)
+            self.memories[number] = (self.memory, first)
+            self.evicted = first
+            self.memory._plumbing.on_evict = first.append
+
+    backend.Session.select = select
+
+
+def _other_memories_made_first() -> None:
+    """Memory 2 is made with the case, so it loads the empty store (against section 8: at its first step)."""
+    real = backend.Session.__init__
+
+    def init(self: Any, config: Any, store: Any = None) -> None:
+        real(self, config, store)
+        self.select(2)
+        self.select(1)
+
+    backend.Session.__init__ = init
+
+
+FIFTH: Mapping[str, Callable[[], None]] = {
+    # error precedence, null and missing arguments
+    "turn-role-value-first": _raises_first("add_turn", _role_value_first),
+    "cache-value-before-key": _raises_first("cache_put", _cache_value_first),
+    "separator-before-budget": _raises_first("get_context", _separator_first),
+    "system-before-budget": _raises_first("get_messages", _system_first),
+    "message-role-type-first": _raises_first("add_message add_messages", _message_role_type_first),
+    "cache-key-before-now": _around("cache_get cache_put cache_delete", _cache_key_before_now),
+    "null-recall-query-empty": _null_is("recall", "query", ""),
+    "null-facts-share-zero": _null_is("get_messages", "facts_share", 0),
+    "null-must-keep-zero": _null_is("get_context get_messages", "must_keep", 0),
+    "null-system-refused": _null_is("get_messages", "system", TypeError("system")),
+    "null-cache-ttl-refused": _null_is("cache_put", "ttl", TypeError("ttl")),
+    "missing-data-refused": _around("remember", _missing_refused("data", TypeError("data is required"))),
+    "missing-budget-type-error": _around(
+        "get_context get_messages", _missing_refused("token_budget", TypeError("token_budget is required"))
+    ),
+    # numbers and big integers
+    "huge-limit-kept": _number_rule(_huge_kept("limit")),
+    "huge-ttl-kept": _number_rule(_huge_kept("ttl")),
+    "huge-window-kept": _number_rule(_huge_kept("recency_window", "working_ttl", "cache_ttl")),
+    "integral-float-count-refused": _number_rule(_integral_float_count_refused),
+    "facts-share-clamped": _number_rule(_clamped("facts_share")),
+    "float-count-floored": _number_rule(_float_count_floored),
+    "budget-infinity-taken": _around("get_context get_messages", _budget_infinity_taken),
+    # persistence and loads
+    "loaded-bool-importance-read": _loaded_field(_bool_importance_read),
+    "loaded-huge-time-read": _loaded_field(_huge_time_read),
+    # messages
+    "message-null-name-refused": _around("add_message add_messages", _message_field(_null_name_refused)),
+    "empty-tool-calls-refused": _around("add_message add_messages", _message_field(_empty_calls_refused)),
+    "call-type-required": _around("add_message add_messages", _message_field(_call_type_required)),
+    "call-arguments-required": _around("add_message add_messages", _message_field(_call_arguments_required)),
+    "content-parts-spaced": _body(" ", True),
+    "empty-text-a-piece": _body("", False),
+    "facts-share-unfloored": _facts_share_unfloored,
+    # sessions
+    "shared-reads-reload": _around("size get has recall get_recent stats get_context", _shared_reads_reload),
+    "load-keeps-generation": _around("load", _load_keeps_generation),
+    "shared-first-memory-only": _config_first_memory_only("shared"),
+    "autosave-first-memory-only": _config_first_memory_only("autosave"),
+    "evictions-shared-by-memories": _evictions_shared,
+    "second-memory-made-first": _other_memories_made_first,
+    # Unicode words
+    "words-casefolded": _words_by(_casefolded),
+    "words-nfkd": _words_by(_nfkd),
+    "words-no-final-sigma": _words_by(_sigma_always_medial),
+    "words-underscore-joins": _words_underscore_joins,
+    # context
+    "context-matches-capped": _context_matches_capped,
+    "must-keep-strict": _must_keep_strict,
+    # the chat counter, the working memory, expiry, compaction, cache
+    "turn-counter-from-stored": _turn_counter_from_stored,
+    "working-idle-strict": _working_idle_strict,
+    "working-idle-merges": _working_idle_merges,
+    "expired-newest-first": _answer("compact", _expired_newest_first),
+    "load-clears-cache": _around("load", _load_clears_cache),
+    "cache-delete-expired-true": _around("cache_delete", _cache_delete_expired_true),
+    "forget-expired-removes": _around("forget", _forget_expired_removes),
+}
+
+
+# -- batch six: more of the choices, in the other classes ------------------------------------------
+
+
+def _text_of(change: Callable[[Any, Callable[[Any], str]], str | None]) -> Callable[[], None]:
+    """TXT-1 .. TXT-4 with one mistake: ``change(data, real)`` returns the text, or None to keep the rule's."""
+
+    def apply() -> None:
+        real = values.text_of
+
+        def text_of(data: Any) -> str:
+            got = change(data, real)
+            return real(data) if got is None else got
+
+        values.text_of = text_of
+
+    return apply
+
+
+def _empty_role_a_message(data: Any, real: Callable[[Any], str]) -> str | None:
+    """``{"role": "", "content": ...}`` renders as a message with an empty role (against TXT-4: the role not empty)."""
+    if type(data) is dict and set(data) == {"role", "content"} and data["role"] == "" and type(data["content"]) is str:
+        return f": {data['content']}"
+    return None
+
+
+def _extra_keys_a_message(data: Any, real: Callable[[Any], str]) -> str | None:
+    """An object with role, content and more keys renders as a message (against TXT-4: exactly those keys)."""
+    if type(data) is dict and len(data) > 2 and type(data.get("role")) is str and data["role"]:
+        if type(data.get("content")) is str and real(data).startswith("{"):
+            return f"{data['role']}: {data['content']}"
+    return None
+
+
+def _negative_zero_kept(data: Any, real: Callable[[Any], str]) -> str | None:
+    """``-0.0`` is written ``-0`` (against TXT-2: ``0``, as ``Number.prototype.toString`` writes it)."""
+    mark = "negative-zero-5f3a"
+    found = False
+
+    def marked(value: Any) -> Any:
+        nonlocal found
+        if isinstance(value, float) and value == 0 and math.copysign(1, value) < 0:
+            found = True
+            return mark
+        if isinstance(value, dict):
+            return {key: marked(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [marked(item) for item in value]
+        return value
+
+    if isinstance(data, str):
+        return None
+    text = real(marked(data))
+    return text.replace(f'"{mark}"', "-0") if found else None
+
+
+def _words_of(change: Callable[[str], str]) -> Callable[[], None]:
+    """REC-1's words of ``change(text)``, the character classes a port's regular expression draws otherwise."""
+    return _words_by(change)
+
+
+def _other_numbers_separate(text: str) -> str:
+    """Only decimal digits (Nd) count as N*: ``²`` (No) and ``Ⅻ`` (Nl) separate words (against REC-1)."""
+    import unicodedata
+
+    return "".join(" " if unicodedata.category(c) in ("No", "Nl") else c for c in text)
+
+
+def _spacing_marks_separate(text: str) -> str:
+    """Only nonspacing marks (Mn) are removed; spacing and enclosing marks (Mc, Me) separate words (against REC-1)."""
+    import unicodedata
+
+    return "".join(" " if unicodedata.category(c) in ("Mc", "Me") else c for c in unicodedata.normalize("NFD", text))
+
+
+def _key_not_searched(session: Any, args: dict[str, Any], hits: Any) -> Any:
+    """Recall reads the words of the data's text only, not of the key (against REC-2: key and text)."""
+    query = lexical.words(args["query"]) if isinstance(args.get("query"), str) else frozenset()
+    if not query or not isinstance(hits, list):
+        return hits
+    window = session.memory.state.config.recency_window
+    kept = []
+    for hit in hits:
+        entry = session.memory.get_entry(hit["entry"]["key"])
+        relevance = lexical.relevance(query, lexical.words(entry.text))
+        if relevance > 0:
+            freshness = max(0.0, 1 - max(0, session.now - entry.updated_at) / window)
+            kept.append(dict(hit, score=lexical.score(relevance, entry.importance, freshness)))
+    return sorted(kept, key=lambda hit: -hit["score"])
+
+
+def _relevance_with_repeats(session: Any, args: dict[str, Any], hits: Any) -> Any:
+    """Relevance counts every query word, a repeated one each time (against REC-2: distinct words)."""
+    query = args.get("query")
+    if not isinstance(query, str) or not isinstance(hits, list):
+        return hits
+    spoken = [word for part in query.split() for word in sorted(lexical.words(part))]
+    if len(spoken) == len(set(spoken)):
+        return hits
+    window = session.memory.state.config.recency_window
+    for hit in hits:
+        entry = session.memory.get_entry(hit["entry"]["key"])
+        relevance = sum(word in entry.words for word in spoken) / len(spoken)
+        freshness = max(0.0, 1 - max(0, session.now - entry.updated_at) / window)
+        hit["score"] = lexical.score(relevance, entry.importance, freshness)
+    return sorted(hits, key=lambda hit: -hit["score"])
+
+
+def _expired_dropped_on_load() -> None:
+    """A load leaves out the entries already expired at its ``now`` and counts them dropped (against PER-12)."""
+    real = core.from_document
+
+    def from_document(state: Any, document: Any, *args: Any, now: Any = None, **kwargs: Any) -> Any:
+        if isinstance(document, dict) and isinstance(document.get("entries"), list) and _finite(now):
+            kept = [
+                item
+                for item in document["entries"]
+                if not (isinstance(item, dict) and _finite(item.get("expiresAt")) and now >= item["expiresAt"])
+            ]
+            document = dict(document, entries=kept)
+        return real(state, document, *args, now=now, **kwargs)
+
+    core.from_document = from_document
+
+
+def _save_live_only(session: Any, args: dict[str, Any], answer: Any) -> Any:
+    """A save writes the live entries only (against PER-12: expired entries still stored are saved too)."""
+    if isinstance(answer, dict) and isinstance(answer.get("entries"), list) and _finite(session.now):
+        live = [e for e in answer["entries"] if e.get("expiresAt") is None or session.now < e["expiresAt"]]
+        if len(live) != len(answer["entries"]):
+            return dict(answer, entries=live)
+    return answer
+
+
+def _working_empty_set_unstamped(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """``working_set({})`` changes nothing, not even the time of the last set (against L1-1: it stamps now)."""
+    if args.get("patch") == {}:
+        return None
+    return proceed(args)
+
+
+def _working_clear_keeps_time() -> None:
+    """``working_clear`` empties the data but keeps ``updatedAt`` (against L1-3: None)."""
+    import attrs
+
+    from ..core.values import Working
+
+    def working_clear(state: Any) -> Any:
+        return attrs.evolve(state, working=Working({}, state.working.updated_at))
+
+    core.working_clear = working_clear
+
+
+def _turns_not_counted_on_load() -> None:
+    """A load does not raise the chat counter: the next turn takes the first free ``chat:N`` (against ENT-16)."""
+    import attrs
+
+    real = core.from_document
+
+    def from_document(state: Any, *args: Any, **kwargs: Any) -> Any:
+        result = real(state, *args, **kwargs)
+        loaded = result[0] if isinstance(result, tuple) else result
+        fixed = attrs.evolve(loaded, turns=state.turns)
+        return (fixed, *result[1:]) if isinstance(result, tuple) else fixed
+
+    core.from_document = from_document
+
+
+def _ttl_below_one_refused(name: str, value: Any) -> Any:
+    """A ttl below 1 ms is refused as no expiry (against NUM-3: any number > 0)."""
+    return None if name == "ttl" and _finite(value) and 0 < value < 1 else ...
+
+
+def _empty_text_counts_zero(session: Any, args: dict[str, Any], answer: Any) -> Any:
+    """A context that holds nothing reports 0 tokens, not the tokenizer's count of the empty text (against CTX-4)."""
+    if isinstance(answer, dict) and answer.get("text") == "" and "tokens" in answer:
+        return dict(answer, tokens=0)
+    return answer
+
+
+def _omitted_counts_other_kind(session: Any, args: dict[str, Any], answer: Any) -> Any:
+    """With ``only``, omitted counts the entries of the other kind too (against CTX-11)."""
+    if isinstance(answer, dict) and args.get("only") is not None and "omitted" in answer:
+        return dict(answer, omitted=session.memory.size() - len(answer["entries"]))
+    return answer
+
+
+def _saves_after(when: Callable[[Any, Any], bool]) -> Around:
+    """An autosaving memory saves after the op also when ``when(session, answer)`` (against PER-11, L0-2)."""
+
+    def change(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+        answer = proceed(args)
+        if session.memory._autosave and when(session, answer):
+            session.memory.save()
+        return answer
+
+    return change
+
+
+def _empty_clear_unsaved(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """``clear`` of a memory that holds nothing changes and saves nothing (against PER-11: every clear is saved)."""
+    state = session.memory.state
+    if not state.entries and not state.working.data:
+        return None
+    return proceed(args)
+
+
+def _document_over_text(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """``stored``/``load`` with both a document and a text put the document (against section 8: text wins)."""
+    if "document" in args and args.get("text") is not None and args.get("missing") is not True:
+        args.pop("text")
+    return proceed(args)
+
+
+def _empty_batch_refused(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """``add_messages`` of an empty list is refused (against MSG-6: a batch of nothing stores nothing)."""
+    if args.get("messages") == []:
+        raise ValueError("messages must not be empty")
+    return proceed(args)
+
+
+def _zero_is_absent(*names: str) -> Callable[[str, Any], Any]:
+    """A zero is taken for "not given" (``value || default``), so the default is used (against NUM-1: zero is valid)."""
+
+    def change(name: str, value: Any) -> Any:
+        if name in names and _finite(value) and value == 0:
+            return options.NUMBER_RULES[name].default
+        return ...
+
+    return change
+
+
+def _cache_null_is_missing(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """A cached null answers the default, as a missing item does (``value ?? default``; against L0-1, ENT-7)."""
+    answer = proceed(args)
+    key = args.get("key")
+    if answer is None and isinstance(key, str) and key in session.memory.state.cache:
+        return args.get("default")
+    return answer
+
+
+def _working_deep_merge(session: Any, args: dict[str, Any], proceed: Step) -> Any:
+    """``working_set`` merges nested objects key by key instead of replacing them (against L1-1: a shallow merge)."""
+    patch = args.get("patch")
+    if isinstance(patch, dict) and _finite(session.now):
+        current = session.memory.working.get()
+
+        def merged(old: Any, new: Any) -> Any:
+            if isinstance(old, dict) and isinstance(new, dict):
+                return {**old, **{key: merged(old.get(key), value) for key, value in new.items()}}
+            return new
+
+        args["patch"] = {key: merged(current.get(key), value) for key, value in patch.items()}
+    return proceed(args)
+
+
+def _future_freshness(session: Any, args: dict[str, Any], hits: Any) -> Any:
+    """Freshness of an entry updated after now is above 1: ``age`` not floored at 0 (against RET-1)."""
+    query = lexical.words(args["query"]) if isinstance(args.get("query"), str) else frozenset()
+    if not query or not isinstance(hits, list):
+        return hits
+    window = session.memory.state.config.recency_window
+    for hit in hits:
+        entry = session.memory.get_entry(hit["entry"]["key"])
+        freshness = max(0.0, 1 - (session.now - entry.updated_at) / window)
+        hit["score"] = lexical.score(lexical.relevance(query, entry.words), entry.importance, freshness)
+    return sorted(hits, key=lambda hit: -hit["score"])
+
+
+SIXTH: Mapping[str, Callable[[], None]] = {
+    # text
+    "empty-role-a-message": _text_of(_empty_role_a_message),
+    "extra-keys-a-message": _text_of(_extra_keys_a_message),
+    "negative-zero-kept": _text_of(_negative_zero_kept),
+    # Unicode words
+    "words-other-numbers-separate": _words_of(_other_numbers_separate),
+    "words-spacing-marks-separate": _words_of(_spacing_marks_separate),
+    # recall
+    "recall-key-not-searched": _answer("recall", _key_not_searched),
+    "relevance-counts-repeats": _answer("recall", _relevance_with_repeats),
+    # persistence and loads
+    "load-drops-expired": _expired_dropped_on_load,
+    "save-live-only": _answer("save", _save_live_only),
+    "forget-miss-autosaves": _around("forget", _saves_after(lambda session, answer: answer is False)),
+    "compact-nothing-autosaves": _around(
+        "compact", _saves_after(lambda session, answer: not answer["expired"] and not answer["evicted"])
+    ),
+    "cache-changes-autosave": _around("cache_put cache_delete cache_clear", _saves_after(lambda session, answer: True)),
+    "empty-clear-unsaved": _around("clear", _empty_clear_unsaved),
+    "document-over-text": _around("stored load", _document_over_text),
+    # messages
+    "empty-batch-refused": _around("add_messages", _empty_batch_refused),
+    # the working memory, the chat counter
+    "working-empty-set-unstamped": _around("working_set", _working_empty_set_unstamped),
+    "working-clear-keeps-time": _working_clear_keeps_time,
+    "turns-not-counted-on-load": _turns_not_counted_on_load,
+    # numbers, context
+    "ttl-below-one-refused": _number_rule(_ttl_below_one_refused),
+    "importance-zero-default": _number_rule(_zero_is_absent("importance", "turn_importance")),
+    "count-zero-default": _number_rule(_zero_is_absent("recent_n", "recall_limit")),
+    "shares-zero-ignored": _number_rule(_zero_is_absent("facts_share", "must_keep")),
+    "cache-null-is-missing": _around("cache_get", _cache_null_is_missing),
+    "working-deep-merge": _around("working_set", _working_deep_merge),
+    "future-freshness-over-one": _answer("recall", _future_freshness),
+    "empty-context-zero-tokens": _answer("get_context", _empty_text_counts_zero),
+    "only-omitted-counts-all": _answer("get_context", _omitted_counts_other_kind),
+}
+
+
 #: Every mistake by its flag name, grouped as the classes the vectors must catch.
 MISTAKES: Mapping[str, Callable[[], None]] = {
     # error precedence: which error wins when several arguments are bad
@@ -945,4 +1754,6 @@ MISTAKES: Mapping[str, Callable[[], None]] = {
     **MORE,
     **THIRD,
     **FOURTH,
+    **FIFTH,
+    **SIXTH,
 }
