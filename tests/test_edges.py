@@ -43,12 +43,18 @@ def words(text: str) -> int:
 
 
 def test_msg_2_an_odd_budget_gives_the_turns_the_larger_half(make):
-    """MSG-2: the facts keep floor(budget * share), so with a budget of 21 the turns may spend 11, not 10."""
+    """MSG-2: the facts keep floor(budget * share), so with a budget of 21 the older turns may spend 11, not 10."""
     mem = make(tokenizer=words)
-    mem.remember("fact", "a b c d e f g h i")  # "fact: a ... i": 10 words, 13 as a message
-    mem.add_turn("user", "1 2 3 4 5 6 7 8")  # 8 words: 11 as a message
+    mem.remember("f1", "a b c d e")  # "f1: a b c d e": 6 words; both facts joined 12, 15 as a message
+    mem.remember("f2", "g h i j k")
+    mem.add_turn("user", "1 2 3 4")  # 4 words: 7 as a message, an older unit
+    mem.add_turn("user", "5")  # 4 as a message, always in (MSG-9)
     prompt = mem.get_messages(token_budget=21)
-    assert prompt.messages == [{"role": "user", "content": "1 2 3 4 5 6 7 8"}] and prompt.tokens == 11
+    # Step 1 has 21 - 10 = 11 for the turns: both fit (4 + 7), leaving 21 - 11 - 3 = 7 for one fact's 6 words.
+    # Had the facts kept ceil(10.5) = 11, the older turn would not fit in 10, and both facts would take its room.
+    assert [m["role"] for m in prompt.messages] == ["system", "user", "user"]
+    assert [m["content"] for m in prompt.messages[1:]] == ["1 2 3 4", "5"]
+    assert prompt.tokens == 20
 
 
 def zs_only(text: str) -> int:

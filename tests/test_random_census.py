@@ -138,6 +138,9 @@ ARGUMENTS = {
     ("get_messages", "query", "int"),
     ("get_messages", "must_keep", "float"),
     ("get_messages", "no_such_argument", "bool"),
+    # Only the messages rule sends a system prompt, valid or not (MSG-2): its census mark.
+    ("get_messages", "system", "str"),
+    ("get_messages", "system", "int"),
     ("recall", "query", "str"),
     ("recall", "limit", "int"),
     ("get", "default", "str"),
