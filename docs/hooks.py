@@ -71,7 +71,9 @@ def concept_diagram() -> str:
     caption = (
         "The parts of a memory, drawn from a live one when the site is built: what the app calls, the "
         "long-term entries with their importance and retention, the two short-lived memories, the store, "
-        "and what a prompt is built from."
+        "and what a prompt is built from. The course takes them one at a time: entries, importance, "
+        "retention and what on_evict hears in lessons 1 to 3, the prompt in 2 and 6, the cache and the "
+        "working memory in 4, the store in 7."
     )
     return f'<figure class="concept-diagram">{module.concept_diagram()}<figcaption>{caption}</figcaption></figure>'
 

@@ -528,7 +528,8 @@ print("on_evict got:", [e.key for e in reports[0].evicted])""",
 
 `on_evict` receives a `Compaction(expired, evicted)` for every automatic
 compaction that dropped something. Here it appends each dropped entry to a
-JSON-lines file.""",
+JSON-lines file. The cart note has a `ttl`: it expires after 15 minutes
+(lesson 4 is about expiry), and expired entries are the first to go.""",
             ),
             (
                 "code",
