@@ -1490,7 +1490,7 @@ mem = create_memory(store=JsonFileStore(folder / "table-7.json"), autosave=True,
 mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
 for question in ["Good evening!", "Is the curry safe for me?", "And the risotto?"]:
     answer, sizes = run(mem, question, budget=150)
-    print(f"{question!r} -> {answer!r} ({len(sizes)} requests)")""",
+    print(f"{question!r} -> {answer!r} (model calls: {len(sizes)})")""",
             ),
             (
                 "md",
