@@ -1535,8 +1535,9 @@ for budget in (150, 120, 100, 80):
 ## A long evening within the budget
 
 Twenty more questions, most of them calling the tool, with a budget of 150
-tokens. Each request is drawn against the budget: it grows with the evening,
-then the oldest units make room for the new ones.""",
+tokens. Each request is drawn against the budget: the history is already
+longer than it, so every request is cut to fit, whole units dropping out,
+oldest first, to make room for the new ones.""",
             ),
             (
                 "code",
@@ -1550,8 +1551,8 @@ for i in range(20):
     every_request += sizes
     clock.advance(MINUTE)
 budget_line(every_request, 150, "request number", label="tokens in the request")
-print(len(every_request), "requests, largest", max(every_request), "tokens of 150")""",
-                "alt: The tokens of each of the evening's requests against the budget line of 150: they rise as the conversation grows, then stay just under the line as old units drop out.",
+print(len(every_request), "requests, from", min(every_request), "to", max(every_request), "tokens; the budget is 150")""",
+                "alt: The tokens of each of the evening's 35 requests against the budget line of 150: every one is at or under the line, between about 100 and 150, as whole units drop out to make room.",
             ),
             (
                 "md",
