@@ -22,32 +22,21 @@ imports the SDK (DEP-1); importing this module without ``mcp`` raises an
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Any
 
 from ...folder import MemoryFolder
 from ...memory import Memory
 from . import operations
-from .operations import (
-    DEFAULT_RECALL_LIMIT,
-    MAX_KEY_CHARS,
-    MAX_QUERY_CHARS,
-    MAX_RECALL_LIMIT,
-    MAX_TEXT_CHARS,
-    MAX_TOKEN_BUDGET,
-    MAX_TTL_SECONDS,
-    TOOL_DESCRIPTIONS,
-    Memories,
-    ToolArgumentError,
-)
+from .operations import ARGUMENTS, MAX_TOKEN_BUDGET, SCHEMAS, TOOL_DESCRIPTIONS, Memories, ToolArgumentError
 
 try:
     import anyio.to_thread
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
-    from pydantic import Field
 except ImportError as error:  # pragma: no cover - exercised by a test that hides mcp
     raise ImportError(
         "sentinel_memory.integrations.tools.mcp needs the MCP SDK; install it with: pip install 'sentinel-memory[mcp]'"
@@ -59,27 +48,6 @@ __all__ = ["CONTEXT_URI", "DEFAULT_RESOURCE_BUDGET", "MemoryServer", "create_ser
 CONTEXT_URI = "memory://context"
 #: MCP-2: the token budget of that resource unless the server is given another.
 DEFAULT_RESOURCE_BUDGET = 2000
-
-#: MCP-1: each tool's arguments, in order, the required ones first.
-ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "remember": (("key", "text"), ("importance", "ttl_seconds")),
-    "recall": (("query",), ("limit",)),
-    "forget": (("key",), ()),
-    "get_context": (("token_budget",), ("query",)),
-    "stats": ((), ()),
-}
-
-
-def _schema(kind: str, description: str, **extra: Any) -> Any:
-    """An argument the SDK passes on as it came, so the tool's own check words the error (TOOL-4), with this schema."""
-    return Field(description=description, json_schema_extra={"type": kind, **extra})
-
-
-KEY = Annotated[
-    Any,
-    _schema("string", "A short name for the fact, such as 'user:diet'.", minLength=1, maxLength=MAX_KEY_CHARS),
-]
-QUERY = Annotated[Any, _schema("string", "Words to look for.", minLength=1, maxLength=MAX_QUERY_CHARS)]
 
 
 class MemoryServer(MCPServer[Any]):
@@ -93,12 +61,10 @@ class MemoryServer(MCPServer[Any]):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         if name in ARGUMENTS:
-            required, optional = ARGUMENTS[name]
-            known = required + optional
-            for argument in arguments:
-                if argument not in known:
-                    accepted = ", ".join(known) if known else "no arguments"
-                    raise ToolError(f"{argument}: {name} takes no such argument; it takes {accepted}")
+            try:
+                operations.check_names(name, arguments)
+            except ToolArgumentError as error:
+                raise ToolError(str(error)) from error
         return await super().call_tool(name, arguments, context)
 
 
@@ -186,51 +152,25 @@ def create_server(
         ),
     )
 
+    # The SDK hands each argument over as it came (typed Any), so the tools' own checks word every
+    # error (TOOL-4); the schema the model reads is operations.SCHEMAS, set below.
     async def remember(
-        key: KEY = None,
-        text: Annotated[
-            Any, _schema("string", "The fact, in plain words.", minLength=1, maxLength=MAX_TEXT_CHARS)
-        ] = None,
-        importance: Annotated[
-            Any, _schema("number", "From 0 to 1: how long to keep it when memory is full.", minimum=0, maximum=1)
-        ] = None,
-        ttl_seconds: Annotated[
-            Any,
-            _schema(
-                "number",
-                "Forget it after this many seconds; omit to keep it.",
-                exclusiveMinimum=0,
-                maximum=MAX_TTL_SECONDS,
-            ),
-        ] = None,
+        key: Any = None,
+        text: Any = None,
+        importance: Any = None,
+        ttl_seconds: Any = None,
         ctx: Context[Any, Any] | None = None,
     ) -> dict[str, Any]:
         return dict(await run(ctx, operations.remember, key, text, importance, ttl_seconds))
 
-    async def recall(
-        query: QUERY = None,
-        limit: Annotated[
-            Any,
-            _schema(
-                "integer",
-                f"At most this many facts (default {DEFAULT_RECALL_LIMIT}).",
-                minimum=1,
-                maximum=MAX_RECALL_LIMIT,
-            ),
-        ] = None,
-        ctx: Context[Any, Any] | None = None,
-    ) -> dict[str, Any]:
+    async def recall(query: Any = None, limit: Any = None, ctx: Context[Any, Any] | None = None) -> dict[str, Any]:
         return dict(await run(ctx, operations.recall, query, limit))
 
-    async def forget(key: KEY = None, ctx: Context[Any, Any] | None = None) -> dict[str, Any]:
+    async def forget(key: Any = None, ctx: Context[Any, Any] | None = None) -> dict[str, Any]:
         return dict(await run(ctx, operations.forget, key))
 
     async def get_context(
-        token_budget: Annotated[
-            Any, _schema("integer", "The most tokens the text may count.", minimum=1, maximum=MAX_TOKEN_BUDGET)
-        ] = None,
-        query: QUERY = None,
-        ctx: Context[Any, Any] | None = None,
+        token_budget: Any = None, query: Any = None, ctx: Context[Any, Any] | None = None
     ) -> dict[str, Any]:
         return dict(await run(ctx, operations.get_context, token_budget, query))
 
@@ -248,14 +188,9 @@ def create_server(
     }
     for tool_name, (function, hints) in tools.items():
         server.add_tool(function, name=tool_name, description=TOOL_DESCRIPTIONS[tool_name], annotations=hints)
-        # Every argument is optional to the SDK, so a missing one reaches the tool's check and its
-        # message names what it accepts (TOOL-4); the schema still tells the model which are required.
-        schema = server._tool_manager.get_tool(tool_name).parameters  # type: ignore[union-attr]
-        required = ARGUMENTS[tool_name][0]
-        for argument in required:
-            schema["properties"][argument].pop("default", None)
-        if required:
-            schema["required"] = list(required)
+        tool = server._tool_manager.get_tool(tool_name)
+        assert tool is not None
+        tool.parameters = copy.deepcopy(SCHEMAS[tool_name])
 
     if user_id is not None:
         # A static resource gets no request context in the SDK, so only a server of one user offers it;

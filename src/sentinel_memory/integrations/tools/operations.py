@@ -33,6 +33,7 @@ from ...core.turns import is_turn_key
 from ...memory import Memory
 
 __all__ = [
+    "ARGUMENTS",
     "DEFAULT_RECALL_LIMIT",
     "MAX_KEY_CHARS",
     "MAX_QUERY_CHARS",
@@ -40,9 +41,12 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "MAX_TOKEN_BUDGET",
     "MAX_TTL_SECONDS",
+    "SCHEMAS",
     "TOOL_DESCRIPTIONS",
     "Memories",
     "ToolArgumentError",
+    "call",
+    "check_names",
     "forget",
     "get_context",
     "recall",
@@ -316,3 +320,124 @@ def get_context(memory: Memory, token_budget: Any, query: Any = None) -> dict[st
 def stats(memory: Memory) -> dict[str, Any]:
     """The memory's counters (TOOL-3; CMP-5): ``memory.stats()``."""
     return dict(memory.stats())
+
+
+#: TOOL-1: each tool's arguments, the required ones first, then the optional ones.
+ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "remember": (("key", "text"), ("importance", "ttl_seconds")),
+    "recall": (("query",), ("limit",)),
+    "forget": (("key",), ()),
+    "get_context": (("token_budget",), ("query",)),
+    "stats": ((), ()),
+}
+
+_KEY = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_KEY_CHARS,
+    "description": "A short name for the fact, such as 'user:diet'.",
+}
+_QUERY = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS, "description": "Words to look for."}
+_PROPERTIES: dict[str, dict[str, dict[str, Any]]] = {
+    "remember": {
+        "key": _KEY,
+        "text": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_TEXT_CHARS,
+            "description": "The fact, in plain words.",
+        },
+        "importance": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "From 0 to 1: how long to keep it when memory is full (default 0.5).",
+        },
+        "ttl_seconds": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": MAX_TTL_SECONDS,
+            "description": "Forget it after this many seconds; omit to keep it.",
+        },
+    },
+    "recall": {
+        "query": _QUERY,
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_RECALL_LIMIT,
+            "description": f"At most this many facts (default {DEFAULT_RECALL_LIMIT}).",
+        },
+    },
+    "forget": {"key": _KEY},
+    "get_context": {
+        "token_budget": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_TOKEN_BUDGET,
+            "description": "The most tokens the text may count.",
+        },
+        "query": _QUERY,
+    },
+    "stats": {},
+}
+
+#: TOOL-1: each tool's arguments as the JSON schema a framework shows the model.
+SCHEMAS: dict[str, dict[str, Any]] = {
+    name: {
+        "type": "object",
+        "properties": properties,
+        **({"required": list(ARGUMENTS[name][0])} if ARGUMENTS[name][0] else {}),
+        "additionalProperties": False,
+    }
+    for name, properties in _PROPERTIES.items()
+}
+
+_OPERATIONS: dict[str, Any] = {
+    "remember": remember,
+    "recall": recall,
+    "forget": forget,
+    "get_context": get_context,
+    "stats": stats,
+}
+
+
+def check_names(name: str, arguments: Mapping[str, Any]) -> None:
+    """Refuse an argument tool ``name`` does not take, naming those it does (TOOL-4).
+
+    A model that writes ``ttl`` for ``ttl_seconds`` would otherwise have its
+    fact kept with no expiry and never know.
+
+    Raises:
+        ToolArgumentError: An argument the tool does not take.
+    """
+    required, optional = ARGUMENTS[name]
+    known = required + optional
+    for argument in arguments:
+        if argument not in known:
+            accepted = ", ".join(known) if known else "no arguments"
+            raise ToolArgumentError(str(argument), f"{name} takes no such argument; it takes {accepted}")
+
+
+def call(memory: Memory, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """Run the tool ``name`` with a model's ``arguments`` on ``memory`` (TOOL-1 .. TOOL-4).
+
+    Args:
+        memory: The user's memory, chosen by the app.
+        name: ``remember``, ``recall``, ``forget``, ``get_context`` or ``stats``.
+        arguments: The arguments as the model sent them, a mapping of names to JSON values.
+
+    Returns:
+        The operation's result.
+
+    Raises:
+        ToolArgumentError: An unknown argument, or one the operation does not accept; nothing is changed.
+        KeyError: ``name`` is not one of the tools (the app's mistake).
+    """
+    operation = _OPERATIONS[name]
+    if not isinstance(arguments, Mapping):
+        raise ToolArgumentError("arguments", f"must be an object of {name}'s arguments, got {_kind(arguments)}")
+    check_names(name, arguments)
+    required, optional = ARGUMENTS[name]
+    result: dict[str, Any] = operation(memory, *(arguments.get(argument) for argument in required + optional))
+    return result
