@@ -67,7 +67,7 @@ SESSION: list[tuple[str, dict[str, Any], tuple[str, ...] | None]] = [
     ("remember", {"text": "no key"}, ("key:", "string of 1 to 200 characters", "got nothing")),
     ("remember", {"key": "user:x", "text": "y", "importance": 1.5}, ("importance:", "from 0 to 1", "1.5")),
     ("remember", {"key": "user:x", "text": "y", "importance": "0.9"}, ("importance:", "from 0 to 1", "string")),
-    ("remember", {"key": "user:x", "text": "y", "ttl_seconds": -5}, ("ttl_seconds:", "above 0", "-5")),
+    ("remember", {"key": "user:x", "text": "y", "ttl_seconds": -5}, ("ttl_seconds:", "from 1 to", "-5")),
     ("remember", {"key": "user:x", "text": "y", "ttl": 60}, ("ttl:", "key, text, importance, ttl_seconds")),
     ("remember", {"key": "user:x", "text": "z" * 8001}, ("text:", "8001 characters", "8000")),
     ("remember", {"key": "chat:3", "text": "a turn"}, ("key:", "chat turn")),

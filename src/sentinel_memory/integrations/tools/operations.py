@@ -41,6 +41,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "MAX_TOKEN_BUDGET",
     "MAX_TTL_SECONDS",
+    "MIN_TTL_SECONDS",
     "SCHEMAS",
     "TOOL_DESCRIPTIONS",
     "Memories",
@@ -66,7 +67,9 @@ DEFAULT_RECALL_LIMIT = 5
 MAX_RECALL_LIMIT = 50
 #: TOOL-3: the largest token budget ``get_context`` takes.
 MAX_TOKEN_BUDGET = 100_000
-#: TOOL-2: the longest ttl, ten years in seconds.
+#: TOOL-2: the shortest ttl, one second (a shorter one would expire before the model could use it),
+#: and the longest, ten years in seconds.
+MIN_TTL_SECONDS = 1
 MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
 
 _shown = reprlib.Repr()
@@ -186,10 +189,10 @@ def _importance(value: Any) -> float | None:
 def _ttl_ms(value: Any) -> float | None:
     if value is None:
         return None
-    if not _number(value) or not 0 < value <= MAX_TTL_SECONDS:
+    if not _number(value) or not MIN_TTL_SECONDS <= value <= MAX_TTL_SECONDS:
         raise ToolArgumentError(
             "ttl_seconds",
-            f"must be a number of seconds above 0 and at most {MAX_TTL_SECONDS} (ten years), or omitted to keep "
+            f"must be a number of seconds from {MIN_TTL_SECONDS} to {MAX_TTL_SECONDS} (ten years), or omitted to keep "
             f"the fact until forgotten; got {_kind(value)}",
         )
     return float(value) * 1000
@@ -198,6 +201,8 @@ def _ttl_ms(value: Any) -> float | None:
 def _whole(value: Any, argument: str, low: int, high: int, default: int | None) -> int:
     if value is None and default is not None:
         return default
+    if isinstance(value, float) and value.is_integer():  # JSON's integer: 5.0 is 5
+        value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         usual = f" (default {default})" if default is not None else ""
         raise ToolArgumentError(argument, f"must be a whole number from {low} to {high}{usual}; got {_kind(value)}")
@@ -227,7 +232,7 @@ def remember(memory: Memory, key: Any, text: Any, importance: Any = None, ttl_se
         key: A non-empty str of at most ``MAX_KEY_CHARS`` characters, not a turn key (``chat:N``).
         text: A non-blank str of at most ``MAX_TEXT_CHARS`` characters.
         importance: A number in [0, 1], or None for the memory's default (0.5).
-        ttl_seconds: A number of seconds in (0, ``MAX_TTL_SECONDS``], or None for no expiry.
+        ttl_seconds: A number of seconds in [``MIN_TTL_SECONDS``, ``MAX_TTL_SECONDS``], or None for no expiry.
 
     Returns:
         ``{"key", "importance", "ttl_seconds", "replaced"}``: what was stored and whether it replaced a live entry.
@@ -355,7 +360,7 @@ _PROPERTIES: dict[str, dict[str, dict[str, Any]]] = {
         },
         "ttl_seconds": {
             "type": "number",
-            "exclusiveMinimum": 0,
+            "minimum": MIN_TTL_SECONDS,
             "maximum": MAX_TTL_SECONDS,
             "description": "Forget it after this many seconds; omit to keep it.",
         },
