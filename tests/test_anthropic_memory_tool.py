@@ -338,3 +338,14 @@ def test_amt_1_without_the_sdk_the_module_names_the_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "sentinel_memory.integrations.tools.anthropic", raising=False)
     with pytest.raises(ImportError, match=r"sentinel-memory\[anthropic\]"):
         importlib.import_module("sentinel_memory.integrations.tools.anthropic")
+
+
+def test_amt_2_a_path_of_exactly_255_characters_is_taken_and_256_refused(tmp_path):
+    """AMT-2: the path bound is inclusive: 255 characters are a file, 256 are refused naming the bound; a trailing slash names the directory."""
+    tool = tool_for(tmp_path)
+    longest = "/memories/" + "p" * (MAX_PATH_CHARS - len("/memories/"))
+    assert len(longest) == 255
+    assert tool.call(block("create", path=longest, file_text="x")).startswith("File created")
+    assert "the most accepted is 255" in refused(tool, block("create", path=longest + "q", file_text="x"))
+    assert tool.call(block("view", path="/memories/")).startswith("Here're the files")
+    assert list(MemoryFolder(tmp_path).open("alice")) == [longest]

@@ -271,7 +271,8 @@ def recall(memory: Memory, query: Any, limit: Any = None) -> dict[str, Any]:
     checked_query = _text(query, "query", MAX_QUERY_CHARS, "the words to look for")
     checked_limit = _whole(limit, "limit", 1, MAX_RECALL_LIMIT, DEFAULT_RECALL_LIMIT)
     hits = []
-    for hit in memory.recall(checked_query, limit=None):
+    # Every live entry may be a hit: the turns among them are skipped, and recall's own default is 10.
+    for hit in memory.recall(checked_query, limit=memory.size()):
         if is_turn_key(hit.entry.key):
             continue
         hits.append(
