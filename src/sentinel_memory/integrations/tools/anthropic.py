@@ -97,6 +97,7 @@ class SentinelMemoryTool(BetaAbstractMemoryTool):
             that is not a whole number >= 1.
 
     Examples:
+        >>> from sentinel_memory.integrations.tools.anthropic import SentinelMemoryTool
         >>> tool = SentinelMemoryTool(MemoryFolder(tmp), user_id="alice")
         >>> tool.call({"command": "create", "path": "/memories/diet.md", "file_text": "vegetarian"})
         'File created successfully at: /memories/diet.md'
@@ -137,7 +138,17 @@ class SentinelMemoryTool(BetaAbstractMemoryTool):
     # -- the handler -----------------------------------------------------------
 
     def call(self, input: object) -> str:
-        """Run one ``tool_use`` block's input, checked first: a missing or wrong argument is a ``ToolError`` naming it (AMT-2)."""
+        """Run one ``tool_use`` block's input, checked first: a missing or wrong argument is a ``ToolError`` naming it (AMT-2).
+
+        Args:
+            input: The block's ``input``: ``{"command": ..., ...}``.
+
+        Returns:
+            The text Claude reads as the tool's result.
+
+        Raises:
+            ToolError: The command was refused; nothing was changed.
+        """
         if not isinstance(input, dict):
             raise ToolError(f"the memory tool's input must be an object, got {type(input).__name__}")
         command = input.get("command")
@@ -167,6 +178,11 @@ class SentinelMemoryTool(BetaAbstractMemoryTool):
     # -- the commands (AMT-1) ---------------------------------------------------
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        """A file with its lines numbered, or a directory's listing two levels deep (AMT-1).
+
+        Args:
+            command: The ``view`` command: ``path``, optionally ``view_range``.
+        """
         path = self._path(command.path, "path")
         with self._open() as memory:
             files = self._files(memory)
@@ -177,6 +193,11 @@ class SentinelMemoryTool(BetaAbstractMemoryTool):
             return self._view_dir(path, files)
 
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        """A new file of ``file_text``; an existing path is refused (AMT-1, AMT-2).
+
+        Args:
+            command: The ``create`` command: ``path`` and ``file_text``.
+        """
         path = self._path(command.path, "path")
         with self._open() as memory:
             files = self._files(memory)
@@ -193,6 +214,11 @@ class SentinelMemoryTool(BetaAbstractMemoryTool):
         return f"File created successfully at: {path}"
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        """Replace the one occurrence of ``old_str`` with ``new_str`` (AMT-1).
+
+        Args:
+            command: The ``str_replace`` command: ``path``, ``old_str`` and ``new_str``.
+        """
         path = self._path(command.path, "path")
         with self._open() as memory:
             content = self._file(path, self._files(memory))
@@ -223,6 +249,11 @@ class SentinelMemoryTool(BetaAbstractMemoryTool):
         )
 
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        """Insert ``insert_text`` as a line after the first ``insert_line`` lines (AMT-1).
+
+        Args:
+            command: The ``insert`` command: ``path``, ``insert_line`` and ``insert_text``.
+        """
         path = self._path(command.path, "path")
         with self._open() as memory:
             content = self._file(path, self._files(memory))
@@ -242,6 +273,11 @@ class SentinelMemoryTool(BetaAbstractMemoryTool):
         return f"The file {path} has been edited."
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        """Forget a file, or a directory and every file under it, at once (AMT-1, AMT-3).
+
+        Args:
+            command: The ``delete`` command: ``path``.
+        """
         path = self._path(command.path, "path")
         if path == ROOT:
             raise ToolError("Cannot delete the /memories directory itself")
@@ -255,6 +291,11 @@ class SentinelMemoryTool(BetaAbstractMemoryTool):
         return f"Successfully deleted {path}"
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        """Move a file, or a directory and every file under it, to a free path, at once (AMT-1, AMT-3).
+
+        Args:
+            command: The ``rename`` command: ``old_path`` and ``new_path``.
+        """
         old = self._path(command.old_path, "old_path")
         new = self._path(command.new_path, "new_path")
         if old == ROOT:

@@ -50,6 +50,7 @@ def memory_tools(memories: Memories, *, user_key: str = "user_id") -> list[Struc
         TypeError: ``memories`` has no ``open`` or ``user_key`` is not a non-empty ``str``.
 
     Examples:
+        >>> from sentinel_memory.integrations.tools.langchain import memory_tools
         >>> tools = memory_tools(MemoryFolder(tmp))
         >>> remember = tools[0]
         >>> remember.invoke({"key": "user:diet", "text": "vegetarian"}, config={"configurable": {"user_id": "u1"}})

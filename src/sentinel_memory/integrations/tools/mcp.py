@@ -60,6 +60,13 @@ class MemoryServer(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        """Call tool ``name``, refusing first an argument it does not take (TOOL-4), as a tool error.
+
+        Args:
+            name: The tool.
+            arguments: The arguments as the client sent them.
+            context: The request's context, as the SDK passes it.
+        """
         if name in ARGUMENTS:
             try:
                 operations.check_names(name, arguments)
@@ -99,6 +106,7 @@ def create_server(
             a non-empty ``str``, options with a ``folder`` that is not a path, or a bad ``resource_budget``.
 
     Examples:
+        >>> from sentinel_memory.integrations.tools.mcp import create_server
         >>> server = create_server(tmp / "memories", user_id="alice")
         >>> sorted(tool.name for tool in server._tool_manager.list_tools())
         ['forget', 'get_context', 'recall', 'remember', 'stats']

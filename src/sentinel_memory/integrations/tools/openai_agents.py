@@ -56,6 +56,7 @@ def memory_tools(memories: Memories, *, user_key: str = "user_id") -> list[Funct
         TypeError: ``memories`` has no ``open`` or ``user_key`` is not a non-empty ``str``.
 
     Examples:
+        >>> from sentinel_memory.integrations.tools.openai_agents import memory_tools
         >>> [tool.name for tool in memory_tools(MemoryFolder(tmp))]
         ['remember', 'recall', 'forget', 'get_context', 'stats']
     """

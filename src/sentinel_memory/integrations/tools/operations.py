@@ -101,8 +101,9 @@ TOOL_DESCRIPTIONS: dict[str, str] = {
 class ToolArgumentError(ValueError):
     """A tool argument a model sent that the tool does not accept (TOOL-4).
 
-    Attributes:
-        argument: The argument's name, as the tool's schema names it.
+    Args:
+        argument: The argument's name, as the tool's schema names it; kept as ``argument``.
+        message: What it accepts and what it got; the error's text is ``"<argument>: <message>"``.
     """
 
     def __init__(self, argument: str, message: str) -> None:
@@ -114,6 +115,11 @@ class Memories(Protocol):
     """What gives each user's memory: a ``MemoryFolder``, a ``RedisMemories``, anything with ``open(user_id)``."""
 
     def open(self, user_id: str) -> Memory:  # pragma: no cover - a protocol
+        """The memory of ``user_id``.
+
+        Args:
+            user_id: Whose memory, as the app names users.
+        """
         ...
 
 
@@ -135,6 +141,7 @@ def user_id_from(context: Any, name: str = "user_id") -> str:
         LookupError: The context holds no user id: the app's mistake, not the model's.
 
     Examples:
+        >>> from sentinel_memory.integrations.tools.operations import user_id_from
         >>> user_id_from({"user_id": "u-1"}), user_id_from("u-2")
         ('u-1', 'u-2')
     """
@@ -291,6 +298,10 @@ def recall(memory: Memory, query: Any, limit: Any = None) -> dict[str, Any]:
 def forget(memory: Memory, key: Any) -> dict[str, Any]:
     """Forget the fact under ``key`` (TOOL-2): ``{"key", "forgotten"}``, False when there was none.
 
+    Args:
+        memory: The user's memory.
+        key: As for ``remember``.
+
     Raises:
         ToolArgumentError: ``key`` is not accepted (as for ``remember``); nothing is forgotten.
     """
@@ -324,7 +335,11 @@ def get_context(memory: Memory, token_budget: Any, query: Any = None) -> dict[st
 
 
 def stats(memory: Memory) -> dict[str, Any]:
-    """The memory's counters (TOOL-3; CMP-5): ``memory.stats()``."""
+    """The memory's counters (TOOL-3; CMP-5): ``memory.stats()``.
+
+    Args:
+        memory: The user's memory.
+    """
     return dict(memory.stats())
 
 
@@ -413,6 +428,10 @@ def check_names(name: str, arguments: Mapping[str, Any]) -> None:
 
     A model that writes ``ttl`` for ``ttl_seconds`` would otherwise have its
     fact kept with no expiry and never know.
+
+    Args:
+        name: The tool, one of ``ARGUMENTS``.
+        arguments: The arguments the model sent.
 
     Raises:
         ToolArgumentError: An argument the tool does not take.

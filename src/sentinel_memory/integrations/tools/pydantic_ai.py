@@ -54,6 +54,7 @@ def memory_toolset(memories: Memories, *, user_key: str = "user_id") -> Function
         TypeError: ``memories`` has no ``open`` or ``user_key`` is not a non-empty ``str``.
 
     Examples:
+        >>> from sentinel_memory.integrations.tools.pydantic_ai import memory_toolset
         >>> sorted(memory_toolset(MemoryFolder(tmp)).tools)
         ['forget', 'get_context', 'recall', 'remember', 'stats']
     """
