@@ -48,6 +48,7 @@ def test_mcp_1_list_tools_shows_each_tool_with_a_json_schema_and_a_description(t
     for tool in tools:
         assert tool.description == operations.TOOL_DESCRIPTIONS[tool.name]
         jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+        assert tool.input_schema == operations.SCHEMAS[tool.name]  # TOOL-1: one schema for every interface
         assert not [name for name in tool.input_schema["properties"] if "user" in name]  # MCP-3: none picks a user
     schemas = {tool.name: tool.input_schema for tool in tools}
     assert schemas["remember"]["required"] == ["key", "text"]
@@ -295,3 +296,42 @@ def test_mcp_1_without_the_sdk_the_module_names_the_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "sentinel_memory.integrations.tools.mcp", raising=False)
     with pytest.raises(ImportError, match=r"sentinel-memory\[mcp\]"):
         importlib.import_module("sentinel_memory.integrations.tools.mcp")
+
+
+def test_mcp_4_the_command_serves_streamable_http_on_localhost(tmp_path):
+    """MCP-4: `sentinel-memory mcp --transport streamable-http --port P` answers the SDK's HTTP client at /mcp; the write is in the file."""
+    import socket
+    import time
+
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "sentinel_memory.cli", "mcp", "--folder", str(tmp_path), "--user", "dora"]
+    server = subprocess.Popen(
+        [*command, "--transport", "streamable-http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={"PYTHONPATH": ":".join(sys.path)},
+    )
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+        async def main() -> Any:
+            async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    result = await session.call_tool("remember", {"key": "user:route", "text": "over http"})
+                    return result.structured_content
+
+        assert run(main)["key"] == "user:route"
+    finally:
+        server.terminate()
+        server.wait(10)
+    assert MemoryFolder(tmp_path).open("dora")["user:route"] == "over http"
