@@ -54,6 +54,14 @@ OPENAI_AGENTS = ("tests/test_openai_agents.py", "tests/spec/test_openai_agents_p
 TELEMETRY = ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py")
 #: The LangChain agent middleware's end-to-end tests (create_agent over a scripted model).
 AGENT = ("tests/test_langchain_agent.py",)
+#: The model's memory tools: the operations' bounds, then their properties.
+TOOLS = ("tests/test_model_tools.py", "tests/spec/test_model_tools_properties.py")
+#: The MCP server through the SDK's client.
+MCP = ("tests/test_mcp_server.py",)
+#: The backend for Anthropic's memory tool.
+ANTHROPIC = ("tests/test_anthropic_memory_tool.py",)
+#: The framework tools' 10-turn runs, then the property that each answers as the operations.
+FRAMEWORK_TOOLS = ("tests/test_framework_memory_tools.py", "tests/spec/test_model_tools_properties.py")
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,147 @@ class Mutant:
 
 
 MUTANTS = [
+    # -- the model's memory tools ----------------------------------------------------------------
+    Mutant(
+        "the tools' length bound refuses exactly the bound",
+        "integrations/tools/operations.py",
+        "    if len(value) > limit:",
+        "    if len(value) >= limit:",
+        tests=TOOLS,
+    ),
+    Mutant(
+        "the tools take an importance up to 2",
+        "integrations/tools/operations.py",
+        "    if not _number(value) or not 0 <= value <= 1:",
+        "    if not _number(value) or not 0 <= value <= 2:",
+        tests=TOOLS,
+    ),
+    Mutant(
+        "the tools let a model write a chat turn's key",
+        "integrations/tools/operations.py",
+        "    if is_turn_key(key):",
+        "    if False:",
+        tests=TOOLS,
+    ),
+    Mutant(
+        "the tools pass the ttl in seconds where the memory takes milliseconds",
+        "integrations/tools/operations.py",
+        "    return float(value) * 1000",
+        "    return float(value)",
+        tests=TOOLS,
+    ),
+    Mutant(
+        "the tools' recall gives chat turns",
+        "integrations/tools/operations.py",
+        "        if is_turn_key(hit.entry.key):\n            continue",
+        "        if False:\n            continue",
+        tests=TOOLS,
+    ),
+    Mutant(
+        "the tools' get_context includes the chat turns",
+        "integrations/tools/operations.py",
+        'query=checked_query, only="facts")',
+        "query=checked_query, only=None)",
+        tests=TOOLS,
+    ),
+    Mutant(
+        "the tools ignore an argument they do not take",
+        "integrations/tools/operations.py",
+        "        if argument not in known:",
+        "        if False:",
+        tests=TOOLS,
+    ),
+    Mutant(
+        "the tools' recall ignores its limit",
+        "integrations/tools/operations.py",
+        "        if len(hits) == checked_limit:",
+        "        if len(hits) == -1:",
+        tests=TOOLS,
+    ),
+    Mutant(
+        "the MCP resource reads the largest budget, not its own",
+        "integrations/tools/mcp.py",
+        "run(None, operations.get_context, resource_budget, None)",
+        "run(None, operations.get_context, MAX_TOKEN_BUDGET, None)",
+        tests=MCP,
+    ),
+    Mutant(
+        "the MCP server ignores the user it was started with",
+        "integrations/tools/mcp.py",
+        "        if user_id is not None:\n            return user_id",
+        "        if False:\n            return user_id",
+        tests=MCP,
+    ),
+    Mutant(
+        "a refused argument crashes the MCP tool instead of a tool error",
+        "integrations/tools/mcp.py",
+        "        except ToolArgumentError as error:\n            raise ToolError(str(error)) from error\n",
+        "        except KeyError as error:\n            raise ToolError(str(error)) from error\n",
+        tests=MCP,
+    ),
+    Mutant(
+        "the memory tool's str_replace replaces the first of several matches",
+        "integrations/tools/anthropic.py",
+        "            if count > 1:",
+        "            if count > 99:",
+        tests=ANTHROPIC,
+    ),
+    Mutant(
+        "the memory tool takes a '..' part",
+        "integrations/tools/anthropic.py",
+        'part in ("", ".", "..")',
+        'part in ("", ".")',
+        tests=ANTHROPIC,
+    ),
+    Mutant(
+        "the memory tool's path bound refuses exactly 255 characters",
+        "integrations/tools/anthropic.py",
+        "        if len(path) > MAX_PATH_CHARS:",
+        "        if len(path) >= MAX_PATH_CHARS:",
+        tests=ANTHROPIC,
+    ),
+    Mutant(
+        "the memory tool inserts one line past the end",
+        "integrations/tools/anthropic.py",
+        "            if not 0 <= command.insert_line <= len(lines):",
+        "            if not 0 <= command.insert_line <= len(lines) + 1:",
+        tests=ANTHROPIC,
+    ),
+    Mutant(
+        "the memory tool's file bound refuses exactly the bound",
+        "integrations/tools/anthropic.py",
+        "        if len(text) > self.max_file_chars:",
+        "        if len(text) >= self.max_file_chars:",
+        tests=ANTHROPIC,
+    ),
+    Mutant(
+        "the memory tool deletes a directory's path but not its files",
+        "integrations/tools/anthropic.py",
+        'doomed = [key for key in files if key == path or key.startswith(path + "/")]',
+        "doomed = [key for key in files if key == path]",
+        tests=ANTHROPIC,
+    ),
+    Mutant(
+        "a refused argument raises out of the LangChain tool",
+        "integrations/tools/langchain.py",
+        "            handle_tool_error=True,",
+        "            handle_tool_error=False,",
+        tests=FRAMEWORK_TOOLS,
+    ),
+    Mutant(
+        "the Agents SDK tools use one fixed user",
+        "integrations/tools/openai_agents.py",
+        "            user_id = user_id_from(ctx.context, user_key)",
+        '            user_id = "alice"',
+        tests=FRAMEWORK_TOOLS,
+    ),
+    Mutant(
+        "a refused argument fails the pydantic-ai run",
+        "integrations/tools/pydantic_ai.py",
+        "                raise ToolFailed(str(error)) from error",
+        "                raise",
+        tests=FRAMEWORK_TOOLS,
+    ),
     Mutant(
         "the fake clock's advance sets the time instead of moving it",
         "fakeclock.py",
