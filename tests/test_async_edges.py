@@ -55,9 +55,13 @@ def test_aio_2_a_task_takes_its_turn_again_for_its_next_change():
     async def main() -> list[str]:
         store = GatedStore()
         mem = await sm.create_async_memory(store=store, autosave=True, load=False)
-        await mem.remember("a1", 1)
-        store.hold = True
-        second = asyncio.ensure_future(mem.remember("a2", 2))
+
+        async def writer() -> None:
+            await mem.remember("a1", 1)
+            store.hold = True
+            await mem.remember("a2", 2)  # the same task's next change
+
+        second = asyncio.ensure_future(writer())
         await store.waiting.wait()  # a2's save is under way and holds the turn
         store.hold = False
         other = asyncio.ensure_future(mem.remember("b", 3))
