@@ -78,6 +78,10 @@ def runner(tests: tuple[str, ...]) -> str:
             "-q",
             "-p",
             "no:cacheprovider",
+            # Plugins are not loaded on their own (PYTEST_DISABLE_PLUGIN_AUTOLOAD, set below): loading every
+            # installed one takes most of a run's time. The tests need hypothesis's alone.
+            "-p",
+            "_hypothesis_pytestplugin",
             "-o",
             "addopts=",
             "--hypothesis-seed=1",
@@ -90,14 +94,16 @@ def survivors(work: Path) -> list[tuple[int, int, str]]:
     with sqlite3.connect(work / ".mutmut-cache") as db:
         return db.execute(
             "SELECT Mutant.id, Line.line_number, Mutant.status FROM Mutant JOIN Line ON Mutant.line = Line.id "
-            "WHERE Mutant.status NOT IN ('ok_killed', 'bad_timeout') ORDER BY Line.line_number, Mutant.id"
+            "WHERE Mutant.status NOT IN ('ok_killed', 'ok_suspicious', 'bad_timeout') ORDER BY Line.line_number, Mutant.id"
         ).fetchall()
 
 
-def counts(work: Path) -> tuple[int, int]:
+def counts(work: Path) -> tuple[int, int, int]:
+    """``(killed, of them by a timeout, total)``: a mutant whose tests failed (however slowly) or hung is killed."""
     with sqlite3.connect(work / ".mutmut-cache") as db:
         rows = dict(db.execute("SELECT status, count(*) FROM Mutant GROUP BY status").fetchall())
-    return rows.get("ok_killed", 0) + rows.get("bad_timeout", 0), sum(rows.values())
+    killed = rows.get("ok_killed", 0) + rows.get("ok_suspicious", 0) + rows.get("bad_timeout", 0)
+    return killed, rows.get("bad_timeout", 0), sum(rows.values())
 
 
 def change(work: Path, mutant: int, env: dict[str, str]) -> tuple[str, str]:
@@ -137,7 +143,9 @@ def main(module: str) -> int:
         return 2
     work = work_dir(module)
     refresh(work)
-    env = dict(os.environ, PYTHONPATH=str(work / "src"), HYPOTHESIS_PROFILE="mutants")
+    env = dict(
+        os.environ, PYTHONPATH=str(work / "src"), HYPOTHESIS_PROFILE="mutants", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"
+    )
     env.pop("PYTEST_ADDOPTS", None)
     subprocess.run(
         [
@@ -165,14 +173,17 @@ def main(module: str) -> int:
         env=env,
         check=False,
     )
-    killed, total = counts(work)
+    killed, timeouts, total = counts(work)
     listed = equivalents()
     explained, unexplained = [], []
     for mutant, line, status in survivors(work):
         old, new = change(work, mutant, env)
         reason = listed.get((module, old, new))
         (explained if reason is not None else unexplained).append((mutant, line, status, old, new, reason))
-    print(f"\n{module}: {killed} / {total} killed, {len(explained)} equivalent, {len(unexplained)} unexplained")
+    print(
+        f"\n{module}: {killed} / {total} killed ({timeouts} by a timeout: ten times the unmutated run), "
+        f"{len(explained)} equivalent, {len(unexplained)} unexplained"
+    )
     for mutant, line, _status, old, new, reason in explained:
         print(f"  equivalent #{mutant} line {line}: {old!r} -> {new!r}: {reason}")
     for mutant, line, status, old, new, _ in unexplained:
