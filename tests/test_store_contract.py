@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from sentinel_memory import ConflictError, LockTimeoutError, MemoryStore, create_memory
-from sentinel_memory.stores import check_store, is_async_store
+from sentinel_memory.stores import AsyncStore, Store, check_store, is_async_store
 from sentinel_memory.stores.contract import as_path
 
 
@@ -37,7 +37,9 @@ class Both:
 @pytest.mark.parametrize("store", [LoadOnly(), SaveOnly(), NotCallable(), object()], ids=type)
 def test_check_store_refuses_a_store_without_a_callable_load_or_save(store):
     """PER-2: a store lacking a callable load() or save() is refused with a TypeError naming its type."""
-    with pytest.raises(TypeError, match=type(store).__name__):
+    with pytest.raises(
+        TypeError, match=rf"^store must have load\(\) and save\(document\) methods, got {type(store).__name__}$"
+    ):
         check_store(store)
     with pytest.raises(TypeError):
         create_memory(store=store)
@@ -135,3 +137,17 @@ def test_is_async_store_and_as_path():
 
     assert is_async_store(Async()) and not is_async_store(Both()) and not is_async_store(object())
     assert str(as_path(Odd("a/b"))) == "a/b"
+
+
+def test_the_store_protocols_answer_isinstance():
+    """PER-2, AIO-3: Store and AsyncStore are runtime-checkable protocols: isinstance tells a store of each kind."""
+
+    class Async:
+        async def load(self):
+            return None
+
+        async def save(self, document):
+            pass
+
+    assert isinstance(MemoryStore(), Store) and isinstance(Both(), Store) and not isinstance(LoadOnly(), Store)
+    assert isinstance(Async(), AsyncStore) and not isinstance(object(), AsyncStore)
