@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
+import sys
 from typing import Any
 
+import pytest
 from agent_support import ScriptedToolModel
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
@@ -91,3 +94,24 @@ def test_lc_8_an_async_agent_records_the_question_before_the_model_call():
     assert stored_before_call == [{"chat:1": {"role": "user", "content": "turn 1: hello?"}}]
     assert isinstance(model.seen[0][-1], HumanMessage) and model.seen[0][-1].content == "turn 1: hello?"
     assert mem["chat:2"]["content"] == "Answer 1: nothing to look up."
+
+
+def test_lc_7_the_middleware_says_what_it_needs():
+    """LC-7: a memory that is not a Memory is refused with a TypeError that says what to pass and what was given."""
+    with pytest.raises(TypeError) as raised:
+        SentinelMemoryMiddleware(5, 100)  # type: ignore[arg-type]
+    assert str(raised.value) == "memory must be a Memory (create_memory(), MemoryFolder.open()), got 5"
+
+
+def test_lc_5_without_langchain_the_middleware_says_how_to_install_it(monkeypatch):
+    """LC-5: with langchain (v1) missing, importing the middleware raises ImportError whose whole text names the extra."""
+    for name in [m for m in sys.modules if m == "langchain" or m.startswith("langchain.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "langchain", None)
+    monkeypatch.delitem(sys.modules, "sentinel_memory.integrations.langchain.middleware", raising=False)
+    with pytest.raises(ImportError) as raised:
+        importlib.import_module("sentinel_memory.integrations.langchain.middleware")
+    assert str(raised.value) == (
+        "sentinel_memory.integrations.langchain.middleware needs langchain (v1); "
+        "install it with: pip install 'sentinel-memory[langchain]'"
+    )
