@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from agent_support import ScriptedToolModel
 from langchain.agents import create_agent
-from langchain_core.messages import HumanMessage
+from langchain.agents.middleware.types import AgentMiddleware
+from langchain_core.messages import HumanMessage, SystemMessage
 
 import sentinel_memory as sm
 from sentinel_memory.integrations.langchain.middleware import SentinelMemoryMiddleware
@@ -116,4 +117,60 @@ def test_lc_5_without_langchain_the_middleware_says_how_to_install_it(monkeypatc
     assert str(raised.value) == (
         "sentinel_memory.integrations.langchain.middleware needs langchain (v1); "
         "install it with: pip install 'sentinel-memory[langchain]'"
+    )
+
+
+class Capture(AgentMiddleware):  # type: ignore[type-arg]
+    """A middleware inside the memory's: it keeps every request as the memory's middleware hands it on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[Any] = []
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        self.requests.append(request)
+        return handler(request)
+
+
+def test_lc_7_a_system_prompt_of_text_blocks_is_the_system_message_and_the_rest_are_messages():
+    """LC-7: a system prompt of str and text blocks is read as its text; the request's system_message is the system message, its messages the rest."""
+    capture = Capture()
+    prompt = SystemMessage(content=[{"type": "text", "text": "Be brief. "}, "Answer in Czech."])
+    agent = create_agent(
+        ScriptedToolModel(script=lambda turn: []),
+        system_prompt=prompt,
+        middleware=[SentinelMemoryMiddleware(sm.create_memory(), 100), capture],
+    )
+    agent.invoke({"messages": [{"role": "user", "content": "turn 1"}]})
+    (request,) = capture.requests
+    assert request.system_message.content == "Be brief. Answer in Czech."
+    assert [(type(m), m.content) for m in request.messages] == [(HumanMessage, "turn 1")]
+
+
+def test_lc_7_without_a_system_prompt_or_facts_the_request_has_no_system_message():
+    """LC-7: with no system prompt and no facts, the request's system_message is None and its first message the question."""
+    capture = Capture()
+    agent = create_agent(
+        ScriptedToolModel(script=lambda turn: []),
+        middleware=[SentinelMemoryMiddleware(sm.create_memory(), 100), capture],
+    )
+    agent.invoke({"messages": [{"role": "user", "content": "turn 1"}]})
+    (request,) = capture.requests
+    assert request.system_message is None
+    assert [(type(m), m.content) for m in request.messages] == [(HumanMessage, "turn 1")]
+
+
+def test_lc_7_a_system_prompt_with_an_image_block_is_refused_with_the_whole_reason():
+    """LC-7: a system prompt holding a block that is not text raises TypeError whose text says why and what to pass."""
+    prompt = SystemMessage(content=[{"type": "text", "text": "Be brief."}, {"type": "image", "url": "https://x/a.png"}])
+    agent = create_agent(
+        ScriptedToolModel(script=lambda turn: []),
+        system_prompt=prompt,
+        middleware=[SentinelMemoryMiddleware(sm.create_memory(), 100)],
+    )
+    with pytest.raises(TypeError) as raised:
+        agent.invoke({"messages": [{"role": "user", "content": "turn 1"}]})
+    assert str(raised.value) == (
+        "the agent's system message has content blocks that are not text, which the memory's "
+        "system message cannot carry; pass create_agent a str system_prompt"
     )
