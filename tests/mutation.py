@@ -52,6 +52,9 @@ SELECTION: dict[str, tuple[str, ...]] = {
         "tests/test_runner_defects.py",
     ),
     "core/chat.py": ("tests/test_messages_edges.py", "tests/test_chat_messages.py", "tests/test_messages.py"),
+    "core/message.py": ("tests/test_messages_edges.py", "tests/test_chat_messages.py", "tests/test_messages.py"),
+    # The get_messages path.
+    "core/request.py": ("tests/test_messages_edges.py", "tests/test_chat_messages.py", "tests/test_messages.py"),
     "integrations/langchain/__init__.py": ("tests/test_langchain.py", "tests/spec/test_langchain_properties.py"),
     "integrations/openai_agents.py": ("tests/test_openai_agents_edges.py", "tests/test_openai_agents.py"),
     "integrations/pydantic_ai.py": ("tests/test_pydantic_ai_edges.py", "tests/test_pydantic_ai.py"),
