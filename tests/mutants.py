@@ -1527,7 +1527,7 @@ MUTANTS = [
         "the lock check passes a lock() that keeps another store object out for only a moment",
         "testing.py",
         "taker.join(0.5)",
-        "taker.join(0.05)",
+        "taker.join(0.005)",
         tests=("tests/test_store_kit_history.py",),
     ),
     Mutant(

@@ -148,11 +148,11 @@ class SharedLockStore(MemoryStore):
 
 
 class MomentaryLockStore(SharedLockStore):
-    """lock() waits a moment (0.1 s) for another holder, then goes in anyway: it excludes only for a moment."""
+    """lock() waits a moment (20 ms) for another holder, then goes in anyway: it excludes only for a moment."""
 
     @contextlib.contextmanager
     def lock(self):
-        got = self.shared.acquire(timeout=0.1)
+        got = self.shared.acquire(timeout=0.02)
         try:
             yield
         finally:
@@ -179,7 +179,7 @@ def test_mw_2_the_lock_check_passes_a_lock_that_excludes_until_let_go(tmp_path):
 
 
 def test_mw_2_the_lock_check_fails_a_lock_that_excludes_for_only_a_moment(tmp_path):
-    """MW-2: the kit's lock check fails a lock() that keeps another store object out for 0.1 s and then lets it in."""
+    """MW-2: the kit's lock check fails a lock() that keeps another store object out for 20 ms and then lets it in."""
     suite = LockSuite()
     suite.store_class = MomentaryLockStore
     with pytest.raises(AssertionError, match="another store object took lock"):
