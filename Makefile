@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-dev
 # The demo needs the package alone (attrs is its one dependency), not the dev toolchain.
 DEMO_STAMP := $(VENV)/.installed-package
 
-.PHONY: demo test lint redis-server test-thorough mutants random-report notebooks docs serve bench venv clean
+.PHONY: demo test lint redis-server test-thorough mutants mutation random-report notebooks docs serve bench venv clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ test: lint redis-server
 ## make test-thorough: the property tests with many more examples
 test-thorough: $(STAMP)
 	$(PY) -m pytest --hypothesis-profile=thorough
+
+## make mutation MODULE=conformance/runner.py: mutmut over one module with its narrow test selection (incremental: its cache is in .cache/mutation/); prints killed / total and each survivor, with the reason of those listed as equivalent in tests/mutation_equivalent.txt
+mutation: $(STAMP)
+	$(PY) tests/mutation.py $(MODULE)
 
 ## make random-report: how many of serve --bug's injected bugs the random mode finds on its own
 random-report: $(STAMP)
