@@ -685,6 +685,20 @@ MUTANTS = [
         tests=("tests/test_runner_verdicts.py",),
     ),
     Mutant(
+        "an expected integer literal is compared as a double, so a rounded timestamp beyond 2**53 passes",
+        "conformance/compare.py",
+        "return math.isfinite(b) and b.is_integer() and int(b) == a",
+        "return math.isfinite(b) and float(b) == float(a)",
+        tests=("tests/test_runner_verdicts.py",),
+    ),
+    Mutant(
+        "an expected integer literal takes the claimed tolerance",
+        "conformance/compare.py",
+        "    if isinstance(a, int):  # the expected literal is an integer: exact, whatever the tolerance",
+        "    if isinstance(a, int) and not tolerance:",
+        tests=("tests/test_runner_verdicts.py",),
+    ),
+    Mutant(
         "extra results from a backend are not an error",
         "conformance/runner.py",
         "if not isinstance(results, list) or len(results) != len(steps):",
