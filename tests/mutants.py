@@ -685,6 +685,27 @@ MUTANTS = [
         tests=("tests/test_runner_verdicts.py",),
     ),
     Mutant(
+        "an expired turn after a call closes it for add_message, though get_messages keeps the unit whole",
+        "core/conversation.py",
+        "        if is_past(entry.expires_at, now):\n            continue",
+        "        if is_past(entry.expires_at, now):\n            return None",
+        ("tests/test_chat_messages.py",),
+    ),
+    Mutant(
+        "a turn of a role outside ROLES after a call closes it for add_message",
+        "core/conversation.py",
+        "        if role not in ROLES:\n            continue",
+        "        if role not in ROLES:\n            return None",
+        ("tests/test_chat_messages.py",),
+    ),
+    Mutant(
+        "a tool turn without an id after a call closes it for add_message",
+        "core/conversation.py",
+        '            if "tool_call_id" in message:\n                answered.add(message["tool_call_id"])\n            continue',
+        '            if "tool_call_id" in message:\n                answered.add(message["tool_call_id"])\n                continue\n            return None',
+        ("tests/test_chat_messages.py",),
+    ),
+    Mutant(
         "an expected integer literal is compared as a double, so a rounded timestamp beyond 2**53 passes",
         "conformance/compare.py",
         "return math.isfinite(b) and b.is_integer() and int(b) == a",
