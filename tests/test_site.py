@@ -68,8 +68,8 @@ def parsed(path: Path, cache: dict[Path, Links]) -> Links:
 
 
 def prose(html: str) -> str:
-    """What a page says outside its code blocks and scripts (a code block may show anything)."""
-    return re.sub(r"<(pre|script|style)\b.*?</\1>", "", html, flags=re.DOTALL)
+    """What a page says outside its code blocks, code spans and scripts (code may show anything)."""
+    return re.sub(r"<(pre|code|script|style)\b.*?</\1>", "", html, flags=re.DOTALL)
 
 
 def test_no_raw_restructuredtext_or_escaped_pipe(site):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import linecache
+import re
 import sys
 from pathlib import Path
 
@@ -32,6 +33,14 @@ runs every case of `spec/vectors` through this library in one process under
 coverage.py with branch coverage, and nothing else.
 
 """
+
+
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span: fenced by one backtick more than its longest run of them."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def measure() -> coverage.Coverage:
@@ -66,7 +75,7 @@ def report(measured: coverage.Coverage) -> str:
             source = linecache.getline(filename, line).strip().replace("|", "\\|")
             for target in targets:
                 where = "exit" if target < 0 else str(target)
-                missed.append(f"| `{name}` | {line} -> {where} | `{source}` |")
+                missed.append(f"| `{name}` | {line} -> {where} | {code_span(source)} |")
     share = 100.0 * total_taken / total_branches if total_branches else 100.0
     lines = [
         f"The vectors take **{total_taken} of {total_branches} branches ({share:.1f}%)** of the core.",
