@@ -33,6 +33,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--calls", type=int, default=200, help="get_context calls a batch (remember: ten times as many)"
+    )
     args = parser.parse_args()
     clock = [1_792_310_400_000]
     mem = sm.create_memory(limit=10**7, clock=lambda: clock[0])
@@ -46,13 +49,14 @@ def main() -> None:
     def remember_overwrite(i: int) -> None:
         mem.remember(f"fact:{i % args.entries}", f"changed {i}", importance=0.4)
 
+    # The contexts first, over the entries made above; then the remembers, which add entries.
     results = {
-        "remember (new key)": per_call(remember, 2000, args.repeat),
-        "remember (overwrite)": per_call(remember_overwrite, 2000, args.repeat),
-        "get_context (budget 500)": per_call(lambda i: mem.get_context(token_budget=500), 200, args.repeat),
+        "get_context (budget 500)": per_call(lambda i: mem.get_context(token_budget=500), args.calls, args.repeat),
         "get_context (budget 500, query)": per_call(
-            lambda i: mem.get_context(token_budget=500, query=f"topic {i % 37}"), 200, args.repeat
+            lambda i: mem.get_context(token_budget=500, query=f"topic {i % 37}"), args.calls, args.repeat
         ),
+        "remember (new key)": per_call(remember, args.calls * 10, args.repeat),
+        "remember (overwrite)": per_call(remember_overwrite, args.calls * 10, args.repeat),
     }
     print(json.dumps({name: round(us, 2) for name, us in results.items()}))
 
