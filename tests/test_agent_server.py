@@ -1,0 +1,330 @@
+"""The adapters on a real server: one agent for many users, histories sent again, shared reads, whole batches (SRV-1 .. SRV-3, LC-9 .. LC-11, OAI-7 .. OAI-9, PAI-7 .. PAI-9, LG-7)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+
+import pytest
+
+pytest.importorskip("langchain")
+pytest.importorskip("agents")
+pytest.importorskip("pydantic_ai")
+
+from agents import Agent as SdkAgent
+from agents import RunConfig, Runner
+from langchain.agents import create_agent
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.store.base import PutOp
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, UserPromptPart
+from pydantic_ai.models.function import FunctionModel
+from server_support import SEEN, Echo, EchoChatModel, EchoModel
+
+import sentinel_memory as sm
+from sentinel_memory.core.turns import resent_count
+from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
+from sentinel_memory.integrations.langchain.middleware import SentinelMemoryMiddleware
+from sentinel_memory.integrations.langgraph import SentinelStore
+from sentinel_memory.integrations.openai_agents import SentinelSession, SentinelSessions
+from sentinel_memory.integrations.pydantic_ai import SentinelHistory
+from sentinel_memory.serving import UserMemories
+
+USERS = [f"user-{n:02d}" for n in range(50)]
+BUDGET = 400
+
+
+def users_in(text: str) -> set[str]:
+    """The user ids a request's text mentions."""
+    return set(re.findall(r"user-\d\d", text))
+
+
+def seeded(folder: sm.MemoryFolder) -> None:
+    """Each user's memory holds a secret that must be in each of that user's requests (and nobody else's)."""
+    for user in USERS:
+        folder.open(user).remember("secret", f"the code of {user} is {user}-secret", importance=1.0)
+
+
+def check_memories(folder: sm.MemoryFolder, turns: int) -> None:
+    """Each user's memory holds its secret and ``turns`` turns, all of its own."""
+    for user in USERS:
+        memory = folder.open(user)
+        chat = [data for key, data in memory.items() if key.startswith("chat:")]
+        assert len(chat) == turns, (user, chat)
+        assert users_in(repr(dict(memory.items()))) == {user}
+
+
+# -- LangChain ------------------------------------------------------------------------------------------
+
+
+def test_lc_9_srv_1_one_agent_serves_50_users_from_threads_and_tasks_and_nothing_crosses(tmp_path):
+    """LC-9, SRV-1: one agent over a folder, 50 users by context user_id (threads) and thread_id (tasks): every request and memory holds its own user only."""
+    folder = sm.MemoryFolder(tmp_path)
+    seeded(folder)
+    SEEN.clear()
+    agent = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(folder, BUDGET, must_keep=0.9)])
+
+    def by_context(user: str) -> None:
+        for n in range(2):
+            ask = {"messages": [{"role": "user", "content": f"question {n} from {user}"}]}
+            agent.invoke(ask, context={"user_id": user})
+
+    async def by_thread(user: str) -> None:
+        for n in range(2):
+            ask = {"messages": [{"role": "user", "content": f"question {n} from {user}"}]}
+            await agent.ainvoke(ask, config={"configurable": {"thread_id": user}})
+
+    threads = [threading.Thread(target=by_context, args=(user,)) for user in USERS[:25]]
+    for thread in threads:
+        thread.start()
+
+    async def tasks() -> None:
+        await asyncio.gather(*(by_thread(user) for user in USERS[25:]))
+
+    asyncio.run(tasks())
+    for thread in threads:
+        thread.join()
+    assert len(SEEN) == 100
+    for request in SEEN:
+        text = " ".join(message.text for message in request)
+        [user] = users_in(text)
+        assert f"{user}-secret" in text  # the must-keep fact of this user, never another's
+    check_memories(folder, 4)
+
+
+def test_lc_9_a_run_that_names_no_user_is_refused_and_stores_nothing(tmp_path):
+    """LC-9: with a folder, a run with no user_id in its context and no thread_id raises ValueError naming what to pass; user= picks another field."""
+    folder = sm.MemoryFolder(tmp_path)
+    agent = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(folder, BUDGET)])
+    with pytest.raises(ValueError, match="thread_id"):
+        agent.invoke({"messages": [{"role": "user", "content": "Hi"}]})
+    assert not list(tmp_path.iterdir())
+    picked = SentinelMemoryMiddleware(folder, BUDGET, user=lambda runtime: runtime.context["tenant"])
+    agent = create_agent(EchoChatModel(), middleware=[picked])
+    agent.invoke({"messages": [{"role": "user", "content": "Hi"}]}, context={"tenant": "acme"})
+    assert folder.open("acme")["chat:1"] == {"role": "user", "content": "Hi"}
+    with pytest.raises(TypeError, match="user="):
+        SentinelMemoryMiddleware(sm.create_memory(), BUDGET, user=lambda runtime: "x")
+    with pytest.raises(TypeError, match="memory_for"):
+        _ = picked.memory
+
+
+def test_lc_10_srv_3_a_history_sent_again_is_stored_once_and_a_real_repeat_still_is(tmp_path):
+    """LC-10, SRV-3: invoking with the whole transcript each time stores each message once; the model sees each question once; a repeated question alone is stored."""
+    memory = sm.create_memory()
+    SEEN.clear()
+    agent = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(memory, BUDGET)])
+    transcript: list[BaseMessage] = []
+    for n in range(3):
+        transcript.append(HumanMessage(f"Q{n}"))
+        transcript = list(agent.invoke({"messages": transcript})["messages"])
+    said = [data["content"] for key, data in memory.items()]
+    assert said == ["Q0", "ok: Q0", "Q1", "ok: Q1", "Q2", "ok: Q2"]
+    assert [m.text for m in SEEN[-1]] == ["Q0", "ok: Q0", "Q1", "ok: Q1", "Q2"]
+    agent.invoke({"messages": [HumanMessage("Q2")]})  # the user really asks again
+    assert [data["content"] for _, data in memory.items()][-2:] == ["Q2", "ok: Q2"]
+    assert len(memory) == 8
+
+
+def test_lc_11_srv_2_history_reads_see_what_another_object_added():
+    """LC-11, SRV-2: .messages and .get_messages of one history see turns another history over the same shared store added."""
+    store = sm.MemoryStore()
+    first = SentinelChatMessageHistory(sm.create_memory(store=store, autosave=True, shared=True))
+    second = SentinelChatMessageHistory(sm.create_memory(store=store, autosave=True, shared=True))
+    first.add_messages([HumanMessage("Any nuts?")])
+    assert [m.text for m in second.messages] == ["Any nuts?"]
+    assert [m.text for m in second.get_messages(200)] == ["Any nuts?"]
+
+
+# -- OpenAI Agents SDK --------------------------------------------------------------------------------------
+
+
+def test_oai_7_srv_1_one_agent_and_run_config_serve_50_sessions_and_nothing_crosses(tmp_path):
+    """OAI-7, SRV-1: SentinelSessions over a folder, one Agent and one RunConfig, 50 sessions from tasks and threads: no request or memory holds another user's."""
+    folder = sm.MemoryFolder(tmp_path)
+    seeded(folder)
+    model = EchoModel()
+    agent = SdkAgent(name="a", instructions="Be brief.", model=model)
+    sessions = SentinelSessions(folder, token_budget=BUDGET, must_keep=0.9)
+    config = RunConfig(call_model_input_filter=sessions.call_model_input_filter)
+
+    async def one(user: str) -> None:
+        for n in range(2):
+            await Runner.run(agent, f"question {n} from {user}", session=sessions.session(user), run_config=config)
+
+    async def many(users: list[str]) -> None:
+        await asyncio.gather(*(one(user) for user in users))
+
+    threads = [threading.Thread(target=asyncio.run, args=(many(USERS[k : k + 5]),)) for k in range(0, 25, 5)]
+    for thread in threads:
+        thread.start()
+    asyncio.run(many(USERS[25:]))
+    for thread in threads:
+        thread.join()
+    assert len(model.requests) == 100
+    for request in model.requests:
+        [user] = users_in(request)
+        assert f"{user}-secret" in request
+    check_memories(folder, 4)
+    assert sessions.session("user-01").memory is sessions.session("user-01").memory
+
+
+def test_oai_8_srv_2_get_items_sees_what_another_session_added(tmp_path):
+    """OAI-8, SRV-2: a session's get_items (all, limit=, budgeted) sees what another session on the same folder added after it was made."""
+    question = {"role": "user", "content": "Any nuts?"}
+    first = SentinelSession("chat-1", tmp_path)
+    second = SentinelSession("chat-1", tmp_path, token_budget=200)
+    third = SentinelSession("chat-1", tmp_path)
+    asyncio.run(first.add_items([question]))
+    assert asyncio.run(second.get_items()) == [question]
+    assert asyncio.run(third.get_items()) == [question]
+    assert asyncio.run(third.get_items(limit=1)) == [question]
+
+
+def test_oai_9_srv_3_items_sent_again_are_stored_once_and_a_real_repeat_still_is(tmp_path):
+    """OAI-9, SRV-3: a batch that starts with the session's newest items (a transcript sent again) stores only what follows; the same question asked again alone is stored."""
+    session = SentinelSession("chat-1", tmp_path)
+    q0, q1 = {"role": "user", "content": "Q0"}, {"role": "user", "content": "Q1"}
+    a0 = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": "A0", "annotations": []}],
+    }
+    session.add([q0])
+    session.add([a0])
+    session.add([q0, a0, q1])
+    assert session.items() == [q0, a0, q1]
+    session.add([a0])  # a new answer equal to the first one: it does not lead with the newest item
+    session.add([q1])  # asked again
+    assert session.items() == [q0, a0, q1, a0, q1]
+
+
+# -- pydantic-ai --------------------------------------------------------------------------------------------
+
+
+def test_pai_7_srv_1_one_agent_serves_50_users_by_their_deps_and_nothing_crosses(tmp_path):
+    """PAI-7, SRV-1: one Agent with one SentinelHistory over a folder, 50 users by deps from threads and tasks: no request or memory holds another user's."""
+    folder = sm.MemoryFolder(tmp_path)
+    seeded(folder)
+    script = Echo()
+    agent = Agent(FunctionModel(script), capabilities=[SentinelHistory(folder, BUDGET, must_keep=0.9)])
+
+    def by_thread(user: str) -> None:
+        for n in range(2):
+            agent.run_sync(f"question {n} from {user}", deps={"user_id": user})
+
+    async def by_task(user: str) -> None:
+        for n in range(2):
+            await agent.run(f"question {n} from {user}", deps=user)
+
+    threads = [threading.Thread(target=by_thread, args=(user,)) for user in USERS[:25]]
+    for thread in threads:
+        thread.start()
+
+    async def tasks() -> None:
+        await asyncio.gather(*(by_task(user) for user in USERS[25:]))
+
+    asyncio.run(tasks())
+    for thread in threads:
+        thread.join()
+    assert len(script.requests) == 100
+    for request in script.requests:
+        [user] = users_in(request)
+        assert f"{user}-secret" in request
+    check_memories(folder, 4)
+    with pytest.raises(ValueError, match="user_id"):
+        agent.run_sync("Hi")
+    with pytest.raises(TypeError, match="user="):
+        SentinelHistory(sm.create_memory(), BUDGET, user=lambda deps: "x")
+
+
+def test_pai_8_srv_3_a_message_history_sent_again_is_stored_once(mem):
+    """PAI-8, SRV-3: a run given its earlier messages again (read back from their JSON) stores only the new ones; a question asked again is stored."""
+    script = Echo()
+    agent = Agent(FunctionModel(script), capabilities=[SentinelHistory(mem, BUDGET)])
+    first = agent.run_sync("Q0")
+    again = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(first.all_messages()))
+    second = agent.run_sync("Q1", message_history=again)
+    said = [data["content"][0]["text"] for key, data in mem.items()]
+    assert said == ["Q0", "ok: Q0", "Q1", "ok: Q1"]
+    again = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(second.all_messages()))
+    agent.run_sync("Q1", message_history=again)
+    assert [data["content"][0]["text"] for key, data in mem.items()][-2:] == ["Q1", "ok: Q1"]
+    assert len(mem) == 6
+
+
+def test_pai_9_srv_2_load_and_view_see_what_another_history_added(tmp_path):
+    """PAI-9, SRV-2: a history's load and view see the messages another history over the same folder stored after it was made."""
+    first = SentinelHistory.from_folder(tmp_path, "u", BUDGET)
+    second = SentinelHistory.from_folder(tmp_path, "u", BUDGET)
+    first.record([ModelRequest(parts=[UserPromptPart("Any nuts?")])])
+    assert [m.parts[0].content for m in second.load()] == ["Any nuts?"]
+    assert [m.parts[0].content for m in second.view()] == ["Any nuts?"]
+
+
+# -- LangGraph ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        PutOp(("u",), "b", "not a dict"),  # type: ignore[arg-type]
+        PutOp(("u",), "b", {"x": float("nan")}),
+        PutOp(("u",), "b", {"x": 1}, ttl=-1),
+        PutOp(("u",), "b", {"expires_at": "soon"}),
+    ],
+)
+def test_lg_7_a_batch_is_checked_whole_before_anything_is_stored(tmp_path, bad):
+    """LG-7: a batch whose later put is bad (not a dict, not JSON, a bad ttl or expires_at) raises and stores nothing of the batch; the next batch works."""
+    store = SentinelStore(tmp_path)
+    with pytest.raises((TypeError, ValueError)):
+        store.batch([PutOp(("u",), "a", {"v": 1}), bad])
+    assert store.get(("u",), "a") is None
+    store.batch([PutOp(("u",), "a", {"v": 1})])
+    assert store.get(("u",), "a").value == {"v": 1}
+
+
+def test_lg_7_a_bad_search_filter_is_refused_before_the_puts_before_it(tmp_path):
+    """LG-7: an unknown filter operator in a later search refuses the batch before its put runs."""
+    from langgraph.store.base import SearchOp
+
+    store = SentinelStore(tmp_path)
+    with pytest.raises(ValueError, match="operator"):
+        store.batch([PutOp(("u",), "a", {"v": 1}), SearchOp(("u",), filter={"v": {"$near": 1}})])
+    assert store.get(("u",), "a") is None
+
+
+# -- the pieces -----------------------------------------------------------------------------------------
+
+
+def test_srv_3_resent_count_boundaries():
+    """SRV-3: resent_count is the longest lead of new equal to the end of stored: all, some, none, and an older repeat is none."""
+    a, b, c = {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}
+    assert resent_count([a, b], [a, b, c]) == 2
+    assert resent_count([a, b], [b, c]) == 1
+    assert resent_count([a, b], [a]) == 0  # an older message asked again
+    assert resent_count([a, b], [a, b]) == 2  # exactly the stored conversation
+    assert resent_count([], [a]) == 0
+    assert resent_count([a], []) == 0
+    assert resent_count([a, b, a, b], [a, b, a, b, c]) == 4  # the longest lead, not the shortest
+
+
+def test_srv_1_user_memories_keep_one_memory_per_user_and_close_the_oldest(tmp_path):
+    """SRV-1: one memory per user id while open; past keep the least recently used is closed and reopened from its store; bad ids and sources are refused."""
+    users = UserMemories(sm.MemoryFolder(tmp_path), keep=2)
+    alice = users.get("alice")
+    alice.remember("name", "Alice")
+    assert users.get("alice") is alice
+    users.get("bob")
+    users.get("carol")  # alice is the least recently used: closed
+    again = users.get("alice")
+    assert again is not alice and again["name"] == "Alice"
+    with pytest.raises(TypeError, match="non-empty str"):
+        users.get("")
+    with pytest.raises(TypeError, match="open a memory per user"):
+        UserMemories(sm.create_memory())
+    with pytest.raises(TypeError, match="keep"):
+        UserMemories(sm.MemoryFolder(tmp_path), keep=0)
