@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 from typing import Any
 
 from agents import Usage
@@ -38,9 +40,11 @@ class EchoModel(Model):
 
     def __init__(self) -> None:
         self.requests: list[str] = []
+        self.last_input: list[Any] = []
 
     async def get_response(self, system_instructions, input, *args, **kwargs):  # type: ignore[no-untyped-def, override]
         self.requests.append(repr(input))
+        self.last_input = list(input)
         question = [item for item in input if item.get("role") == "user"][-1]["content"]
         reply = ResponseOutputMessage(
             id="msg_1",
@@ -67,3 +71,25 @@ class Echo:
             p.content for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, UserPromptPart)
         ]
         return ModelResponse(parts=[TextPart(f"ok: {asked[-1]}")])
+
+
+class SlowEchoChatModel(EchoChatModel):
+    """EchoChatModel that takes a while, so runs started together overlap."""
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        time.sleep(0.05)
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+class SlowEchoModel(EchoModel):
+    """EchoModel that takes a while, so runs started together overlap."""
+
+    async def get_response(self, system_instructions, input, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        await asyncio.sleep(0.05)
+        return await super().get_response(system_instructions, input, *args, **kwargs)
+
+
+async def slow_echo(messages: list[Any], info: AgentInfo) -> ModelResponse:
+    """A FunctionModel function: the Echo script's answer, after a while."""
+    await asyncio.sleep(0.05)
+    return Echo()(messages, info)

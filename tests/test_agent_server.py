@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+from typing import Any
 
 import pytest
 
@@ -12,22 +13,24 @@ pytest.importorskip("langchain")
 pytest.importorskip("agents")
 pytest.importorskip("pydantic_ai")
 
+from agent_support import ScriptedToolModel
 from agents import Agent as SdkAgent
 from agents import RunConfig, Runner
 from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.store.base import PutOp
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, UserPromptPart
-from pydantic_ai.models.function import FunctionModel
-from server_support import SEEN, Echo, EchoChatModel, EchoModel
+from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from server_support import SEEN, Echo, EchoChatModel, EchoModel, SlowEchoChatModel, SlowEchoModel, slow_echo
 
 import sentinel_memory as sm
+from sentinel_memory.core.chat import request_problems
 from sentinel_memory.core.turns import resent_count
-from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
+from sentinel_memory.integrations.langchain import SentinelChatMessageHistory, turn_from_message
 from sentinel_memory.integrations.langchain.middleware import SentinelMemoryMiddleware
 from sentinel_memory.integrations.langgraph import SentinelStore
-from sentinel_memory.integrations.openai_agents import SentinelSession, SentinelSessions
+from sentinel_memory.integrations.openai_agents import SentinelSession, SentinelSessions, chat_messages
 from sentinel_memory.integrations.pydantic_ai import SentinelHistory
 from sentinel_memory.serving import UserMemories
 
@@ -328,3 +331,120 @@ def test_srv_1_user_memories_keep_one_memory_per_user_and_close_the_oldest(tmp_p
         UserMemories(sm.create_memory())
     with pytest.raises(TypeError, match="keep"):
         UserMemories(sm.MemoryFolder(tmp_path), keep=0)
+
+
+# -- overlapping and failed runs ---------------------------------------------------------------------------
+
+
+def request_of(messages: list[BaseMessage]) -> list[dict[str, Any]]:
+    """A LangChain request in the chat form MSG-8 checks."""
+    return [turn_from_message(message) for message in messages]
+
+
+def test_lc_12_srv_4_overlapping_runs_of_one_user_each_see_their_own_question_last(tmp_path):
+    """LC-12, SRV-4: eight runs of one user at once: each request's newest user message is its own run's question, and the next request is valid."""
+    memory = sm.MemoryFolder(tmp_path).open("u")
+    SEEN.clear()
+    agent = create_agent(SlowEchoChatModel(), middleware=[SentinelMemoryMiddleware(memory, BUDGET)])
+    answers: dict[str, str] = {}
+
+    def run(n: int) -> None:
+        answers[f"q{n}"] = agent.invoke({"messages": [HumanMessage(f"q{n}")]})["messages"][-1].text
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == {f"q{n}": f"ok: q{n}" for n in range(8)}
+    agent.invoke({"messages": [HumanMessage("after")]})
+    assert request_problems(request_of(SEEN[-1])) == []
+    assert SEEN[-1][-1].text == "after"
+
+
+def test_lc_12_a_failed_run_stores_nothing_of_itself_and_the_next_request_is_clean(tmp_path):
+    """LC-12: a run refused by the budget, and a run whose tool raises, leave the memory as before them; the next run's request has no dangling question."""
+    from langchain_core.tools import tool
+
+    memory = sm.MemoryFolder(tmp_path).open("u")
+    SEEN.clear()
+    agent = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(memory, 60)])
+    agent.invoke({"messages": [HumanMessage("Hi")]})
+    before = dict(memory.items())
+    with pytest.raises(sm.TokenBudgetError):
+        agent.invoke({"messages": [HumanMessage("long " * 100)]})
+    assert dict(memory.items()) == before
+
+    @tool
+    def broken(city: str) -> str:
+        """Always fails."""
+        raise RuntimeError("the weather service is down")
+
+    calling = ScriptedToolModel(script=lambda turn: [("broken", {"city": "Brno"})] if turn == 0 else [])
+    agent_with_tool = create_agent(calling, tools=[broken], middleware=[SentinelMemoryMiddleware(memory, 400)])
+    with pytest.raises(RuntimeError, match="down"):
+        agent_with_tool.invoke({"messages": [HumanMessage("Weather?")]})
+    assert dict(memory.items()) == before
+    agent.invoke({"messages": [HumanMessage("Again")]})
+    assert [m.text for m in SEEN[-1]] == ["Hi", "ok: Hi", "Again"]
+
+
+def test_pai_10_srv_4_overlapping_runs_of_one_user_run_one_at_a_time(mem):
+    """PAI-10, SRV-4: six runs of one memory at once run one at a time: each answers its own question, and the memory holds each question followed by its answer."""
+    agent = Agent(FunctionModel(slow_echo), capabilities=[SentinelHistory(mem, BUDGET)])
+
+    async def runs() -> list[Any]:
+        return await asyncio.gather(*(agent.run(f"q{n}") for n in range(6)))
+
+    results = asyncio.run(runs())
+    assert [result.output for result in results] == [f"ok: q{n}" for n in range(6)]
+    said = [data["content"][0]["text"] for _, data in mem.items()]
+    assert all(said[k + 1] == f"ok: {said[k]}" for k in range(0, len(said), 2))
+
+
+def test_pai_10_a_failed_run_stores_nothing_of_itself(mem):
+    """PAI-10: a run refused by the budget, and a run whose tool raises, leave the memory as before them; the next run works from there."""
+    agent = Agent(FunctionModel(Echo()), capabilities=[SentinelHistory(mem, 60)])
+    agent.run_sync("Hi")
+    before = dict(mem.items())
+    with pytest.raises(sm.TokenBudgetError):
+        agent.run_sync("long " * 100)
+    assert dict(mem.items()) == before
+
+    def call_then_answer(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[ToolCallPart("broken", {"city": "Brno"}, tool_call_id="c1")])
+
+    failing = Agent(FunctionModel(call_then_answer), capabilities=[SentinelHistory(mem, 400)])
+
+    @failing.tool_plain
+    def broken(city: str) -> str:
+        """Always fails."""
+        raise RuntimeError("the weather service is down")
+
+    with pytest.raises(RuntimeError, match="down"):
+        failing.run_sync("Weather?")
+    assert dict(mem.items()) == before
+    agent.run_sync("Again")
+    assert [data["content"][0]["text"] for _, data in mem.items()] == ["Hi", "ok: Hi", "Again", "ok: Again"]
+
+
+def test_oai_10_srv_4_overlapping_and_failed_runs_leave_every_next_request_valid():
+    """OAI-10, SRV-4: six runs of one session at once each see their own question last; after a run refused by the budget the next request is valid and ends with its question."""
+    memory = sm.create_memory()
+    model = SlowEchoModel()
+    agent = SdkAgent(name="a", model=model)
+
+    async def runs() -> list[Any]:
+        return await asyncio.gather(
+            *(Runner.run(agent, f"q{n}", session=SentinelSession("s", memory=memory)) for n in range(6))
+        )
+
+    assert [result.final_output for result in asyncio.run(runs())] == [f"ok: q{n}" for n in range(6)]
+    session = SentinelSession("s", memory=memory, token_budget=120)
+    config = RunConfig(call_model_input_filter=session.call_model_input_filter)
+    with pytest.raises(sm.TokenBudgetError):
+        asyncio.run(Runner.run(agent, "long " * 200, session=session, run_config=config))
+    asyncio.run(Runner.run(agent, "next", session=session, run_config=config))
+    last = model.last_input
+    assert request_problems(chat_messages(last)) == []
+    assert last[-1] == {"role": "user", "content": "next"}

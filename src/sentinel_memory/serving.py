@@ -22,11 +22,13 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from . import core
 from .core.shown import shown
-from .core.turns import chat_message, is_turn_key, resent_count, turn_number
+from .core.turns import chat_message, resent_count
+from .core.values import Messages
 from .memory import Memory
 
-__all__ = ["UserMemories", "current", "is_memories", "stored_tail", "unseen"]
+__all__ = ["UserMemories", "current", "is_memories", "newest_turns", "run_view", "stored_tail", "unseen"]
 
 #: SRV-1: how many users' memories a ``UserMemories`` keeps open unless told otherwise.
 KEEP_OPEN = 1024
@@ -142,8 +144,40 @@ def current(memory: Memory) -> Memory:
     return memory
 
 
+def newest_turns(memory: Memory, count: int) -> list[tuple[str, dict[str, Any]]]:
+    """The newest ``count`` live turns of ``memory`` (``chat:N`` keys), oldest first, with their messages (SRV-3, MSG-1).
+
+    Walks back from the largest ``N`` the memory has stored, so it reads
+    only the turns it returns (and the numbers of turns gone since).
+
+    Args:
+        memory: The memory.
+        count: How many of the newest turns, >= 0.
+
+    Returns:
+        A new list of at most ``count`` pairs ``(key, message)``.
+    """
+    state = memory.state
+    entries = state.entries
+    now = memory._now()
+    number = state.turns
+    while f"chat:{number + 1}" in entries:  # a state built by hand may hold turns past its counter
+        number += 1
+    found: list[tuple[str, dict[str, Any]]] = []
+    while number > 0 and len(found) < count:
+        key = f"chat:{number}"
+        if key in entries:
+            entry = core.get_entry(state, key, now=now)
+            message = None if entry is None else chat_message(entry.data)
+            if message is not None:
+                found.append((key, message))
+        number -= 1
+    found.reverse()
+    return found
+
+
 def stored_tail(memory: Memory, count: int) -> list[dict[str, Any]]:
-    """The newest ``count`` live turns of ``memory``, oldest first, as their messages (SRV-3, MSG-1).
+    """The messages of the newest ``count`` live turns of ``memory``, oldest first (SRV-3, MSG-1).
 
     Args:
         memory: The memory.
@@ -152,16 +186,7 @@ def stored_tail(memory: Memory, count: int) -> list[dict[str, Any]]:
     Returns:
         A new list of at most ``count`` message dicts.
     """
-    if count <= 0:
-        return []
-    found = []
-    for key, data in memory.items():  # live entries, copies, at one now
-        if is_turn_key(key):
-            message = chat_message(data)
-            if message is not None:
-                found.append((turn_number(key), message))
-    found.sort(key=lambda turn: turn[0])
-    return [message for _, message in found[-count:]]
+    return [message for _, message in newest_turns(memory, count)]
 
 
 def unseen(memory: Memory, turns: Sequence[Mapping[str, Any]]) -> int:
@@ -175,3 +200,42 @@ def unseen(memory: Memory, turns: Sequence[Mapping[str, Any]]) -> int:
         How many of the leading ``turns`` are already the memory's newest turns; store the rest.
     """
     return resent_count(stored_tail(memory, len(turns)), turns)
+
+
+def run_view(memory: Memory, run: Sequence[str], **options: Any) -> Messages:
+    """``memory.get_messages(**options)`` as the run that stored the turns ``run`` sees it: its turns last (SRV-4).
+
+    When the memory's newest turns are the run's own, this is
+    ``get_messages`` itself. When another run of the same memory stored
+    turns after some of this run's (two requests of one user at once), the
+    request is built from the memory with the run's turns moved after
+    everything else, in their order, at this moment; the memory is not
+    changed. So a run's own question is the newest user message of each of
+    its requests, and its tool calls are followed by their results.
+
+    Args:
+        memory: The memory.
+        run: The keys of the turns this run stored, in order.
+        **options: ``get_messages``' keyword arguments (``token_budget``, ``query``, ...).
+
+    Returns:
+        A ``Messages``, as ``get_messages`` returns.
+
+    Raises:
+        TokenBudgetError: As ``get_messages``.
+    """
+    if not run:
+        return memory.get_messages(**options)
+    if [key for key, _ in newest_turns(memory, len(run))] == list(run):
+        return memory.get_messages(**options)
+    now = memory._now()
+    state = memory.state
+    moved = []
+    for key in run:
+        entry = core.get_entry(state, key, now=now)
+        message = None if entry is None else chat_message(entry.data)
+        if message is not None:
+            state, _ = core.forget(state, key, now=now)
+            moved.append(message)
+    state, _, _ = core.add_messages(state, moved, now=now)
+    return core.messages(state, now=now, **options)

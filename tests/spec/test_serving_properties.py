@@ -37,6 +37,7 @@ from sentinel_memory.integrations.langchain.middleware import SentinelMemoryMidd
 from sentinel_memory.integrations.langgraph import SentinelStore
 from sentinel_memory.integrations.openai_agents import SentinelSession, SentinelSessions
 from sentinel_memory.integrations.pydantic_ai import SentinelHistory
+from sentinel_memory.serving import run_view
 
 SLOW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 USERS = ["ann", "bob", "cyd"]
@@ -206,3 +207,58 @@ def test_lg_7_a_bad_put_anywhere_in_a_batch_stores_nothing_of_it(before, after, 
         with pytest.raises((TypeError, ValueError)):
             store.batch(ops)
         assert store.search(("u",)) == []
+
+
+TEXTS = st.text(alphabet="abc ", min_size=1, max_size=12)
+
+
+@given(st.lists(TEXTS, max_size=4), st.lists(TEXTS, min_size=1, max_size=3), st.lists(TEXTS, max_size=3))
+def test_srv_4_run_view_is_the_request_of_the_memory_with_the_runs_turns_moved_last(history, run, others):
+    """SRV-4: run_view of a memory where other turns came between the run's equals get_messages of the memory stored in the moved order."""
+    user = [{"role": "user", "content": text} for text in ["start", *history]]
+    mine = [{"role": "user", "content": f"mine {text}"} for text in run]
+    theirs = [{"role": "assistant", "content": f"theirs {text}"} for text in others]
+    interleaved = sm.create_memory(clock=lambda: 1000)
+    interleaved.add_messages(user)
+    keys = [interleaved.add_message(mine[0]).key]
+    if theirs:
+        interleaved.add_messages(theirs)
+    if mine[1:]:
+        keys += [entry.key for entry in interleaved.add_messages(mine[1:])]
+    moved = sm.create_memory(clock=lambda: 1000)
+    moved.add_messages(user + theirs + mine)
+    got = run_view(interleaved, keys, token_budget=10_000).messages
+    assert got == moved.get_messages(token_budget=10_000).messages
+    assert got[-1] == mine[-1]
+
+
+@SLOW
+@given(st.lists(st.booleans(), min_size=1, max_size=5))
+def test_lc_12_pai_10_oai_10_failed_runs_store_nothing_and_the_rest_is_the_conversation(fails):
+    """LC-12, PAI-10, OAI-10: runs refused by the budget among runs that succeed: each memory holds exactly the successful runs' turns, and the next request is valid."""
+    lc, pai, oai = sm.create_memory(), sm.create_memory(), sm.create_memory()
+    lc_agent = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(lc, 80)])
+    pai_agent = Agent(FunctionModel(Echo()), capabilities=[SentinelHistory(pai, 80)])
+    session = SentinelSession("s", memory=oai, token_budget=80)
+    sdk_agent = SdkAgent(name="a", model=EchoModel())
+    config = RunConfig(call_model_input_filter=session.call_model_input_filter)
+    kept: list[str] = []
+    for n, fail in enumerate(fails):
+        question = "long " * 100 if fail else f"q{n}"
+        outcomes = []
+        for run in (
+            lambda q: lc_agent.invoke({"messages": [HumanMessage(q)]}),
+            lambda q: pai_agent.run_sync(q),
+            lambda q: asyncio.run(Runner.run(sdk_agent, q, session=session, run_config=config)),
+        ):
+            try:
+                run(question)
+                outcomes.append(True)
+            except sm.TokenBudgetError:
+                outcomes.append(False)
+        assert outcomes == [not fail] * 3
+        if not fail:
+            kept += [question, f"ok: {question}"]
+    assert said(lc) == kept and said(pai) == kept
+    texts = [i["content"] if isinstance(i["content"], str) else i["content"][0]["text"] for i in session.items()]
+    assert texts == kept

@@ -44,7 +44,7 @@ from ..core.tokens import TokenizerLike, as_tokenizer, count_tokens, estimate_to
 from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory, create_memory
-from ..serving import UserMemories, current, unseen
+from ..serving import UserMemories, current, newest_turns, unseen
 
 try:
     from agents.memory.session import SessionABC
@@ -671,18 +671,38 @@ class SentinelSession(SessionABC):
 
         Raises:
             TokenBudgetError: The instructions and the newest user message's units need more than
-                the budget (MSG-9).
+                the budget (MSG-9). The run's input the SDK stored (the memory's trailing user,
+                system and developer turns, when they end the request) is forgotten first, so the
+                next run's request is valid (OAI-10).
         """
         model_data = data.model_data
         if self._token_budget is None:
             return model_data
-        kept = budget_items(
-            model_data.input,
-            self._token_budget,
-            tokenizer=self._tokenizer or self._memory.state.config.tokenizer,
-            instructions=model_data.instructions,
-        )
+        try:
+            kept = budget_items(
+                model_data.input,
+                self._token_budget,
+                tokenizer=self._tokenizer or self._memory.state.config.tokenizer,
+                instructions=model_data.instructions,
+            )
+        except TokenBudgetError:
+            self._forget_refused(model_data.input)
+            raise
         return ModelInputData(input=kept, instructions=model_data.instructions)  # type: ignore[arg-type]
+
+    def _forget_refused(self, request: Sequence[Any]) -> None:
+        """OAI-10: forget the refused run's input: the memory's trailing input turns, when they end the request."""
+        with self._memory.transaction():
+            keys: list[str] = []
+            items: list[dict[str, Any]] = []
+            for key, message in reversed(newest_turns(self._memory, len(request))):
+                if message["role"] not in INPUT_ROLES:
+                    break
+                keys.append(key)
+                items[:0] = items_of_turn(message)
+            if keys and len(items) <= len(request) and list(request[len(request) - len(items) :]) == items:
+                for key in keys:
+                    self._memory.forget(key)
 
 
 class SentinelSessions:

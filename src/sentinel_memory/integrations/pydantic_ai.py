@@ -30,6 +30,7 @@ import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any, cast
 
 from ..core.chat import check_message
@@ -42,6 +43,7 @@ from ..memory import Memory
 from ..serving import UserMemories, current, is_memories, unseen
 
 try:
+    import anyio
     import anyio.to_thread
     from pydantic import TypeAdapter
     from pydantic_ai.capabilities import AbstractCapability
@@ -72,6 +74,12 @@ __all__ = ["PART_TYPE", "SentinelHistory", "messages_from_turns", "turns_from_me
 PART_TYPE = "pydantic-ai"
 
 _ANY_PART: TypeAdapter[Any] = TypeAdapter(Any)
+
+#: PAI-10: the keys of the turns the current run stored, by memory, forgotten when the run fails.
+_RUN: ContextVar[list[tuple[Memory, str]] | None] = ContextVar("sentinel_memory_pydantic_ai_run", default=None)
+
+#: PAI-10: how long a run waits between looks at a busy memory's run lock, in seconds.
+RUN_LOCK_POLL = 0.002
 _TURN_PLACE = re.compile(r"messages\[(\d+)\]")
 
 
@@ -327,6 +335,17 @@ def messages_from_turns(turns: Sequence[dict[str, Any]]) -> list[ModelMessage]:
     return [next(rebuilt) if isinstance(slot, list) else slot for slot in slots]
 
 
+def _forget_run(stored: Sequence[tuple[Memory, str]]) -> None:
+    """PAI-10: forget the turns a failed run stored, each memory's in one transaction."""
+    memories: dict[int, tuple[Memory, list[str]]] = {}
+    for memory, key in stored:
+        memories.setdefault(id(memory), (memory, []))[1].append(key)
+    for memory, keys in memories.values():
+        with memory.transaction():
+            for key in keys:
+                memory.forget(key)
+
+
 def _question(messages: Sequence[Any]) -> str | None:
     """The newest user prompt's text among the messages, the query the facts are ranked by (PAI-4)."""
     for message in reversed(messages):
@@ -419,6 +438,8 @@ class SentinelHistory(AbstractCapability[Any]):
         # weak, so a finished run's messages are not kept alive by the history.
         self._known: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
+        # PAI-10: one run at a time per memory; a lock lives while its memory does.
+        self._run_locks: weakref.WeakKeyDictionary[Memory, threading.Lock] = weakref.WeakKeyDictionary()
 
     @classmethod
     def from_folder(
@@ -551,7 +572,10 @@ class SentinelHistory(AbstractCapability[Any]):
                     with memory.transaction():  # the newest turns compared are the ones the batch follows
                         skip = unseen(memory, turns)
                         if turns[skip:]:
-                            memory.add_messages(turns[skip:], importance=self._importance, ttl=self._ttl)
+                            stored = memory.add_messages(turns[skip:], importance=self._importance, ttl=self._ttl)
+                            run = _RUN.get()
+                            if run is not None:  # PAI-10: forgotten again if the run fails
+                                run.extend((memory, entry.key) for entry in stored)
                 except (TypeError, ValueError) as error:
                     # The memory names the chat turns; name the pydantic-ai messages they came from.
                     said = _TURN_PLACE.sub(lambda found: origins[skip + int(found[1])], str(error))
@@ -688,6 +712,43 @@ class SentinelHistory(AbstractCapability[Any]):
         """
         request_context.messages = await self.aprocess(request_context.messages, deps=ctx.deps)
         return request_context
+
+    async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+        """Run one memory's runs one at a time; a run that fails forgets the turns it stored (PAI-10).
+
+        A run of a memory another run is using waits for it (so its question
+        is the newest in every request it makes). When the run raises or is
+        cancelled, the turns it stored (its question, its tool calls and their
+        results) are forgotten in one transaction before the error goes on,
+        so the memory is as before the run and the next request starts clean.
+
+        Args:
+            ctx: The run's context (pydantic-ai's ``RunContext``).
+            handler: Runs the rest of the run.
+
+        Returns:
+            What ``handler`` returns.
+
+        Raises:
+            ValueError: The history serves a folder's users and the deps name none (PAI-7).
+        """
+        memory = self.memory_for(ctx.deps)
+        with self._lock:
+            lock = self._run_locks.setdefault(memory, threading.Lock())
+        while not lock.acquire(blocking=False):  # polled, so a cancelled wait never holds the lock
+            await anyio.sleep(RUN_LOCK_POLL)
+        stored: list[tuple[Memory, str]] = []
+        token = _RUN.set(stored)
+        try:
+            return await handler()
+        except BaseException:
+            if stored:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(_forget_run, stored)
+            raise
+        finally:
+            _RUN.reset(token)
+            lock.release()
 
     async def after_run(self, ctx: Any, *, result: Any) -> Any:
         """Store what the run added after its last model request: the final answer (PAI-1).

@@ -34,7 +34,7 @@ from ...core.shown import shown
 from ...core.tokens import TokenizerLike
 from ...folder import MemoryFolder
 from ...memory import Memory
-from ...serving import UserMemories, is_memories, unseen
+from ...serving import UserMemories, is_memories, run_view, unseen
 from . import messages_from_turns, turns_from_messages
 
 try:
@@ -46,24 +46,30 @@ try:
         ModelResponse,
         PrivateStateAttr,
     )
-    from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
+    from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
     from langchain_core.runnables.config import run_in_executor
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+    from langgraph.types import Command
 except ImportError as error:  # pragma: no cover - exercised by a test that hides langchain
     raise ImportError(
         "sentinel_memory.integrations.langchain.middleware needs langchain (v1); "
         "install it with: pip install 'sentinel-memory[langchain]'"
     ) from error
 
-__all__ = ["RECORDED", "SentinelMemoryMiddleware", "SentinelMemoryState"]
+__all__ = ["RECORDED", "RUN", "SentinelMemoryMiddleware", "SentinelMemoryState"]
 
 #: LC-8: the private state key that lists the ids of the messages already recorded as turns.
 RECORDED = "sentinel_memory_recorded"
+
+#: LC-12: the private state key of the current run: whose memory (``user``) and the turns it stored (``keys``).
+RUN = "sentinel_memory_run"
 
 
 class SentinelMemoryState(AgentState[Any]):
     """The agent state with the ids of the messages the middleware has recorded (LC-8)."""
 
     sentinel_memory_recorded: NotRequired[Annotated[list[str], PrivateStateAttr]]
+    sentinel_memory_run: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
 
 
 class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
@@ -266,13 +272,43 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         if not new:
             return None
         turns = turns_from_messages(new)  # every message checked before any is stored (INT-1)
+        user = None if self._users is None else self.user_of(runtime)
         memory = self.memory_for(runtime)
+        stored: list[str] = []
         with memory.transaction():  # the newest turns compared are the ones the batch follows (LC-10)
             turns = turns[unseen(memory, turns) :]
             if turns:
-                memory.add_messages(turns, importance=self._importance, ttl=self._ttl)
+                entries = memory.add_messages(turns, importance=self._importance, ttl=self._ttl)
+                stored = [entry.key for entry in entries]
+        run = cast("dict[str, Any]", state.get(RUN) or {})
         # The ids still in the state: a message removed from it (RemoveMessage) never comes back.
-        return {RECORDED: [message.id for message in messages if message.id is not None]}
+        return {
+            RECORDED: [message.id for message in messages if message.id is not None],
+            RUN: {"user": user, "keys": [*run.get("keys", []), *stored]},
+        }
+
+    def _undo(self, state: Any) -> None:
+        """LC-12: forget the turns the failing run stored, in one transaction, so the memory is as before it."""
+        run = (state.get(RUN) if isinstance(state, dict) else None) or {}
+        keys = run.get("keys") or []
+        if not keys:
+            return
+        memory = cast("Memory", self._memory) if self._users is None else self._users.get(run["user"])
+        with memory.transaction():
+            for key in keys:
+                memory.forget(key)
+
+    def before_agent(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
+        """Start the run's record of the turns it stores, empty (LC-12).
+
+        Args:
+            state: The agent's state.
+            runtime: LangGraph's runtime of the run (not used).
+
+        Returns:
+            The state update that empties the run's record.
+        """
+        return {RUN: {"user": None, "keys": []}}
 
     def before_model(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
         """Record the new messages before the model is called: the question, or a call and its results (LC-8).
@@ -338,7 +374,10 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
                 )
             system = request.system_message.text
         query = next((m.text for m in reversed(request.messages) if isinstance(m, HumanMessage)), None)
-        result = self.memory_for(request.runtime).get_messages(
+        run = cast("dict[str, Any]", request.state.get(RUN) or {})
+        result = run_view(  # the run's own turns last, whatever runs of the same memory stored meanwhile (LC-12)
+            self.memory_for(request.runtime),
+            run.get("keys") or [],
             token_budget=self._token_budget,
             query=query or None,
             tokenizer=self._tokenizer,
@@ -367,7 +406,11 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
                 newest question (MSG-9); the model is not called.
             TypeError: The agent's system message holds a block that is not text.
         """
-        return handler(self._request(request))
+        try:
+            return handler(self._request(request))
+        except BaseException:
+            self._undo(request.state)
+            raise
 
     async def awrap_model_call(
         self,
@@ -388,4 +431,46 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
                 newest question (MSG-9); the model is not called.
             TypeError: The agent's system message holds a block that is not text.
         """
-        return await handler(await run_in_executor(None, self._request, request))
+        try:
+            return await handler(await run_in_executor(None, self._request, request))
+        except BaseException:
+            await run_in_executor(None, self._undo, request.state)
+            raise
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+    ) -> ToolMessage | Command[Any]:
+        """Run the tool; when it raises, the run fails, and the turns it stored are forgotten first (LC-12).
+
+        Args:
+            request: The tool call LangChain is about to run.
+            handler: Runs the tool.
+
+        Returns:
+            What ``handler`` returns.
+        """
+        try:
+            return handler(request)
+        except BaseException:
+            self._undo(request.state)
+            raise
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """``wrap_tool_call``, the memory's work in LangChain's executor (LC-12).
+
+        Args:
+            request: The tool call LangChain is about to run.
+            handler: Runs the tool.
+
+        Returns:
+            What ``handler`` returns.
+        """
+        try:
+            return await handler(request)
+        except BaseException:
+            await run_in_executor(None, self._undo, request.state)
+            raise
