@@ -13,7 +13,7 @@ pytest.importorskip("langchain")
 pytest.importorskip("agents")
 pytest.importorskip("pydantic_ai")
 
-from agent_support import ScriptedToolModel
+from agent_support import ScriptedToolModel, request_tokens
 from agents import Agent as SdkAgent
 from agents import RunConfig, Runner
 from langchain.agents import create_agent
@@ -448,3 +448,72 @@ def test_oai_10_srv_4_overlapping_and_failed_runs_leave_every_next_request_valid
     last = model.last_input
     assert request_problems(chat_messages(last)) == []
     assert last[-1] == {"role": "user", "content": "next"}
+
+
+# -- what the framework sends beside the messages -----------------------------------------------------------
+
+
+def test_lc_13_the_tools_schemas_and_the_reserve_are_counted_in_the_budget():
+    """LC-13: with a tool and a reserve, the request's messages, the tools' schemas and the reserve together fit the budget, which the messages alone once filled."""
+    import json
+
+    from langchain_core.tools import tool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    @tool
+    def weather(city: str, unit: str = "celsius") -> str:
+        """The weather in a city, in the unit asked for, with the wind and the chance of rain."""
+        return "4 °C"
+
+    memory = sm.create_memory()
+    memory.add_messages([{"role": ("user", "assistant")[i % 2], "content": f"message {i} " * 6} for i in range(60)])
+    model = ScriptedToolModel(script=lambda turn: [])
+    agent = create_agent(
+        model,
+        tools=[weather],
+        middleware=[SentinelMemoryMiddleware(memory, 300, reserve=20)],
+    )
+    agent.invoke({"messages": [HumanMessage("And now?")]})
+    schemas = sm.estimate_tokens(json.dumps([convert_to_openai_tool(weather)], ensure_ascii=False, sort_keys=True))
+    sent = request_tokens(model.seen[-1], sm.estimate_tokens)
+    assert schemas > 20 and sent + schemas + 20 <= 300
+    assert sent > 300 - schemas - 20 - 40  # the rest of the budget is used, not wasted
+
+
+@pytest.mark.parametrize(
+    ("reserve", "error"),
+    [(-1, ValueError), (float("nan"), ValueError), (True, TypeError), ("5", TypeError), (301, ValueError)],
+)
+def test_lc_13_pai_11_oai_11_a_bad_reserve_is_refused_at_construction(reserve, error):
+    """LC-13, PAI-11, OAI-11: a reserve that is negative, NaN, a bool, not a number or over the budget is refused by every adapter; the budget itself is allowed."""
+    with pytest.raises(error, match="reserve"):
+        SentinelMemoryMiddleware(sm.create_memory(), 300, reserve=reserve)
+    with pytest.raises(error, match="reserve"):
+        SentinelHistory(sm.create_memory(), 300, reserve=reserve)
+    with pytest.raises(error, match="reserve"):
+        SentinelSession("s", memory=sm.create_memory(), token_budget=300, reserve=reserve)
+    SentinelMemoryMiddleware(sm.create_memory(), 300, reserve=300)
+    SentinelHistory(sm.create_memory(), 300, reserve=300)
+    SentinelSession("s", memory=sm.create_memory(), token_budget=300, reserve=300)
+
+
+def test_pai_11_oai_11_the_reserve_comes_off_the_messages_budget(mem):
+    """PAI-11, OAI-11: with a reserve, the pydantic-ai view and the session's budgeted history and filter count at most the budget less the reserve."""
+    from sentinel_memory.core import MESSAGE_TOKENS
+    from sentinel_memory.core.chat import body_of
+
+    mem.add_messages([{"role": ("user", "assistant")[i % 2], "content": f"message {i} " * 6} for i in range(40)])
+
+    def counted(chat: list[dict[str, Any]]) -> int:
+        return sum(sm.estimate_tokens(body_of(m)) + MESSAGE_TOKENS for m in chat)
+
+    history = SentinelHistory(mem, 200, reserve=80)
+    assert len(history.view()) == len(mem.get_messages(token_budget=120).messages)
+    assert len(history.view()) < len(mem.get_messages(token_budget=200).messages)
+    session = SentinelSession("s", memory=mem, token_budget=200, reserve=80)
+    assert counted(chat_messages(session.budgeted_items())) <= 120
+    items = session.items()
+    from agents.run_config import CallModelData, ModelInputData
+
+    data = CallModelData(model_data=ModelInputData(input=items, instructions=None), agent=None, context=None)  # type: ignore[arg-type]
+    assert counted(chat_messages(session.call_model_input_filter(data).input)) <= 120

@@ -23,12 +23,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import core
+from .core.options import is_number
 from .core.shown import shown
 from .core.turns import chat_message, resent_count
 from .core.values import Messages
 from .memory import Memory
 
-__all__ = ["UserMemories", "current", "is_memories", "newest_turns", "run_view", "stored_tail", "unseen"]
+__all__ = ["UserMemories", "check_reserve", "current", "is_memories", "newest_turns", "run_view", "stored_tail", "unseen"]
 
 #: SRV-1: how many users' memories a ``UserMemories`` keeps open unless told otherwise.
 KEEP_OPEN = 1024
@@ -239,3 +240,26 @@ def run_view(memory: Memory, run: Sequence[str], **options: Any) -> Messages:
             moved.append(message)
     state, _, _ = core.add_messages(state, moved, now=now)
     return core.messages(state, now=now, **options)
+
+
+def check_reserve(reserve: object, token_budget: object) -> int | float:
+    """``reserve``, checked: a finite number >= 0 of tokens, at most ``token_budget`` (LC-13, PAI-11, OAI-11).
+
+    Args:
+        reserve: The tokens an adapter keeps for what the framework sends beside the messages.
+        token_budget: The request's whole budget (None: no budget, any reserve).
+
+    Returns:
+        ``reserve``.
+
+    Raises:
+        TypeError: ``reserve`` is not a number (a bool is not one).
+        ValueError: ``reserve`` is negative, not finite, or more than ``token_budget``.
+    """
+    if isinstance(reserve, bool) or not isinstance(reserve, int | float):
+        raise TypeError(f"reserve must be a number of tokens, got {shown(reserve)}")
+    if not is_number(reserve) or reserve < 0:
+        raise ValueError(f"reserve must be a finite number of tokens >= 0, got {shown(reserve)}")
+    if is_number(token_budget) and reserve > token_budget:  # type: ignore[operator]
+        raise ValueError(f"reserve ({reserve}) is more than the token_budget ({token_budget})")
+    return reserve

@@ -9,6 +9,7 @@ folder, batches with a bad operation anywhere.
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 from typing import Any
 
@@ -18,12 +19,15 @@ pytest.importorskip("langchain")
 pytest.importorskip("agents")
 pytest.importorskip("pydantic_ai")
 
+from agent_support import ScriptedToolModel, request_tokens
 from agents import Agent as SdkAgent
 from agents import RunConfig, Runner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
+from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.store.base import PutOp
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, UserPromptPart
@@ -262,3 +266,50 @@ def test_lc_12_pai_10_oai_10_failed_runs_store_nothing_and_the_rest_is_the_conve
     assert said(lc) == kept and said(pai) == kept
     texts = [i["content"] if isinstance(i["content"], str) else i["content"][0]["text"] for i in session.items()]
     assert texts == kept
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(min_value=40, max_value=400), st.data())
+def test_lc_13_pai_11_oai_11_messages_and_reserve_fit_the_budget(budget, data):
+    """LC-13, PAI-11, OAI-11: for any budget and reserve up to it, each adapter's messages count at most the budget less the reserve, or the call is refused."""
+    from sentinel_memory.core import MESSAGE_TOKENS
+    from sentinel_memory.core.chat import body_of
+    from sentinel_memory.integrations.openai_agents import chat_messages
+
+    reserve = data.draw(st.integers(min_value=0, max_value=budget))
+    memory = sm.create_memory()
+    memory.add_messages([{"role": ("user", "assistant")[i % 2], "content": f"m{i} " * 5} for i in range(30)])
+
+    def counted(chat: list[dict[str, Any]]) -> int:
+        return sum(sm.estimate_tokens(body_of(m)) + MESSAGE_TOKENS for m in chat)
+
+    try:
+        kept = len(SentinelHistory(memory, budget, reserve=reserve).view())
+    except sm.TokenBudgetError:
+        kept = None
+    try:
+        expected_messages = memory.get_messages(token_budget=budget - reserve).messages
+    except sm.TokenBudgetError:
+        assert kept is None
+    else:
+        assert kept == len(expected_messages) and counted(expected_messages) <= budget - reserve
+    session = SentinelSession("s", memory=memory, token_budget=budget, reserve=reserve)
+    try:
+        assert counted(chat_messages(session.budgeted_items())) <= budget - reserve
+    except sm.TokenBudgetError:
+        assert kept is None
+
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return key
+
+    schemas = sm.estimate_tokens(json.dumps([convert_to_openai_tool(lookup)], ensure_ascii=False, sort_keys=True))
+    model = ScriptedToolModel(script=lambda turn: [])
+    middleware = SentinelMemoryMiddleware(memory, budget, reserve=reserve)
+    try:
+        create_agent(model, tools=[lookup], middleware=[middleware]).invoke({"messages": [HumanMessage("q")]})
+    except sm.TokenBudgetError:
+        assert budget - reserve - schemas < counted([{"role": "user", "content": "q"}])
+    else:
+        assert request_tokens(model.seen[-1], sm.estimate_tokens) + schemas + reserve <= budget

@@ -44,7 +44,7 @@ from ..core.tokens import TokenizerLike, as_tokenizer, count_tokens, estimate_to
 from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory, create_memory
-from ..serving import UserMemories, current, newest_turns, unseen
+from ..serving import UserMemories, check_reserve, current, newest_turns, unseen
 
 try:
     from agents.memory.session import SessionABC
@@ -409,6 +409,8 @@ class SentinelSession(SessionABC):
         ttl: How long the turns this session adds live. Defaults to None (for good).
         session_settings: The SDK's ``SessionSettings`` (its ``limit`` applies when
             ``get_items`` gets none). Defaults to None.
+        reserve: Tokens kept out of ``token_budget`` for what the SDK sends beside the items and
+            the instructions: the tools' schemas, a margin (OAI-11). Defaults to 0.
         **options: More options for ``folder.open``.
 
     Raises:
@@ -438,8 +440,10 @@ class SentinelSession(SessionABC):
         importance: float | None = None,
         ttl: Duration | None = None,
         session_settings: SessionSettings | None = None,
+        reserve: int | float = 0,
         **options: Any,
     ) -> None:
+        self._reserve = check_reserve(reserve, token_budget)
         if not isinstance(session_id, str):
             raise TypeError(f"session_id must be a str, got {shown(session_id)}")
         if (folder is None) == (memory is None):
@@ -518,7 +522,7 @@ class SentinelSession(SessionABC):
         if self._token_budget is None:
             raise TypeError("budgeted_items needs a session made with token_budget=")
         result = current(self._memory).get_messages(
-            token_budget=self._token_budget,
+            token_budget=self._token_budget - self._reserve,
             tokenizer=self._tokenizer,
             must_keep=self._must_keep,
             facts_share=self._facts_share,
@@ -681,7 +685,7 @@ class SentinelSession(SessionABC):
         try:
             kept = budget_items(
                 model_data.input,
-                self._token_budget,
+                self._token_budget - self._reserve,
                 tokenizer=self._tokenizer or self._memory.state.config.tokenizer,
                 instructions=model_data.instructions,
             )
@@ -726,6 +730,7 @@ class SentinelSessions:
         importance: As for ``SentinelSession``. Defaults to None.
         ttl: As for ``SentinelSession``. Defaults to None.
         session_settings: As for ``SentinelSession``. Defaults to None.
+        reserve: As for ``SentinelSession``. Defaults to 0.
 
     Examples:
         >>> import asyncio
@@ -748,7 +753,9 @@ class SentinelSessions:
         importance: float | None = None,
         ttl: Duration | None = None,
         session_settings: SessionSettings | None = None,
+        reserve: int | float = 0,
     ) -> None:
+        self._reserve = check_reserve(reserve, token_budget)
         if isinstance(folder, str | os.PathLike):
             folder = MemoryFolder(folder)
         self._users = UserMemories(folder)
@@ -767,6 +774,7 @@ class SentinelSessions:
             "importance": importance,
             "ttl": ttl,
             "session_settings": session_settings,
+            "reserve": reserve,
         }
 
     def __repr__(self) -> str:
@@ -804,7 +812,10 @@ class SentinelSessions:
         if self._token_budget is None:
             return model_data
         kept = budget_items(
-            model_data.input, self._token_budget, tokenizer=self._tokenizer, instructions=model_data.instructions
+            model_data.input,
+            self._token_budget - self._reserve,
+            tokenizer=self._tokenizer,
+            instructions=model_data.instructions,
         )
         return ModelInputData(input=kept, instructions=model_data.instructions)  # type: ignore[arg-type]
 

@@ -40,7 +40,7 @@ from ..core.tokens import TokenizerLike
 from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory
-from ..serving import UserMemories, current, is_memories, unseen
+from ..serving import UserMemories, check_reserve, current, is_memories, unseen
 
 try:
     import anyio
@@ -385,6 +385,8 @@ class SentinelHistory(AbstractCapability[Any]):
         ttl: How long the turns stored live. Defaults to None (for good).
         user: With a folder, the user id of a run from its deps (PAI-7). Defaults to None: the
             deps' ``user_id``, or the deps when they are a str.
+        reserve: Tokens kept out of ``token_budget`` for what pydantic-ai sends beside the messages:
+            the agent's ``instructions`` and the tools' definitions (PAI-11). Defaults to 0.
 
     Raises:
         TypeError: ``memory`` is not a ``Memory``, a ``MemoryFolder`` or a ``RedisMemories``; or
@@ -414,7 +416,9 @@ class SentinelHistory(AbstractCapability[Any]):
         importance: float | None = None,
         ttl: Duration | None = None,
         user: Callable[[Any], str] | None = None,
+        reserve: int | float = 0,
     ) -> None:
+        self._reserve = check_reserve(reserve, token_budget)
         self._users: UserMemories | None = None
         if is_memories(memory):
             self._users = UserMemories(memory)
@@ -605,7 +609,7 @@ class SentinelHistory(AbstractCapability[Any]):
                 the newest question (MSG-9).
         """
         result = current(self.memory_for(deps)).get_messages(
-            token_budget=self._budget,
+            token_budget=self._budget - self._reserve,
             query=query,
             tokenizer=self._tokenizer,
             must_keep=self._must_keep,

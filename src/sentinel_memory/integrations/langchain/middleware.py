@@ -25,16 +25,17 @@ never imports it (LC-5).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired, cast
 
 from ...core.options import Duration
 from ...core.shown import shown
-from ...core.tokens import TokenizerLike
+from ...core.tokens import TokenizerLike, as_tokenizer, count_tokens
 from ...folder import MemoryFolder
 from ...memory import Memory
-from ...serving import UserMemories, is_memories, run_view, unseen
+from ...serving import UserMemories, check_reserve, is_memories, run_view, unseen
 from . import messages_from_turns, turns_from_messages
 
 try:
@@ -48,6 +49,7 @@ try:
     )
     from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
     from langchain_core.runnables.config import run_in_executor
+    from langchain_core.utils.function_calling import convert_to_openai_tool
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from langgraph.types import Command
 except ImportError as error:  # pragma: no cover - exercised by a test that hides langchain
@@ -114,6 +116,9 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         ttl: How long the recorded turns live, in milliseconds or a ``timedelta``. Defaults to None.
         user: With a folder, the user id of a run from LangGraph's ``Runtime`` (LC-9). Defaults to
             None: the context's ``user_id``, else the ``thread_id``.
+        reserve: Tokens kept out of ``token_budget`` for what the model is sent beside the messages
+            and this middleware cannot see (a provider's own framing, a margin), LC-13. Defaults to 0.
+            The tools' schemas are counted by themselves.
 
     Raises:
         TypeError: ``memory`` is not a ``Memory``, a ``MemoryFolder`` or a ``RedisMemories``; or
@@ -145,7 +150,9 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         importance: float | None = None,
         ttl: Duration | None = None,
         user: Callable[[Any], str] | None = None,
+        reserve: int | float = 0,
     ) -> None:
+        self._reserve = check_reserve(reserve, token_budget)
         self._users: UserMemories | None = None
         if is_memories(memory):
             self._users = UserMemories(memory)
@@ -375,10 +382,11 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
             system = request.system_message.text
         query = next((m.text for m in reversed(request.messages) if isinstance(m, HumanMessage)), None)
         run = cast("dict[str, Any]", request.state.get(RUN) or {})
+        memory = self.memory_for(request.runtime)
         result = run_view(  # the run's own turns last, whatever runs of the same memory stored meanwhile (LC-12)
-            self.memory_for(request.runtime),
+            memory,
             run.get("keys") or [],
-            token_budget=self._token_budget,
+            token_budget=max(0, self._token_budget - self._reserve - self._tools_tokens(request, memory)),
             query=query or None,
             tokenizer=self._tokenizer,
             must_keep=self._must_keep,
@@ -388,6 +396,14 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         messages = cast("list[AnyMessage]", messages_from_turns(result.messages))
         head = messages.pop(0) if messages and isinstance(messages[0], SystemMessage) else None
         return request.override(messages=messages, system_message=cast("SystemMessage | None", head))
+
+    def _tools_tokens(self, request: ModelRequest[Any], memory: Memory) -> int | float:
+        """LC-13: the tokens of the tools' schemas the model is sent, each as its OpenAI function JSON."""
+        if not request.tools:
+            return 0
+        counting = as_tokenizer(self._tokenizer) or memory.state.config.tokenizer
+        schemas = [convert_to_openai_tool(tool) for tool in request.tools]
+        return count_tokens(counting, json.dumps(schemas, ensure_ascii=False, sort_keys=True))
 
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
