@@ -29,7 +29,16 @@ from .core.turns import chat_message, resent_count
 from .core.values import Messages
 from .memory import Memory
 
-__all__ = ["UserMemories", "check_reserve", "current", "is_memories", "newest_turns", "run_view", "stored_tail", "unseen"]
+__all__ = [
+    "UserMemories",
+    "check_reserve",
+    "current",
+    "is_memories",
+    "newest_turns",
+    "run_view",
+    "stored_tail",
+    "unseen",
+]
 
 #: SRV-1: how many users' memories a ``UserMemories`` keeps open unless told otherwise.
 KEEP_OPEN = 1024

@@ -22,7 +22,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
 import sentinel_memory as sm
-from sentinel_memory.integrations.langchain import SentinelChatMessageHistory, turn_from_message, turns_from_messages
+from sentinel_memory.integrations.langchain import SentinelChatMessageHistory, turns_from_messages
 from sentinel_memory.integrations.langchain.middleware import SentinelMemoryMiddleware
 
 SYSTEM = "You are a concierge."
