@@ -54,6 +54,8 @@ OPENAI_AGENTS = ("tests/test_openai_agents.py", "tests/spec/test_openai_agents_p
 TELEMETRY = ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py")
 #: The LangChain agent middleware's end-to-end tests (create_agent over a scripted model).
 AGENT = ("tests/test_langchain_agent.py",)
+#: One agent for many users, histories sent again, overlapping and failed runs: the server tests, then their properties.
+SERVING = ("tests/test_agent_server.py", "tests/spec/test_serving_properties.py")
 
 
 @dataclass(frozen=True)
@@ -890,8 +892,8 @@ MUTANTS = [
     Mutant(
         "the SDK session's filter passes every request unchanged",
         "integrations/openai_agents.py",
-        "        if self._token_budget is None:\n            return model_data",
-        "        if True:\n            return model_data",
+        "        if self._token_budget is None:\n            return model_data\n        try:",
+        "        if True:\n            return model_data\n        try:",
         tests=OPENAI_AGENTS,
     ),
     Mutant(
@@ -1478,8 +1480,8 @@ MUTANTS = [
     Mutant(
         "the middleware never notes what it recorded",
         "integrations/langchain/middleware.py",
-        "        return {RECORDED: [message.id for message in messages if message.id is not None]}",
-        "        return None",
+        "            RECORDED: [message.id for message in messages if message.id is not None],",
+        "            RECORDED: [],",
         tests=AGENT,
     ),
     Mutant(
@@ -1506,14 +1508,14 @@ MUTANTS = [
     Mutant(
         "the middleware records on the event loop",
         "integrations/langchain/middleware.py",
-        "        return await run_in_executor(None, self._record, state)\n\n    def after_agent",
-        "        return self._record(state)\n\n    def after_agent",
+        "        return await run_in_executor(None, self._record, state, runtime)\n\n    def after_agent",
+        "        return self._record(state, runtime)\n\n    def after_agent",
         tests=AGENT,
     ),
     Mutant(
         "the middleware never records the last reply",
         "integrations/langchain/middleware.py",
-        "        return self._record(state)\n\n    async def aafter_agent",
+        "        return self._record(state, runtime)\n\n    async def aafter_agent",
         "        return None\n\n    async def aafter_agent",
         tests=AGENT,
     ),
@@ -1585,7 +1587,7 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai history never stores a run's final answer",
         "integrations/pydantic_ai.py",
-        "        await self.arecord(result.all_messages())\n        return result",
+        "        await self.arecord(result.all_messages(), deps=ctx.deps)\n        return result",
         "        return result",
         tests=PYDANTIC_AI,
     ),
@@ -1634,8 +1636,8 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai history's async form does the I/O on the event loop",
         "integrations/pydantic_ai.py",
-        "return await anyio.to_thread.run_sync(functools.partial(self.process, list(messages)))",
-        "return self.process(list(messages))",
+        "return await anyio.to_thread.run_sync(functools.partial(self.process, list(messages), deps=deps))",
+        "return self.process(list(messages), deps=deps)",
         tests=PYDANTIC_AI,
     ),
     Mutant(
@@ -1655,8 +1657,8 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai history doubles its budget",
         "integrations/pydantic_ai.py",
-        "            token_budget=self._budget,",
-        "            token_budget=self._budget * 2,",
+        "            token_budget=self._budget - self._reserve,",
+        "            token_budget=self._budget * 2 - self._reserve,",
         tests=PYDANTIC_AI,
     ),
     Mutant(
@@ -1833,6 +1835,104 @@ MUTANTS = [
         "with telemetry.operation(name, plumbing.store):",
         "with telemetry._OFF:",
         tests=TELEMETRY,
+    ),
+    Mutant(
+        "a history sent again is matched by its shortest lead, not its longest",
+        "core/turns.py",
+        "    for k in range(most, 0, -1):",
+        "    for k in range(1, most + 1):",
+        tests=SERVING,
+    ),
+    Mutant(
+        "a history sent again whole is not recognised",
+        "core/turns.py",
+        "    most = min(len(stored), len(new))",
+        "    most = min(len(stored), len(new)) - 1",
+        tests=SERVING,
+    ),
+    Mutant(
+        "an adapter's read never reloads a shared memory",
+        "serving.py",
+        "    if memory._plumbing.shared:",
+        "    if False:",
+        tests=SERVING,
+    ),
+    Mutant(
+        "each call opens a user's memory anew",
+        "serving.py",
+        "            if memory is not None:\n                self._open.move_to_end(user_id)",
+        "            if False:\n                self._open.move_to_end(user_id)",
+        tests=SERVING,
+    ),
+    Mutant(
+        "the open memories are kept one fewer than asked",
+        "serving.py",
+        "            while len(self._open) > self._keep:",
+        "            while len(self._open) >= self._keep:",
+        tests=SERVING,
+    ),
+    Mutant(
+        "the newest turns come newest first",
+        "serving.py",
+        "    found.reverse()\n    return found",
+        "    return found",
+        tests=SERVING,
+    ),
+    Mutant(
+        "a run's request never moves its own turns last",
+        "serving.py",
+        "    if [key for key, _ in newest_turns(memory, len(run))] == list(run):",
+        "    if True:",
+        tests=SERVING,
+    ),
+    Mutant(
+        "a reserve equal to the budget is refused",
+        "serving.py",
+        "    if is_number(token_budget) and reserve > token_budget:",
+        "    if is_number(token_budget) and reserve >= token_budget:",
+        tests=SERVING,
+    ),
+    Mutant(
+        "the middleware does not count the tools' schemas",
+        "integrations/langchain/middleware.py",
+        "        if not request.tools:\n            return 0",
+        "        if True:\n            return 0",
+        tests=SERVING,
+    ),
+    Mutant(
+        "a failed LangChain run keeps what it stored",
+        "integrations/langchain/middleware.py",
+        '        keys = run.get("keys") or []\n        if not keys:',
+        '        keys = run.get("keys") or []\n        if True:',
+        tests=SERVING,
+    ),
+    Mutant(
+        "a failed pydantic-ai run keeps what it stored",
+        "integrations/pydantic_ai.py",
+        "            if stored:\n                with anyio.CancelScope(shield=True):",
+        "            if False:\n                with anyio.CancelScope(shield=True):",
+        tests=SERVING,
+    ),
+    Mutant(
+        "pydantic-ai runs of one memory overlap",
+        "integrations/pydantic_ai.py",
+        "        while not lock.acquire(blocking=False):",
+        "        while False:",
+        tests=SERVING,
+    ),
+    Mutant(
+        "a refused SDK run keeps its input",
+        "integrations/openai_agents.py",
+        "            if keys and len(items) <= len(request) and list(request[len(request) - len(items) :]) == items:",
+        "            if False:",
+        tests=SERVING,
+    ),
+    Mutant(
+        "a LangGraph batch checks a put's value only when it runs",
+        "integrations/langgraph.py",
+        '    copy_json(op.value, what=f"{where}.value")',
+        "    pass",
+        tests=SERVING,
     ),
 ]
 

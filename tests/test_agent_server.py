@@ -321,10 +321,13 @@ def test_srv_1_user_memories_keep_one_memory_per_user_and_close_the_oldest(tmp_p
     alice = users.get("alice")
     alice.remember("name", "Alice")
     assert users.get("alice") is alice
-    users.get("bob")
-    users.get("carol")  # alice is the least recently used: closed
-    again = users.get("alice")
-    assert again is not alice and again["name"] == "Alice"
+    bob = users.get("bob")
+    bob.remember("name", "Bob")
+    assert users.get("alice") is alice  # two kept open: both still are
+    users.get("carol")  # bob is the least recently used: closed
+    assert users.get("alice") is alice
+    again = users.get("bob")
+    assert again is not bob and again["name"] == "Bob"
     with pytest.raises(TypeError, match="non-empty str"):
         users.get("")
     with pytest.raises(TypeError, match="open a memory per user"):
