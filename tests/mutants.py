@@ -1482,7 +1482,7 @@ MUTANTS = [
         "integrations/langchain/middleware.py",
         "            RECORDED: [message.id for message in messages if message.id is not None],",
         "            RECORDED: [],",
-        tests=AGENT,
+        tests=("tests/test_agent_server.py", *AGENT),
     ),
     Mutant(
         "the middleware's model sees the agent's messages, not the memory's request",

@@ -520,3 +520,18 @@ def test_pai_11_oai_11_the_reserve_comes_off_the_messages_budget(mem):
 
     data = CallModelData(model_data=ModelInputData(input=items, instructions=None), agent=None, context=None)  # type: ignore[arg-type]
     assert counted(chat_messages(session.call_model_input_filter(data).input)) <= 120
+
+
+def test_lc_8_lc_10_two_checkpointed_threads_over_one_memory_record_each_message_once():
+    """LC-8, LC-10: two checkpointed threads taking turns over one memory: the ids, not the place, keep a thread's earlier messages from being stored again."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    memory = sm.create_memory()
+    agent = create_agent(
+        EchoChatModel(), checkpointer=InMemorySaver(), middleware=[SentinelMemoryMiddleware(memory, BUDGET)]
+    )
+    for n in range(2):
+        for thread in ("x", "y"):
+            agent.invoke({"messages": [HumanMessage(f"q{n} {thread}")]}, config={"configurable": {"thread_id": thread}})
+    said = [data["content"] for _, data in memory.items()]
+    assert said == [f"{text}" for n in range(2) for t in ("x", "y") for text in (f"q{n} {t}", f"ok: q{n} {t}")]
