@@ -1858,10 +1858,10 @@ MUTANTS = [
         tests=SERVING,
     ),
     Mutant(
-        "each call opens a user's memory anew",
+        "the memories kept open are closed in the order they were opened, not least recently used first",
         "serving.py",
-        "            if memory is not None:\n                self._open.move_to_end(user_id)",
-        "            if False:\n                self._open.move_to_end(user_id)",
+        "            if memory is not None:\n                self._open.move_to_end(user_id)\n                return memory",
+        "            if memory is not None:\n                return memory",
         tests=SERVING,
     ),
     Mutant(
