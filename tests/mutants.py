@@ -1937,8 +1937,8 @@ MUTANTS = [
     Mutant(
         "the middleware's recorded turns never expire",
         "integrations/langchain/middleware.py",
-        "self._memory.add_messages(turns, importance=self._importance, ttl=self._ttl)",
-        "self._memory.add_messages(turns, importance=self._importance, ttl=None)",
+        "entries = memory.add_messages(turns, importance=self._importance, ttl=self._ttl)",
+        "entries = memory.add_messages(turns, importance=self._importance, ttl=None)",
         tests=("tests/test_langchain_middleware_options.py",),
     ),
     Mutant(
@@ -1958,7 +1958,7 @@ MUTANTS = [
     Mutant(
         "an async agent never records the question before the model call",
         "integrations/langchain/middleware.py",
-        '            The state update that lists the recorded ids when messages were recorded, else None.\n        """\n        return await run_in_executor(None, self._record, state)\n\n    def after_agent(',
+        '            The state update that lists the recorded ids when messages were recorded, else None.\n        """\n        return await run_in_executor(None, self._record, state, runtime)\n\n    def after_agent(',
         '            The state update that lists the recorded ids when messages were recorded, else None.\n        """\n        return None\n\n    def after_agent(',
         tests=("tests/test_langchain_middleware_options.py",),
     ),
@@ -2121,8 +2121,8 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai history's turns never expire",
         "integrations/pydantic_ai.py",
-        "self._memory.add_messages(turns, importance=self._importance, ttl=self._ttl)",
-        "self._memory.add_messages(turns, importance=self._importance, ttl=None)",
+        "memory.add_messages(turns[skip:], importance=self._importance, ttl=self._ttl)",
+        "memory.add_messages(turns[skip:], importance=self._importance, ttl=None)",
         tests=("tests/test_pydantic_ai_edges.py",),
     ),
     Mutant(
