@@ -107,6 +107,7 @@ from .jsondata import copy_json
 from .lexical import best_holders, best_matches, words
 from .options import Duration, is_number, number_option, require_callable
 from .prompt import fill, render_default
+from .ranking import matches, uses_words
 from .retention import by_retention
 from .shown import shown
 from .state import MemoryState, largest_turn
@@ -124,6 +125,7 @@ from .values import (
     Hit,
     LoadResult,
     Messages,
+    Ranking,
     Working,
     by_age,
     by_importance,
@@ -195,6 +197,7 @@ def make_config(
     working_ttl: Duration | None = None,
     cache_ttl: Duration | None = None,
     tokenizer: TokenizerLike | None = None,
+    ranking: Ranking | None = None,
 ) -> Config:
     """A ``Config`` from raw options: numbers by the number rule, a tokenizer as its count (NUM-1, NUM-3, OPT-1, CTX-9).
 
@@ -213,12 +216,17 @@ def make_config(
             ``timedelta``. Defaults to None (five minutes).
         tokenizer: Counts tokens: a function ``(text) -> number`` or any object with ``encode(text)``.
             Defaults to None (``estimate_tokens``).
+        ranking: How recall and a context's query rank (BM-9): ``"words"`` (REC-2), ``"bm25"``
+            (BM-1 .. BM-8) or a function ``(query, entries) -> scores``. Defaults to None (``"words"``).
 
     Returns:
         A frozen ``Config``.
 
     Raises:
-        TypeError: The tokenizer is neither callable nor has ``encode``.
+        TypeError: The tokenizer is neither callable nor has ``encode``, or the ranking is neither a
+            str nor callable.
+        ValueError: The ranking is a str other than ``"words"`` and ``"bm25"``.
+        MissingStemmerError: ``ranking="bm25"`` without the Snowball stemmer (the ``bm25`` extra).
 
     Examples:
         >>> config = core.make_config(limit=2)
@@ -234,6 +242,7 @@ def make_config(
         working_ttl=number_option("working_ttl", working_ttl),
         cache_ttl=number_option("cache_ttl", cache_ttl),
         tokenizer=counter if counter is not None else Config().tokenizer,
+        ranking=ranking,
     )
 
 
@@ -922,7 +931,10 @@ def recall(state: MemoryState, query: str, *, now: int | float, limit: int | Non
     count = number_option("recall_limit", limit)
     if not query_words:
         return ()
-    found = _matches(state, query_words, now, count)
+    if not uses_words(state.config):
+        found = matches(state, query, now, count)
+    else:
+        found = _matches(state, query_words, now, count)
     copies = _copies(state, [entry for _, entry in found])
     return tuple(Hit(entry, value) for entry, (value, _) in zip(copies, found, strict=True))
 
@@ -1016,6 +1028,11 @@ def context(
             live.extend(index.live_by_age(now))
         return live
 
+    def _query_matches(limit: int, among: Sequence[Entry] | None = None) -> list[tuple[float, Entry]]:
+        if not uses_words(state.config):  # BM-9
+            return matches(state, query, now, limit, among=among, in_context=True)  # type: ignore[arg-type]
+        return _matches(state, query_words, now, limit, among=among)
+
     def by_retention_start(at_least: int | None) -> list[Entry] | None:
         return None if at_least is None else index.ranking_start(at_least, now, window)
 
@@ -1027,7 +1044,7 @@ def context(
         if not query_words:
             start = by_retention_start(at_least)
             return start if start is not None else by_retention(oldest_first(), now, window, in_age_order=True)
-        matched = [entry for _, entry in _matches(state, query_words, now, count if at_least is None else at_least)]
+        matched = [entry for _, entry in _query_matches(count if at_least is None else at_least)]
         if at_least is not None and len(matched) >= at_least:
             return matched
         # Fewer than asked for: these are all the matches. The first
@@ -1040,9 +1057,7 @@ def context(
 
     def rank_among(some: Sequence[Entry]) -> list[Entry]:
         """``some`` live entries in the order ``rank`` gives them: matches by score first, then by retention."""
-        matched = (
-            [entry for _, entry in _matches(state, query_words, now, len(some), among=some)] if query_words else []
-        )
+        matched = [entry for _, entry in _query_matches(len(some), some)] if query_words else []
         taken = {entry.seq for entry in matched}
         return matched + by_retention([e for e in some if e.seq not in taken], now, window)
 

@@ -26,7 +26,17 @@ from typing import Protocol, TypeVar
 
 from . import unicode14
 
-__all__ = ["FRESHNESS_BONUS", "Recallable", "best_holders", "best_matches", "holding", "relevance", "score", "words"]
+__all__ = [
+    "FRESHNESS_BONUS",
+    "Recallable",
+    "best_holders",
+    "best_matches",
+    "holding",
+    "relevance",
+    "score",
+    "word_sequence",
+    "words",
+]
 
 #: REC-2: the most freshness can add to a recall score.
 FRESHNESS_BONUS = 0.05
@@ -63,6 +73,18 @@ def words(text: str) -> frozenset[str]:
     decomposed = unicodedata.normalize("NFD", lowered)
     table = {ord(char): _kept_as(char) for char in set(decomposed)}
     return frozenset(decomposed.translate(table).split())
+
+
+def word_sequence(text: str) -> list[str]:
+    """The words of ``text`` in their order, repeats kept: ``words`` without making them distinct (REC-1, BM-1)."""
+    lowered = text.lower()
+    if lowered.isascii():
+        return _ASCII_WORD.findall(lowered)
+    if not unicode14.runtime_is_reference:
+        lowered = text.translate({ord(c): " " for c in set(text) if not unicode14.assigned(ord(c))}).lower()
+    decomposed = unicodedata.normalize("NFD", lowered)
+    table = {ord(char): _kept_as(char) for char in set(decomposed)}
+    return decomposed.translate(table).split()
 
 
 def relevance(query_words: frozenset[str], entry_words: frozenset[str]) -> float:
