@@ -19,12 +19,14 @@ the last bit between C libraries and JavaScript engines.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .lexical import word_sequence
+from .persistent import HashTable
 
 __all__ = [
     "K1",
@@ -33,6 +35,8 @@ __all__ = [
     "STOP_WORDS",
     "B",
     "MissingStemmerError",
+    "Postings",
+    "best",
     "best_first",
     "idf",
     "ln",
@@ -228,3 +232,159 @@ def best_first(
     scored.sort(key=lambda pair: (pair[0], retention(pair[1], now, recency_window), pair[1].updated_at, pair[1].seq))
     scored.reverse()
     return scored
+
+
+#: The relative slack the pruned search leaves a bound, so that rounding (its sums run in another order) never prunes.
+_SLACK = 1e-9
+#: A change of more entries than this (or an eighth of the store) forgets the postings; the next search works them out.
+_MASS_CHANGE = 64
+_NOBODY: HashTable[int, Any] = HashTable()
+
+
+class Postings:
+    """For each term, the stored entries holding it, by ``seq``; and the sum of their lengths (BM-1, BM-7).
+
+    Persistent, as the index is: ``changed`` returns new postings sharing
+    every untouched table. Expired entries stay until a compaction drops
+    them; the search takes them out of its counts.
+    """
+
+    __slots__ = ("lists", "total")
+
+    lists: HashTable[str, HashTable[int, Any]]
+    #: The sum of the stored entries' lengths (BM-1).
+    total: int
+
+    @classmethod
+    def of(cls, entries: Iterable[Any]) -> Postings:
+        """The postings of ``entries``, worked out from scratch."""
+        lists: dict[str, dict[int, Any]] = {}
+        total = 0
+        for entry in entries:
+            counts, length = entry.bm25_terms
+            total += length
+            seq = entry.seq
+            for term in counts:
+                holders = lists.get(term)
+                if holders is None:
+                    lists[term] = {seq: entry}
+                else:
+                    holders[seq] = entry
+        postings = object.__new__(cls)
+        postings.lists = HashTable((term, HashTable.of_dict(holders)) for term, holders in lists.items())
+        postings.total = total
+        return postings
+
+    def changed(self, removed: Sequence[Any], added: Sequence[Any], size: int) -> Postings | None:
+        """The postings after a change of the index, or None for a mass change (worked out again when next asked)."""
+        if len(removed) + len(added) > max(_MASS_CHANGE, size // 8):
+            return None
+        leaving: dict[str, list[int]] = {}
+        joining: dict[str, list[tuple[int, Any]]] = {}
+        total = self.total
+        for entry in removed:
+            counts, length = entry.bm25_terms
+            total -= length
+            for term in counts:
+                leaving.setdefault(term, []).append(entry.seq)
+        for entry in added:
+            counts, length = entry.bm25_terms
+            total += length
+            for term in counts:
+                joining.setdefault(term, []).append((entry.seq, entry))
+        lists = self.lists
+        moved = [
+            (term, lists.get(term, _NOBODY).changed(leaving.get(term, ()), joining.get(term, ())))
+            for term in leaving.keys() | joining.keys()
+        ]
+        postings = object.__new__(Postings)
+        postings.lists = lists.changed([term for term, held in moved if not held], [pair for pair in moved if pair[1]])
+        postings.total = total
+        return postings
+
+
+def best(
+    query: Sequence[str],
+    postings: Postings,
+    stored: int,
+    expired: Sequence[Any],
+    limit: int,
+) -> list[tuple[float, Any]]:
+    """The entries scoring at least the ``limit``-th best score, each with its score, in no order (BM-5, BM-7).
+
+    Exactly the entries that scoring every live entry would put at or above
+    the ``limit``-th best score (ties at it included), with the same doubles.
+    ``stored`` entries are in the postings, ``expired`` of them are not live.
+
+    Max-score pruning, term at a time: the terms are read rarest first
+    (highest ``idf``), and each entry met is given its part. A term's part
+    is below ``idf * (k1 + 1)``, so an entry that holds none of the terms
+    read so far scores below the sum of the rest's bounds. Once ``limit``
+    entries are held and the ``limit``-th best of them is above that sum, no
+    entry met later can make the best: the common terms' long lists are then
+    only asked about the entries held, not read. The held entries' scores
+    are then worked out as BM-5 sums them.
+    """
+    if limit <= 0 or not query:
+        return []
+    gone = {entry.seq for entry in expired}
+    count = stored - len(gone)
+    total = postings.total
+    for entry in expired:
+        total -= entry.bm25_terms[1]
+    if count <= 0 or total <= 0:
+        return []
+    mean = total / count
+    tables: dict[str, HashTable[int, Any]] = {}
+    idfs: dict[str, float] = {}
+    for term in query:
+        table = postings.lists.get(term, _NOBODY)
+        held = len(table) - sum(1 for entry in expired if term in entry.bm25_terms[0])
+        idfs[term] = idf(count, held)
+        if held:
+            tables[term] = table
+    order = sorted(tables, key=idfs.__getitem__, reverse=True)
+    rest = [0.0] * (len(order) + 1)
+    for i in range(len(order) - 1, -1, -1):
+        rest[i] = rest[i + 1] + idfs[order[i]] * (K1 + 1.0)
+    partial: dict[int, float] = {}
+    found: dict[int, Any] = {}
+    norm = K1 * (1.0 - B)
+    per_length = K1 * B / mean
+    for i, term in enumerate(order):
+        weight = idfs[term] * (K1 + 1.0)
+        table = tables[term]
+        closed = len(partial) >= limit and heapq.nlargest(limit, partial.values())[-1] > rest[i] * (1.0 + _SLACK)
+        if closed:
+            for seq in list(partial):
+                entry = table.get(seq)
+                if entry is not None:
+                    tf = entry.bm25_terms[0][term]
+                    partial[seq] += weight * tf / (tf + norm + per_length * entry.bm25_terms[1])
+            continue
+        for bucket in table.parts():
+            for seq, entry in bucket.items():
+                if seq in gone:
+                    continue
+                counts, length = entry.bm25_terms
+                tf = counts[term]
+                value = weight * tf / (tf + norm + per_length * length)
+                had = partial.get(seq)
+                if had is None:
+                    partial[seq] = value
+                    found[seq] = entry
+                else:
+                    partial[seq] = had + value
+    if not partial:
+        return []
+    floor = heapq.nlargest(limit, partial.values())[-1] * (1.0 - _SLACK) if len(partial) >= limit else -math.inf
+    result = []
+    for seq, value in partial.items():
+        if value >= floor:
+            entry = found[seq]
+            counts, length = entry.bm25_terms
+            result.append((score(query, counts, length, idfs, mean), entry))
+    if len(result) > limit:
+        cut = heapq.nlargest(limit, (value for value, _ in result))[-1]
+        result = [pair for pair in result if pair[0] >= cut]
+    return result

@@ -43,11 +43,14 @@ def matches(
     if limit <= 0:
         return []
     config = state.config
-    live = state.index.live_by_age(now)
     window = config.recency_window
     if config.ranking == "bm25":
-        found = bm25.ranked(bm25.query_terms(query), live, now, window, among=among, neighbours=in_context)
-        return found[:limit]
+        terms = bm25.query_terms(query)
+        if among is None and limit < len(state.entries):
+            return _best_bm25(state, terms, now, limit, in_context)
+        live = state.index.live_by_age(now)
+        return bm25.ranked(terms, live, now, window, among=among, neighbours=in_context)[:limit]
+    live = state.index.live_by_age(now)
     copies = live if not state.index.containers else [entry.copy() for entry in live]
     scores = _scores(config.ranking, query, copies)
     wanted = None if among is None else {entry.seq for entry in among}
@@ -57,6 +60,57 @@ def matches(
         if value > 0 and (wanted is None or entry.seq in wanted)
     ]
     return bm25.best_first(scored, now, window)[:limit]
+
+
+def _best_bm25(
+    state: Any, terms: list[str], now: int | float, limit: int, in_context: bool
+) -> list[tuple[float, Entry]]:
+    """The first ``limit`` of ``bm25.ranked``, found by the pruned search (BM-7).
+
+    In a context, an entry outside the best ``limit`` own scores (ties
+    included) and not next to one of them scores below the ``limit``-th of
+    them, own or carried (half of a score below it): so the best ``limit``
+    with neighbours are among those entries and their neighbours (BM-8).
+    """
+    index, window = state.index, state.config.recency_window
+    postings = index.postings()
+    expired = index.expired(now)
+    top = bm25.best(terms, postings, len(state.entries), expired, limit)
+    if not in_context or not top:
+        return bm25.best_first(top, now, window)[:limit]
+    own = {entry.seq: value for value, entry in top}
+    entries = {entry.seq: entry for _, entry in top}
+    near: dict[int, list[Entry]] = {}
+    for _, entry in top:
+        near[entry.seq] = index.neighbours(entry, now)
+        for other in near[entry.seq]:
+            entries.setdefault(other.seq, other)
+    count = len(state.entries) - len(expired)
+    total = postings.total - sum(entry.bm25_terms[1] for entry in expired)
+    mean = total / count
+    idfs = {term: bm25.idf(count, _holders(postings, term, expired)) for term in terms}
+    values = {}
+    for seq, entry in entries.items():
+        value = own.get(seq)
+        if value is None:
+            counts, length = entry.bm25_terms
+            value = own[seq] = bm25.score(terms, counts, length, idfs, mean) if counts else 0.0
+        values[seq] = value
+    for seq, others in near.items():
+        carried = bm25.NEIGHBOUR * own[seq]
+        for other in others:
+            if values[other.seq] < carried:
+                values[other.seq] = carried
+    scored = [(values[seq], entry) for seq, entry in entries.items() if values[seq] > 0.0]
+    return bm25.best_first(scored, now, window)[:limit]
+
+
+def _holders(postings: bm25.Postings, term: str, expired: list[Entry]) -> int:
+    """How many live entries hold ``term`` (BM-4)."""
+    table = postings.lists.get(term)
+    if table is None:
+        return 0
+    return len(table) - sum(1 for entry in expired if term in entry.bm25_terms[0])
 
 
 def _scores(scorer: Any, query: str, entries: list[Entry]) -> list[float]:
