@@ -509,7 +509,7 @@ class Session:
         if number not in self.memories:
             evicted: list[Compaction] = []
             config = self.config
-            options = {
+            options: dict[str, Any] = {
                 name: wire.decode(config[name])
                 for name in ("limit", "recency_window", "working_ttl", "cache_ttl")
                 if name in config
