@@ -1889,8 +1889,8 @@ MUTANTS = [
     Mutant(
         "bm25: ties skip retention",
         "core/bm25.py",
-        "(pair[0], retention(pair[1], now, recency_window), pair[1].updated_at, pair[1].seq)",
-        "(pair[0], pair[1].updated_at, pair[1].seq)",
+        "retentions([e.importance for e in entries], [e.updated_at for e in entries], now, recency_window),",
+        "[0.0] * len(entries),",
         tests=BM25,
     ),
     Mutant(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -48,6 +49,8 @@ __all__ = [
     "stem",
     "terms",
 ]
+
+_first = operator.itemgetter(0)
 
 #: BM-4: the term frequency saturation and the length normalisation.
 K1 = 1.2
@@ -227,11 +230,19 @@ def best_first(
     scored: list[tuple[float, Any]], now: int | float, recency_window: int | float
 ) -> list[tuple[float, Any]]:
     """``(score, entry)`` pairs best score first, then higher retention (RET-1), then newer (BM-6)."""
-    from .retention import retention
+    from .retention import retentions
 
-    scored.sort(key=lambda pair: (pair[0], retention(pair[1], now, recency_window), pair[1].updated_at, pair[1].seq))
-    scored.reverse()
-    return scored
+    entries = [entry for _, entry in scored]
+    keys = zip(
+        map(_first, scored),
+        retentions([e.importance for e in entries], [e.updated_at for e in entries], now, recency_window),
+        [e.updated_at for e in entries],
+        [e.seq for e in entries],
+        range(len(scored)),
+        strict=True,
+    )
+    # Tuples compared in C: score, then retention, then newer; seq is unique, so the position is never compared.
+    return [scored[key[-1]] for key in sorted(keys, reverse=True)]
 
 
 #: The relative slack the pruned search leaves a bound, so that rounding (its sums run in another order) never prunes.

@@ -46,7 +46,7 @@ def matches(
     window = config.recency_window
     if config.ranking == "bm25":
         terms = bm25.query_terms(query)
-        if among is None and limit < len(state.entries):
+        if among is None:
             return _best_bm25(state, terms, now, limit, in_context)
         live = state.index.live_by_age(now)
         return bm25.ranked(terms, live, now, window, among=among, neighbours=in_context)[:limit]
@@ -60,6 +60,10 @@ def matches(
         if value > 0 and (wanted is None or entry.seq in wanted)
     ]
     return bm25.best_first(scored, now, window)[:limit]
+
+
+#: Up to this many hits, their neighbours are found one by one in the index; above, by one walk of the live entries.
+_FEW = 64
 
 
 def _best_bm25(
@@ -81,9 +85,16 @@ def _best_bm25(
     own = {entry.seq: value for value, entry in top}
     entries = {entry.seq: entry for _, entry in top}
     near: dict[int, list[Entry]] = {}
-    for _, entry in top:
-        near[entry.seq] = index.neighbours(entry, now)
-        for other in near[entry.seq]:
+    if len(top) <= _FEW:
+        for _, entry in top:
+            near[entry.seq] = index.neighbours(entry, now)
+    else:  # many hits: one walk of the live entries in age order finds every neighbour
+        live = index.live_by_age(now)
+        for i, entry in enumerate(live):
+            if entry.seq in entries:
+                near[entry.seq] = live[max(i - 1, 0) : i] + live[i + 1 : i + 2]
+    for others in near.values():
+        for other in others:
             entries.setdefault(other.seq, other)
     count = len(state.entries) - len(expired)
     total = postings.total - sum(entry.bm25_terms[1] for entry in expired)
