@@ -385,7 +385,7 @@ MUTANTS = [
     ),
     Mutant(
         "context ranks at most ten query matches first",
-        "core/__init__.py",
+        "core/window.py",
         "matched = [entry for _, entry in _query_matches(count if at_least is None else at_least)]",
         "matched = [entry for _, entry in _query_matches(10)]",
     ),
@@ -1888,7 +1888,7 @@ MUTANTS = [
     ),
     Mutant(
         "bm25: ties skip retention",
-        "core/bm25.py",
+        "core/ranking.py",
         "retentions([e.importance for e in entries], [e.updated_at for e in entries], now, recency_window),",
         "[0.0] * len(entries),",
         tests=BM25,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -38,7 +37,6 @@ __all__ = [
     "MissingStemmerError",
     "Postings",
     "best",
-    "best_first",
     "idf",
     "ln",
     "part",
@@ -49,8 +47,6 @@ __all__ = [
     "stem",
     "terms",
 ]
-
-_first = operator.itemgetter(0)
 
 #: BM-4: the term frequency saturation and the length normalisation.
 K1 = 1.2
@@ -182,7 +178,7 @@ def ranked(
     among: Sequence[Any] | None = None,
     neighbours: bool = False,
 ) -> list[tuple[float, Any]]:
-    """The entries scoring above 0 with their scores, best first, ties by retention then newer (BM-5, BM-6, BM-8).
+    """The entries scoring above 0 with their scores, in age order: the reference (BM-5, BM-8); ``ranking.best_first`` orders them.
 
     ``query`` are the query's terms (``query_terms``); ``live`` every live
     entry, oldest first: N and the mean length are theirs. With ``among``,
@@ -223,26 +219,7 @@ def ranked(
         scored = [
             (value, entry) for value, entry in zip(values, live, strict=True) if value > 0.0 and entry.seq in wanted
         ]
-    return best_first(scored, now, recency_window)
-
-
-def best_first(
-    scored: list[tuple[float, Any]], now: int | float, recency_window: int | float
-) -> list[tuple[float, Any]]:
-    """``(score, entry)`` pairs best score first, then higher retention (RET-1), then newer (BM-6)."""
-    from .retention import retentions
-
-    entries = [entry for _, entry in scored]
-    keys = zip(
-        map(_first, scored),
-        retentions([e.importance for e in entries], [e.updated_at for e in entries], now, recency_window),
-        [e.updated_at for e in entries],
-        [e.seq for e in entries],
-        range(len(scored)),
-        strict=True,
-    )
-    # Tuples compared in C: score, then retention, then newer; seq is unique, so the position is never compared.
-    return [scored[key[-1]] for key in sorted(keys, reverse=True)]
+    return scored
 
 
 #: The relative slack the pruned search leaves a bound, so that rounding (its sums run in another order) never prunes.

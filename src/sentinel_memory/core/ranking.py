@@ -8,13 +8,17 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
 from . import bm25
+from .retention import retentions
 from .values import Entry
 
-__all__ = ["matches", "uses_words"]
+__all__ = ["best_first", "matches", "naive", "uses_words"]
+
+_first = operator.itemgetter(0)
 
 
 def uses_words(config: Any) -> bool:
@@ -49,7 +53,7 @@ def matches(
         if among is None:
             return _best_bm25(state, terms, now, limit, in_context)
         live = state.index.live_by_age(now)
-        return bm25.ranked(terms, live, now, window, among=among, neighbours=in_context)[:limit]
+        return naive(terms, live, now, window, among=among, neighbours=in_context)[:limit]
     live = state.index.live_by_age(now)
     copies = live if not state.index.containers else [entry.copy() for entry in live]
     scores = _scores(config.ranking, query, copies)
@@ -59,7 +63,7 @@ def matches(
         for value, entry in zip(scores, live, strict=True)
         if value > 0 and (wanted is None or entry.seq in wanted)
     ]
-    return bm25.best_first(scored, now, window)[:limit]
+    return best_first(scored, now, window)[:limit]
 
 
 #: Up to this many hits, their neighbours are found one by one in the index; above, by one walk of the live entries.
@@ -81,7 +85,7 @@ def _best_bm25(
     expired = index.expired(now)
     top = bm25.best(terms, postings, len(state.entries), expired, limit)
     if not in_context or not top:
-        return bm25.best_first(top, now, window)[:limit]
+        return best_first(top, now, window)[:limit]
     own = {entry.seq: value for value, entry in top}
     entries = {entry.seq: entry for _, entry in top}
     near: dict[int, list[Entry]] = {}
@@ -113,7 +117,7 @@ def _best_bm25(
             if values[other.seq] < carried:
                 values[other.seq] = carried
     scored = [(values[seq], entry) for seq, entry in entries.items() if values[seq] > 0.0]
-    return bm25.best_first(scored, now, window)[:limit]
+    return best_first(scored, now, window)[:limit]
 
 
 def _holders(postings: bm25.Postings, term: str, expired: list[Entry]) -> int:
@@ -122,6 +126,37 @@ def _holders(postings: bm25.Postings, term: str, expired: list[Entry]) -> int:
     if table is None:
         return 0
     return len(table) - sum(1 for entry in expired if term in entry.bm25_terms[0])
+
+
+def best_first(
+    scored: list[tuple[float, Any]], now: int | float, recency_window: int | float
+) -> list[tuple[float, Any]]:
+    """``(score, entry)`` pairs best score first, then higher retention (RET-1), then newer (BM-6)."""
+    entries = [entry for _, entry in scored]
+    keys = zip(
+        map(_first, scored),
+        retentions([e.importance for e in entries], [e.updated_at for e in entries], now, recency_window),
+        [e.updated_at for e in entries],
+        [e.seq for e in entries],
+        range(len(scored)),
+        strict=True,
+    )
+    # Tuples compared in C: score, then retention, then newer; seq is unique, so the position is never compared.
+    return [scored[key[-1]] for key in sorted(keys, reverse=True)]
+
+
+def naive(
+    query: Sequence[str],
+    live: Sequence[Entry],
+    now: int | float,
+    recency_window: int | float,
+    *,
+    among: Sequence[Entry] | None = None,
+    neighbours: bool = False,
+) -> list[tuple[float, Entry]]:
+    """Every match scored by scoring every live entry, best first (BM-5, BM-6, BM-8): the reference ``matches`` equals."""
+    scored = bm25.ranked(query, live, now, recency_window, among=among, neighbours=neighbours)
+    return best_first(scored, now, recency_window)
 
 
 def _scores(scorer: Any, query: str, entries: list[Entry]) -> list[float]:
