@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import sys
 from pathlib import Path
@@ -244,3 +245,15 @@ def test_bm_4_an_empty_state_and_entries_without_terms_match_nothing():
     state, _ = core.remember(state, "the", "and of", now=1000)
     assert core.recall(state, "refund the", now=1000) == ()
     assert [e.key for e in core.context(state, now=1000, token_budget=10, query="refund").entries] == ["the"]
+
+
+def test_bm_9_the_async_memory_takes_the_ranking():
+    """BM-9: create_async_memory(ranking="bm25") ranks by BM25 too, through the same reads."""
+
+    async def main():
+        mem = await sm.create_async_memory(ranking="bm25", clock=lambda: 0)
+        await mem.remember("user:home", "I live in Brno")
+        assert keys(mem.recall("where does she lives")) == ["user:home"]
+        assert mem.get_context(token_budget=20, query="lives").text == "user:home: I live in Brno"
+
+    asyncio.run(main())
