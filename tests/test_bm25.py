@@ -117,9 +117,9 @@ def test_bm_5_recall_limit_is_exact(bm):
 
 def test_bm_6_ties_go_to_higher_retention_then_the_newer(bm, clock):
     """BM-6: equal scores rank by retention (importance), then the newer entry."""
-    bm.remember("low", "refund", importance=0.2)
-    clock.advance(1)
     bm.remember("old", "refund", importance=0.9)
+    clock.advance(1)
+    bm.remember("low", "refund", importance=0.2)  # newer, but of lower retention
     clock.advance(1)
     bm.remember("new", "refund", importance=0.9)
     assert keys(bm.recall("refund")) == ["new", "old", "low"]
