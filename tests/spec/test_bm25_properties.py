@@ -44,11 +44,12 @@ def build(items, big: bool):
     state = MemoryState(config=config)
     now = 1_000_000
     for i, (text, importance, step, ttl) in enumerate(items):
+        if big and i == len(items) // 2:
+            state.index.postings()  # worked out now, then kept current by the writes after: updates remove entries
         now += step * 60_000
         # Some keys repeat, so that an update moves an entry in age and in the postings.
         state, _ = core.remember(state, f"k{i % 23}", text, importance=importance, ttl=ttl, now=now)
     if big:
-        state.index.postings()  # the postings worked out now, then kept current by later changes
         state, _ = core.remember(state, "late", "refund support", now=now + 1)
     return state, now + 120_000
 
