@@ -48,7 +48,7 @@ def build(items, big: bool):
             state.index.postings()  # worked out now, then kept current by the writes after: updates remove entries
         now += step * 60_000
         # Some keys repeat, so that an update moves an entry in age and in the postings.
-        state, _ = core.remember(state, f"k{i % 23}", text, importance=importance, ttl=ttl, now=now)
+        state, _ = core.remember(state, f"k{i % 7}", text, importance=importance, ttl=ttl, now=now)
     if big:
         state, _ = core.remember(state, "late", "refund support", now=now + 1)
     return state, now + 120_000
