@@ -56,6 +56,8 @@ TELEMETRY = ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py
 AGENT = ("tests/test_langchain_agent.py",)
 #: One agent for many users, histories sent again, overlapping and failed runs: the server tests, then their properties.
 SERVING = ("tests/test_agent_server.py", "tests/spec/test_serving_properties.py")
+#: The BM25 ranking's and the scorer seam's example tests, then their properties.
+BM25 = ("tests/test_bm25.py", "tests/spec/test_bm25_properties.py")
 #: The model's memory tools: the operations' bounds, then their properties.
 TOOLS = ("tests/test_model_tools.py", "tests/spec/test_model_tools_properties.py")
 #: The MCP server through the SDK's client.
@@ -535,8 +537,8 @@ MUTANTS = [
     Mutant(
         "context ranks at most ten query matches first",
         "core/window.py",
-        "matched = [entry for _, entry in _matches(state, query_words, now, count if at_least is None else at_least)]",
-        "matched = [entry for _, entry in _matches(state, query_words, now, 10)]",
+        "matched = [entry for _, entry in _query_matches(count if at_least is None else at_least)]",
+        "matched = [entry for _, entry in _query_matches(10)]",
     ),
     Mutant(
         "working memory handed out as a shallow copy",
@@ -2292,6 +2294,140 @@ MUTANTS = [
         "with telemetry.operation(name, plumbing.store):",
         "with telemetry._OFF:",
         tests=TELEMETRY,
+    ),
+    # -- the BM25 ranking and the scorer seam ---------------------------------------------------
+    Mutant(
+        "bm25: k1 is 1.5",
+        "core/bm25.py",
+        "K1 = 1.2",
+        "K1 = 1.5",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: b is 0.5",
+        "core/bm25.py",
+        "B = 0.75",
+        "B = 0.5",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: idf adds 1 below instead of 0.5",
+        "core/bm25.py",
+        "(count - holders + 0.5) / (holders + 0.5)",
+        "(count - holders + 0.5) / (holders + 1.0)",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: ln's series stops at s**13",
+        "core/bm25.py",
+        "for k in range(12, 0, -1))",
+        "for k in range(6, 0, -1))",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: stop words are kept",
+        "core/bm25.py",
+        "kept = [word for word in word_sequence(text) if word not in STOP_WORDS]",
+        "kept = list(word_sequence(text))",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: a hit carries only to the entry after it",
+        "core/bm25.py",
+        "for j in (i - 1, i + 1):",
+        "for j in (i + 1,):",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: neighbours get a quarter of the score",
+        "core/bm25.py",
+        "NEIGHBOUR = 0.5",
+        "NEIGHBOUR = 0.25",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: ties skip retention",
+        "core/ranking.py",
+        "retentions([e.importance for e in entries], [e.updated_at for e in entries], now, recency_window),",
+        "[0.0] * len(entries),",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: the pruned search closes too early",
+        "core/bm25.py",
+        "> rest[i] * (1.0 + _SLACK)",
+        "> rest[i] * 0.5",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: the pruned search counts expired entries",
+        "core/bm25.py",
+        "gone = {entry.seq for entry in expired}",
+        "gone: set[int] = set()",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: the pruned search's floor is too high",
+        "core/bm25.py",
+        "heapq.nlargest(limit, partial.values())[-1] * (1.0 - _SLACK)",
+        "heapq.nlargest(limit, partial.values())[-1] * 1.5",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: postings forget a removed entry's length",
+        "core/bm25.py",
+        "            total -= length\n",
+        "            total -= 0\n",
+        tests=BM25,
+    ),
+    Mutant(
+        "index: the neighbour after an entry is the entry itself",
+        "core/index.py",
+        "probe: tuple[Any, ...] = (entry.updated_at, entry.seq + 1)",
+        "probe: tuple[Any, ...] = (entry.updated_at, entry.seq)",
+        tests=BM25,
+    ),
+    Mutant(
+        "index: the neighbour before may be expired",
+        "core/index.py",
+        "            if item[-2] not in expired:\n                found.append(item[-1])",
+        "            if True:\n                found.append(item[-1])",
+        tests=BM25,
+    ),
+    Mutant(
+        "ranking: a scorer may return bools",
+        "core/ranking.py",
+        "if isinstance(value, bool) or not isinstance(value, (int, float)):",
+        "if not isinstance(value, (int, float)):",
+        tests=BM25,
+    ),
+    Mutant(
+        "ranking: a scorer may return too many scores",
+        "core/ranking.py",
+        "if len(values) != len(entries):",
+        "if len(values) > len(entries):",
+        tests=BM25,
+    ),
+    Mutant(
+        "ranking: a scorer's zero matches",
+        "core/ranking.py",
+        "if value > 0 and (wanted is None or entry.seq in wanted)",
+        "if value >= 0 and (wanted is None or entry.seq in wanted)",
+        tests=BM25,
+    ),
+    Mutant(
+        "ranking: the pruned context carries the whole score",
+        "core/ranking.py",
+        "carried = bm25.NEIGHBOUR * own[seq]",
+        "carried = own[seq]",
+        tests=BM25,
+    ),
+    Mutant(
+        "values: any ranking name is taken",
+        "core/values.py",
+        "if ranking not in RANKINGS:",
+        'if ranking == "":',
+        tests=BM25,
     ),
     Mutant(
         "an old module path keeps a module of its own, with none of the new module's names",

@@ -29,6 +29,8 @@ from typing import IO, Any, TypeVar
 import attrs
 
 from .. import __version__
+from ..core import make_config
+from ..core.bm25 import MissingStemmerError
 from ..core.document import declared_generation, generation_of, problem
 from ..core.errors import ConflictError, DamagedStoreError
 from ..core.lexical import words
@@ -93,7 +95,7 @@ FORMATS: Mapping[str, Callable[[Entry], Any] | None] = {
 }
 
 #: The config keys a case may set, all optional.
-CONFIG_KEYS = ("limit", "recency_window", "working_ttl", "cache_ttl", "tokenizer", "autosave", "shared")
+CONFIG_KEYS = ("limit", "recency_window", "working_ttl", "cache_ttl", "tokenizer", "autosave", "shared", "ranking")
 
 
 class Unsupported(Exception):
@@ -507,12 +509,17 @@ class Session:
         if number not in self.memories:
             evicted: list[Compaction] = []
             config = self.config
-            options = {
+            options: dict[str, Any] = {
                 name: wire.decode(config[name])
                 for name in ("limit", "recency_window", "working_ttl", "cache_ttl")
                 if name in config
             }
             for_memory = getattr(self.store, "for_memory", None)
+            if "ranking" in config:
+                try:
+                    options["ranking"] = make_config(ranking=config["ranking"]).ranking  # BM-9: a name, checked
+                except MissingStemmerError as error:
+                    raise Unsupported(str(error)) from None
             made = create_memory(
                 store=for_memory(number) if callable(for_memory) else self.store,
                 clock=lambda: self.now,
