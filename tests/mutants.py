@@ -52,6 +52,8 @@ PYDANTIC_AI = ("tests/test_pydantic_ai.py", "tests/spec/test_pydantic_ai_propert
 OPENAI_AGENTS = ("tests/test_openai_agents.py", "tests/spec/test_openai_agents_properties.py")
 #: The telemetry's example tests, then its properties.
 TELEMETRY = ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py")
+#: Telemetry that fails, at each point, on each store and both memories (OTL-8).
+TELEMETRY_FAILURES = ("tests/test_telemetry_failures.py",)
 #: The LangChain agent middleware's end-to-end tests (create_agent over a scripted model).
 AGENT = ("tests/test_langchain_agent.py",)
 
@@ -1688,6 +1690,62 @@ MUTANTS = [
         tests=PYDANTIC_AI,
     ),
     Mutant(
+        "a span that failed to end leaves the contexts it was current in",
+        "telemetry.py",
+        "        finally:\n            # Both contexts go back",
+        "        else:\n            # Both contexts go back",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a processor's on_end raising reaches the memory",
+        "telemetry.py",
+        "        except Exception as failure:  # OTL-8: a processor's on_end, after the change is committed",
+        "        except ArithmeticError as failure:  # OTL-8: a processor's on_end, after the change is committed",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a sampler raising at a span's start reaches the memory",
+        "telemetry.py",
+        "    except Exception as error:  # OTL-8: a sampler or a processor's on_start: no span, the operation goes on",
+        "    except ArithmeticError as error:  # OTL-8: a sampler or a processor's on_start: no span, the operation goes on",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a broken provider's get_tracer reaches the memory",
+        "telemetry.py",
+        "    except Exception as error:  # OTL-8: a broken provider is no provider",
+        "    except ArithmeticError as error:  # OTL-8: a broken provider is no provider",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a span that cannot record an error hides the block's exception",
+        "telemetry.py",
+        '        except Exception as failure:  # OTL-8: the block\'s own exception, if any, goes on unchanged\n            _failed("error", failure)',
+        "        except Exception as failure:  # OTL-8: the block's own exception, if any, goes on unchanged\n            raise",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "an annotation that raised is passed on",
+        "telemetry.py",
+        "        getattr(span, method)(*args)\n    except Exception as error:\n        _failed(method, error)",
+        "        getattr(span, method)(*args)\n    except Exception as error:\n        raise",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a span that cannot say whether it records reaches the memory",
+        "telemetry.py",
+        "        recording = span.is_recording()\n    except Exception as error:",
+        "        recording = span.is_recording()\n    except ArithmeticError as error:",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a telemetry failure is not logged",
+        "telemetry.py",
+        '    _LOGGER.warning(\n        "telemetry failed',
+        '    _LOGGER.debug(\n        "telemetry failed',
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
         "the spans ignore the global tracer provider an app set",
         "telemetry.py",
         'provider = getattr(api, "_TRACER_PROVIDER", _UNKNOWN)',
@@ -1774,8 +1832,8 @@ MUTANTS = [
     Mutant(
         "a compaction that dropped nothing is an event",
         "telemetry.py",
-        "if span is None or not compaction or not span.is_recording():",
-        "if span is None or not span.is_recording():",
+        "if _CURRENT.get() is None or not compaction:",
+        "if _CURRENT.get() is None:",
         tests=TELEMETRY,
     ),
     Mutant(
