@@ -103,7 +103,7 @@ from .chat import ROLES, body_of, check_messages, check_role, request_problems, 
 from .errors import TokenBudgetError
 from .expiry import deadline, is_past
 from .index import Index
-from .jsondata import copy_json
+from .jsondata import copy_json, is_json_text
 from .lexical import best_holders, best_matches, words
 from .options import Duration, is_number, number_option, require_callable
 from .prompt import fill, render_default
@@ -1151,8 +1151,12 @@ def messages(
     _check_now(now)
     _check_budget(token_budget)
     _query_words(query, optional=True)  # a bad query is refused even when no fact needs it (REC-4)
-    if system is not None and not isinstance(system, str):
-        raise TypeError(f"system must be a str, got {type(system).__name__}")
+    if system is not None:
+        if not isinstance(system, str):
+            raise TypeError(f"system must be a str, got {type(system).__name__}")
+        system = str.__str__(system)  # a str subclass's own methods never run (WRP-4)
+        if not is_json_text(system):  # no request can carry it, nor any tokenizer count it (ENT-2)
+            raise TypeError("system holds a lone surrogate, which no chat request can carry")
     counting = as_tokenizer(tokenizer) or state.config.tokenizer
     # A tokenizer counted line by line remembers each message's count (CTX-12); the count is the same.
     per_message = counting.measure if isinstance(counting, LineCounter) else counting

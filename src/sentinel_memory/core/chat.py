@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .jsondata import clone, copy_json
+from .jsondata import MAX_DEPTH, clone, copy_json, read_items, read_list
 from .shown import shown
 
 __all__ = [
+    "EMPTY_REQUEST",
     "FIELDS",
     "ROLES",
     "body_of",
@@ -38,6 +39,9 @@ ROLES = ("system", "developer", "user", "assistant", "tool")
 
 #: MSG-5: the fields a message may have.
 FIELDS = ("role", "content", "tool_calls", "tool_call_id", "name")
+
+#: MSG-10: the problem ``request_problems`` finds in a request without any message.
+EMPTY_REQUEST = "messages is empty: a chat API needs at least one message"
 
 #: Roles other libraries use for the same speakers: named in the error so the fix is obvious.
 _HINTS = {"human": "user", "ai": "assistant", "bot": "assistant", "model": "assistant", "function": "tool"}
@@ -65,6 +69,42 @@ def check_role(role: object, where: str = "role") -> str:
     return role
 
 
+def _readable(value: object, where: str, open_containers: set[int] | None = None) -> Any:
+    """``value`` read once, the caller's own methods guarded (WRP-4): mappings as new dicts, lists and tuples as
+    new lists or tuples, every str as the plain str it holds; anything else as it is.
+
+    A mapping is read through its ``items()`` and a list or tuple through its iteration, once: when either
+    raises, ``TypeError`` names ``where``. A str subclass's own ``==``, hash or ``str()`` never run after this
+    (the checks compare plain strs only), and a key that is no str stays as it is for the checks to refuse.
+    A container already being read, or one deeper than ``MAX_DEPTH`` can hold, is left as it is: ``copy_json``
+    then refuses it (ENT-13), naming the field.
+    """
+    if isinstance(value, str):
+        return str.__str__(value)
+    if not isinstance(value, Mapping | list | tuple):
+        return value
+    open_containers = set() if open_containers is None else open_containers
+    marker = id(value)
+    if marker in open_containers or len(open_containers) > MAX_DEPTH:
+        return value
+    open_containers.add(marker)
+    try:
+        if isinstance(value, Mapping):
+            out: dict[Any, Any] = {}
+            for key, item in read_items(value, where):
+                name = str.__str__(key) if isinstance(key, str) else key
+                readable = _readable(item, f"{where}.{name if isinstance(name, str) else shown(name)}", open_containers)
+                try:
+                    out[name] = readable
+                except Exception as error:  # a key that is no str, whose own hash or == raised
+                    raise TypeError(f"{where} has a key {shown(key)} that cannot be read") from error
+            return out
+        items = [_readable(item, f"{where}[{i}]", open_containers) for i, item in enumerate(read_list(value, where))]
+        return items if isinstance(value, list) else tuple(items)
+    finally:
+        open_containers.discard(marker)
+
+
 def _nonempty_str(value: object, where: str) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{where} must be a str, got {type(value).__name__}")
@@ -78,10 +118,10 @@ def _fields(value: object, allowed: Sequence[str], where: str) -> dict[str, Any]
     if not isinstance(value, Mapping):
         raise TypeError(f"{where} must be a dict, got {type(value).__name__}")
     out: dict[str, Any] = {}
-    for key, item in value.items():
+    for key, item in read_items(value, where):
         if item is None:
             continue  # an SDK's model_dump() writes absent fields as None
-        if key not in allowed:
+        if not isinstance(key, str) or key not in allowed:
             raise ValueError(f"{where} has a field {shown(key)} that is not one of {', '.join(allowed)}")
         out[key] = item
     return out
@@ -100,14 +140,14 @@ def _check_content(content: object, where: str) -> Any:
         _nonempty_str(part.get("type"), f"{where}[{i}].type")
         if part["type"] == "text" and not isinstance(part.get("text"), str):
             raise TypeError(f"{where}[{i}].text must be a str, got {type(part.get('text')).__name__}")
-    return copy_json(content, what=where)  # JSON data (ENT-2), copied (ENT-3)
+    return copy_json(content, what=where, inside=1)  # JSON data (ENT-2), copied (ENT-3), inside its message (ENT-13)
 
 
 def _check_call(call: object, where: str) -> dict[str, Any]:
     fields = _fields(call, ("id", "type", "function"), where)
     call_id = _nonempty_str(fields.get("id"), f"{where}.id")
     kind = fields.get("type", "function")
-    if kind != "function":
+    if not isinstance(kind, str) or kind != "function":
         raise ValueError(f"{where}.type must be 'function', got {shown(kind)}")
     function = _fields(fields.get("function", {}), ("name", "arguments"), f"{where}.function")
     name = _nonempty_str(function.get("name"), f"{where}.function.name")
@@ -145,7 +185,7 @@ def check_message(message: object, where: str = "message") -> dict[str, Any]:
         >>> check_message({"role": "tool", "tool_call_id": "c1", "content": "4 °C"})
         {'role': 'tool', 'content': '4 °C', 'tool_call_id': 'c1'}
     """
-    fields = _fields(message, FIELDS, where)
+    fields = _fields(_readable(message, where), FIELDS, where)  # the caller's object read once, guarded (WRP-4)
     if "role" not in fields:
         raise ValueError(f"{where}.role is missing")
     role = check_role(fields["role"], f"{where}.role")
@@ -209,7 +249,7 @@ def check_messages(messages: object, open_calls: Iterable[str] | None) -> list[d
         raise TypeError(f"messages must be a list of messages, got {type(messages).__name__}")
     pending = None if open_calls is None else set(open_calls)
     out = []
-    for i, message in enumerate(messages):
+    for i, message in enumerate(read_list(messages, "messages")):
         where = f"messages[{i}]"
         checked = check_message(message, where)
         if checked["role"] == "tool":
@@ -317,13 +357,18 @@ def request_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     the leading ``system``/``developer`` messages the first message is the
     user's; every tool message follows the assistant message whose
     ``tool_calls`` hold its id (only tool messages between), once; and every
-    call is answered before the next message that is not a tool result.
+    call is answered before the next message that is not a tool result; and
+    there is at least one message (MSG-10: ``get_messages`` returns ``[]``
+    when it has nothing to send, and a chat API refuses that).
 
     Args:
         messages: The messages of a request, dicts in the chat-completions form.
 
     Returns:
         One line per problem, naming the message; empty when the request is valid.
+
+    Raises:
+        TypeError: ``messages`` is a str, a dict or no iterable, or its own iteration raised.
 
     Examples:
         >>> from sentinel_memory.core.chat import request_problems
@@ -332,11 +377,16 @@ def request_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
         >>> request_problems([{"role": "tool", "tool_call_id": "c1", "content": "4 °C"}])
         ['messages[0]: the first message after the system messages is from tool, not the user', "messages[0]: tool result 'c1' answers no open call"]
     """
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
+        raise TypeError(f"messages must be a list of messages, got {type(messages).__name__}")
+    listed = read_list(messages, "messages")
+    if not listed:  # what get_messages returns with nothing to send (MSG-10)
+        return [EMPTY_REQUEST]
     problems: list[str] = []
     pending: set[str] | None = None
     opened_at = -1
     started = False
-    for i, message in enumerate(messages):
+    for i, message in enumerate(listed):
         try:
             checked = check_message(message, f"messages[{i}]")
         except (TypeError, ValueError) as error:
@@ -371,6 +421,7 @@ def validate_request(messages: Sequence[Mapping[str, Any]]) -> None:
 
     Raises:
         ValueError: The request is not valid; the message lists every problem.
+        TypeError: As ``request_problems``: ``messages`` cannot be read as a list.
 
     Examples:
         >>> from sentinel_memory.core.chat import validate_request
