@@ -351,7 +351,7 @@ def test_msg_10_an_empty_request_is_returned_and_flagged(mem):
     empty = mem.get_messages(token_budget=100)
     assert empty.messages == [] and empty.tokens == 0 and empty.entries == ()
     assert sm.request_problems(empty.messages) == [sm.core.chat.EMPTY_REQUEST]
-    with pytest.raises(ValueError, match="^not a valid chat request: messages is empty"):
+    with pytest.raises(ValueError, match=r"^not a valid chat request: messages is empty"):
         sm.validate_request(empty.messages)
     # One message of any kind is a request: a system prompt alone, or a fact alone.
     assert sm.request_problems(mem.get_messages(token_budget=100, system="Be brief.").messages) == []
