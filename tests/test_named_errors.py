@@ -169,10 +169,10 @@ REFUSED: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
         ValueError,
         r"{m}\.tool_calls\[0\]\.type must be 'function'",
     ),
-    "a field name that is no str and has no hash": (
+    "a field name that is no str, whose == and hash raise": (
         lambda: {"role": "user", "content": "hi", EqObj(): 1},
-        TypeError,
-        r"{m} has a key <test_named_errors\.EqObj object at 0x[0-9a-f]+> that cannot be read",
+        ValueError,
+        r"{m} has a field <test_named_errors\.EqObj object at 0x[0-9a-f]+> that is not one of",
     ),
 }
 

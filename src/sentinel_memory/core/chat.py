@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .jsondata import MAX_DEPTH, clone, copy_json, read_items, read_list
+from .jsondata import clone, copy_json, read_items, read_list
 from .shown import shown
 
 __all__ = [
@@ -69,42 +69,6 @@ def check_role(role: object, where: str = "role") -> str:
     return role
 
 
-def _readable(value: object, where: str, open_containers: set[int] | None = None) -> Any:
-    """``value`` read once, the caller's own methods guarded (WRP-4): mappings as new dicts, lists and tuples as
-    new lists or tuples, every str as the plain str it holds; anything else as it is.
-
-    A mapping is read through its ``items()`` and a list or tuple through its iteration, once: when either
-    raises, ``TypeError`` names ``where``. A str subclass's own ``==``, hash or ``str()`` never run after this
-    (the checks compare plain strs only), and a key that is no str stays as it is for the checks to refuse.
-    A container already being read, or one deeper than ``MAX_DEPTH`` can hold, is left as it is: ``copy_json``
-    then refuses it (ENT-13), naming the field.
-    """
-    if isinstance(value, str):
-        return str.__str__(value)
-    if not isinstance(value, Mapping | list | tuple):
-        return value
-    open_containers = set() if open_containers is None else open_containers
-    marker = id(value)
-    if marker in open_containers or len(open_containers) > MAX_DEPTH:
-        return value
-    open_containers.add(marker)
-    try:
-        if isinstance(value, Mapping):
-            out: dict[Any, Any] = {}
-            for key, item in read_items(value, where):
-                name = str.__str__(key) if isinstance(key, str) else key
-                readable = _readable(item, f"{where}.{name if isinstance(name, str) else shown(name)}", open_containers)
-                try:
-                    out[name] = readable
-                except Exception as error:  # a key that is no str, whose own hash or == raised
-                    raise TypeError(f"{where} has a key {shown(key)} that cannot be read") from error
-            return out
-        items = [_readable(item, f"{where}[{i}]", open_containers) for i, item in enumerate(read_list(value, where))]
-        return items if isinstance(value, list) else tuple(items)
-    finally:
-        open_containers.discard(marker)
-
-
 def _nonempty_str(value: object, where: str) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{where} must be a str, got {type(value).__name__}")
@@ -118,12 +82,14 @@ def _fields(value: object, allowed: Sequence[str], where: str) -> dict[str, Any]
     if not isinstance(value, Mapping):
         raise TypeError(f"{where} must be a dict, got {type(value).__name__}")
     out: dict[str, Any] = {}
+    # Read once through the caller's items(), guarded; each key compared as the plain str it holds (WRP-4).
     for key, item in read_items(value, where):
         if item is None:
             continue  # an SDK's model_dump() writes absent fields as None
-        if not isinstance(key, str) or key not in allowed:
+        name = str.__str__(key) if isinstance(key, str) else None
+        if name is None or name not in allowed:
             raise ValueError(f"{where} has a field {shown(key)} that is not one of {', '.join(allowed)}")
-        out[key] = item
+        out[name] = item
     return out
 
 
@@ -132,14 +98,16 @@ def _check_content(content: object, where: str) -> Any:
         return copy_json(content, what=where)  # no lone surrogate (ENT-2)
     if not isinstance(content, list | tuple):
         raise TypeError(f"{where} must be a str or a list of content parts, got {type(content).__name__}")
-    if not content:
+    parts = read_list(content, where)  # the caller's own iteration, guarded (WRP-4)
+    if not parts:
         raise ValueError(f"{where} must not be an empty list")
-    for i, part in enumerate(content):
+    for i, part in enumerate(parts):
         if not isinstance(part, Mapping):
             raise TypeError(f"{where}[{i}] must be a dict, got {type(part).__name__}")
-        _nonempty_str(part.get("type"), f"{where}[{i}].type")
-        if part["type"] == "text" and not isinstance(part.get("text"), str):
-            raise TypeError(f"{where}[{i}].text must be a str, got {type(part.get('text')).__name__}")
+        fields = {str.__str__(k): v for k, v in read_items(part, f"{where}[{i}]") if isinstance(k, str)}
+        kind = _nonempty_str(fields.get("type"), f"{where}[{i}].type")
+        if str.__str__(kind) == "text" and not isinstance(fields.get("text"), str):
+            raise TypeError(f"{where}[{i}].text must be a str, got {type(fields.get('text')).__name__}")
     return copy_json(content, what=where, inside=1)  # JSON data (ENT-2), copied (ENT-3), inside its message (ENT-13)
 
 
@@ -147,7 +115,7 @@ def _check_call(call: object, where: str) -> dict[str, Any]:
     fields = _fields(call, ("id", "type", "function"), where)
     call_id = _nonempty_str(fields.get("id"), f"{where}.id")
     kind = fields.get("type", "function")
-    if not isinstance(kind, str) or kind != "function":
+    if not isinstance(kind, str) or str.__str__(kind) != "function":
         raise ValueError(f"{where}.type must be 'function', got {shown(kind)}")
     function = _fields(fields.get("function", {}), ("name", "arguments"), f"{where}.function")
     name = _nonempty_str(function.get("name"), f"{where}.function.name")
@@ -185,7 +153,7 @@ def check_message(message: object, where: str = "message") -> dict[str, Any]:
         >>> check_message({"role": "tool", "tool_call_id": "c1", "content": "4 °C"})
         {'role': 'tool', 'content': '4 °C', 'tool_call_id': 'c1'}
     """
-    fields = _fields(_readable(message, where), FIELDS, where)  # the caller's object read once, guarded (WRP-4)
+    fields = _fields(message, FIELDS, where)
     if "role" not in fields:
         raise ValueError(f"{where}.role is missing")
     role = check_role(fields["role"], f"{where}.role")
@@ -193,6 +161,8 @@ def check_message(message: object, where: str = "message") -> dict[str, Any]:
     calls = fields.get("tool_calls")
     if calls is not None and not isinstance(calls, list | tuple):
         raise TypeError(f"{where}.tool_calls must be a list, got {type(calls).__name__}")
+    if calls is not None:
+        calls = read_list(calls, f"{where}.tool_calls")  # the caller's own iteration, guarded (WRP-4)
     if calls and role != "assistant":
         raise ValueError(f"{where}.tool_calls: only an assistant message calls tools, not {role!r}")
     if "content" in fields:
