@@ -109,7 +109,7 @@ def test_per_2_a_suite_that_says_nothing_raises_not_implemented(name):
     "factory", ["memory", "json_file", "sqlite", "docs_example", "async_coroutines", "async_redis"]
 )
 def test_per_2_every_vector_passes_with_a_store_from_a_factory_in_the_loop(factory, tmp_path, request):
-    """PER-2, MW-1, MW-3, AIO-3: serve --store module:factory runs every vector with that store, sync or async, holding each case's memory."""
+    """PER-2, MW-1, MW-3, AIO-7: serve --store module:factory runs every vector with that store, sync or async, holding each case's memory."""
     redis = {"SENTINEL_TEST_REDIS_URL": request.getfixturevalue("redis_server").url} if factory == "async_redis" else {}
     report = tmp_path / "report.json"
     serve = f"{sys.executable} -m sentinel_memory.conformance serve --store kit_stores:{factory}"
