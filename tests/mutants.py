@@ -52,6 +52,8 @@ PYDANTIC_AI = ("tests/test_pydantic_ai.py", "tests/spec/test_pydantic_ai_propert
 OPENAI_AGENTS = ("tests/test_openai_agents.py", "tests/spec/test_openai_agents_properties.py")
 #: The telemetry's example tests, then its properties.
 TELEMETRY = ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py")
+#: Errors that name what failed: deep parts, objects whose own methods raise, a prompt with a lone surrogate.
+NAMED_ERRORS = ("tests/test_named_errors.py",)
 #: Telemetry that fails, at each point, on each store and both memories (OTL-8).
 TELEMETRY_FAILURES = ("tests/test_telemetry_failures.py",)
 #: The LangChain agent middleware's end-to-end tests (create_agent over a scripted model).
@@ -1688,6 +1690,62 @@ MUTANTS = [
         "if not isinstance(message, ModelRequest | ModelResponse):",
         "if message is None:",
         tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "an empty request passes the validator",
+        "core/chat.py",
+        "    if not listed:  # what get_messages returns with nothing to send (MSG-10)",
+        "    if False:  # what get_messages returns with nothing to send (MSG-10)",
+        tests=("tests/test_chat_messages.py",),
+    ),
+    Mutant(
+        "a cancel that lands inside a save cancels the save too",
+        "aio.py",
+        "            return await asyncio.shield(inner)\n        except asyncio.CancelledError:",
+        "            return await inner\n        except asyncio.CancelledError:",
+        tests=("tests/test_async_cancel_in_save.py",),
+    ),
+    Mutant(
+        "a field name is compared through the caller's own ==",
+        "core/chat.py",
+        "        name = str.__str__(key) if isinstance(key, str) else None",
+        "        name = key if isinstance(key, str) else None",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "a message's content is counted as if it were not inside the message",
+        "core/chat.py",
+        "return copy_json(content, what=where, inside=1)",
+        "return copy_json(content, what=where, inside=0)",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "the depth error names the path's first word instead of the value the caller passed",
+        "core/jsondata.py",
+        'raise ValueError(f"{root[0]} is nested more than {MAX_DEPTH} containers deep")',
+        "raise ValueError(f\"{root[0].split('[', 1)[0]} is nested more than {MAX_DEPTH} containers deep\")",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "the validator iterates the request through its own iteration",
+        "core/chat.py",
+        'listed = read_list(messages, "messages")',
+        "listed = list(messages)",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "a system prompt with a lone surrogate reaches the tokenizer",
+        "core/__init__.py",
+        "        if not is_json_text(system):  # no request can carry it",
+        "        if False:  # no request can carry it",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "a list whose iteration raises passes its own exception on",
+        "core/jsondata.py",
+        "        return list(value)\n    except Exception as error:",
+        "        return list(value)\n    except ArithmeticError as error:",
+        tests=NAMED_ERRORS,
     ),
     Mutant(
         "a span that failed to end leaves the contexts it was current in",
