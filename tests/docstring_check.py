@@ -52,12 +52,19 @@ def public(namespaces: tuple[str, ...] = NAMESPACES) -> Iterator[tuple[str, obje
             seen.add(id(obj))
             yield f"{namespace}.{name}", obj, inspect.getsourcefile(obj) or ""
             if inspect.isclass(obj):
-                for member, value in vars(obj).items():
-                    if member.startswith("_"):
+                # Its own methods and those it inherits from the package (the reads both memories share).
+                for owner in inspect.getmro(obj):
+                    if not owner.__module__.startswith("sentinel_memory"):
                         continue
-                    function = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
-                    if inspect.isfunction(function) or isinstance(function, property):
-                        yield f"{namespace}.{name}.{member}", function, inspect.getsourcefile(obj) or ""
+                    for member, value in vars(owner).items():
+                        if member.startswith("_") or (owner is not obj and member in vars(obj)):
+                            continue
+                        function = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+                        if (inspect.isfunction(function) or isinstance(function, property)) and id(
+                            function
+                        ) not in seen:
+                            seen.add(id(function))
+                            yield f"{namespace}.{name}.{member}", function, inspect.getsourcefile(owner) or ""
 
 
 def parameters(obj: object) -> list[str]:

@@ -1735,7 +1735,7 @@ MUTANTS = [
     ),
     Mutant(
         "a system prompt with a lone surrogate reaches the tokenizer",
-        "core/__init__.py",
+        "core/request.py",
         "        if not is_json_text(system):  # no request can carry it",
         "        if False:  # no request can carry it",
         tests=NAMED_ERRORS,

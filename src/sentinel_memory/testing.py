@@ -1380,7 +1380,7 @@ class AsyncStoreSuite:
                 with pytest.raises(LockTimeoutError):
                     await mem.remember("during", 2)
                 waited = time.monotonic() - started
-                assert 0.18 <= waited < 2, f"lock_wait was 0.2 s, but the lock gave up after {waited:.2f} s"
+                assert 0.18 <= waited < 2, f"lock_wait was 0.2 s, but the async lock gave up after {waited:.2f} s"
                 assert not mem.has("during")
             finally:
                 release.set()
