@@ -31,6 +31,7 @@ import contextlib
 import itertools
 import json
 import os
+import random
 import tempfile
 import threading
 import time
@@ -465,11 +466,18 @@ async def _remembering_async(
 
 
 async def _reading_async(store: Any, stop: Callable[[], bool]) -> None:
-    """A reader of the async history checks: loads until ``stop()``, each load recorded by its recorder."""
+    """A reader of the async history checks: loads until ``stop()``, each load recorded by its recorder.
+
+    Between loads it yields to the loop a varying number of times (a fixed sequence), so that its loads
+    fall on every point of a writer's steps: with a fixed pace, asyncio's round robin could keep it in
+    step with the writer and never let it read between two of them.
+    """
+    pace = random.Random(20261017)
     while not stop():
         with contextlib.suppress(Exception):  # recorded: a reader that cannot read is a problem of the history
             await store.load()
-        await asyncio.sleep(0)
+        for _ in range(pace.randrange(1, 4)):
+            await asyncio.sleep(0)
 
 
 class StoreSuite:
