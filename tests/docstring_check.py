@@ -28,14 +28,20 @@ PACKAGE = ROOT / "src" / "sentinel_memory"
 FORBIDDEN = re.compile(r":(param|returns?|raises?|rtype|type|class|func|meth|attr|mod)\b|\[`[^`\]]+`\]\[[\w.]+\]")
 
 
-#: The public namespaces: the package's names, the pure core (the Extending page), the LangChain and pydantic-ai
-#: adapters, the examples' fake clock.
+#: The public namespaces: the package's names, the pure core (the Extending page), the framework adapters, the
+#: model's memory tools, the examples' fake clock.
 NAMESPACES = (
     "sentinel_memory",
     "sentinel_memory.core",
     "sentinel_memory.integrations.langchain",
     "sentinel_memory.integrations.pydantic_ai",
     "sentinel_memory.integrations.openai_agents",
+    "sentinel_memory.integrations.tools.operations",
+    "sentinel_memory.integrations.tools.mcp",
+    "sentinel_memory.integrations.tools.anthropic",
+    "sentinel_memory.integrations.tools.langchain",
+    "sentinel_memory.integrations.tools.pydantic_ai",
+    "sentinel_memory.integrations.tools.openai_agents",
     "sentinel_memory.fakeclock",
 )
 

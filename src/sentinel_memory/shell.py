@@ -30,7 +30,14 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from . import core, logs, telemetry
 from .core.document import generation_of
-from .core.errors import ConflictError, DamagedStoreError, LoadWarning, ReentrantCallError, UnsavedChangesWarning
+from .core.errors import (
+    ConflictError,
+    DamagedStoreError,
+    LoadWarning,
+    NoOpenCallError,
+    ReentrantCallError,
+    UnsavedChangesWarning,
+)
 from .core.jsondata import MAX_DEPTH
 from .core.options import is_number
 from .core.shown import shown
@@ -146,7 +153,8 @@ class Rehearsal(NamedTuple):
 
     start: MemoryState
     now: Now
-    outcome: Outcome
+    #: None when only the open-call check refused it, which the change makes again on the state it runs on.
+    outcome: Outcome | None
 
 
 def _dropped_keys(compaction: Compaction) -> tuple[str, ...]:
@@ -308,7 +316,10 @@ class Plumbing:
         reloads: a ``now`` that is no finite number and bad arguments are
         refused in the order of every other change, before the store is
         touched, so a refused step changes nothing (the protocol's section 3).
-        The clock is read here, once; ``change`` reuses the reading.
+        The clock is read here, once; ``change`` reuses the reading. Whether
+        a tool message answers an open call is the one check that depends on
+        what the store holds (another writer may have stored the call), so
+        it is left to the change, on the memory brought up to date (MW-6).
         """
         read: list[int | float] = []
 
@@ -318,7 +329,10 @@ class Plumbing:
             return read[0]
 
         step, _ = STEPS[name]
-        outcome = step(self.state, once, *args, **kwargs)
+        try:
+            outcome: Outcome | None = step(self.state, once, *args, **kwargs)
+        except NoOpenCallError:
+            outcome = None  # every message's fields passed: the change decides on the reloaded memory
         return Rehearsal(self.state, once, outcome)
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -348,7 +362,10 @@ class Plumbing:
         step, _ = STEPS[name]
         before = self.state
         if rehearsal is not None and rehearsal.start is before:
-            outcome = rehearsal.outcome
+            # Nothing came in: the rehearsal's outcome stands, or its refusal is made again at its own reading.
+            outcome = (
+                rehearsal.outcome if rehearsal.outcome is not None else step(before, rehearsal.now, *args, **kwargs)
+            )
         else:
             outcome = step(before, self.now, *args, **kwargs)
         if outcome.state is not None:

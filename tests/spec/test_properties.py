@@ -600,6 +600,12 @@ ADAPTERS = {
     "integrations/langgraph.py": {"langgraph"},
     "integrations/pydantic_ai.py": {"pydantic_ai", "pydantic", "anyio"},
     "integrations/openai_agents.py": {"agents"},
+    # FWT-3, MCP-1, AMT-1: the model's memory tools, each module with its framework (operations with none).
+    "integrations/tools/mcp.py": {"mcp", "mcp_types", "anyio"},
+    "integrations/tools/anthropic.py": {"anthropic"},
+    "integrations/tools/langchain.py": {"langchain_core"},
+    "integrations/tools/pydantic_ai.py": {"pydantic_ai"},
+    "integrations/tools/openai_agents.py": {"agents"},
     "testing.py": {"pytest"},
 }
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .errors import NoOpenCallError
 from .jsondata import clone, copy_json, read_items, read_list
 from .message import FIELDS, ROLES, body_of, is_stored_message
 from .shown import shown
@@ -200,15 +201,15 @@ def check_messages(messages: object, open_calls: Iterable[str] | None) -> list[d
         The messages in their stored form.
 
     Raises:
-        TypeError, ValueError: As ``check_message``, naming ``messages[i]``; and ``ValueError``
-            for a tool message whose ``tool_call_id`` answers no open call.
+        TypeError, ValueError: As ``check_message``, naming ``messages[i]``.
+        NoOpenCallError: A tool message's ``tool_call_id`` answers no open call (a ``ValueError``).
 
     Examples:
         >>> from sentinel_memory.core.chat import check_messages
         >>> check_messages([{"role": "tool", "tool_call_id": "c9", "content": "x"}], {"c1"})
         Traceback (most recent call last):
         ...
-        ValueError: messages[0].tool_call_id: 'c9' answers no open call (open: 'c1')
+        sentinel_memory.core.errors.NoOpenCallError: messages[0].tool_call_id: 'c9' answers no open call (open: 'c1')
     """
     if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, list | tuple):
         raise TypeError(f"messages must be a list of messages, got {type(messages).__name__}")
@@ -221,7 +222,9 @@ def check_messages(messages: object, open_calls: Iterable[str] | None) -> list[d
             call_id = checked["tool_call_id"]
             if pending is None or call_id not in pending:
                 shown_open = ", ".join(map(repr, sorted(pending))) if pending else "none"
-                raise ValueError(f"{where}.tool_call_id: {shown(call_id)} answers no open call (open: {shown_open})")
+                raise NoOpenCallError(
+                    f"{where}.tool_call_id: {shown(call_id)} answers no open call (open: {shown_open})"
+                )
             pending.discard(call_id)
         elif "tool_calls" in checked:
             pending = {call["id"] for call in checked["tool_calls"]}

@@ -10,9 +10,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .basics import _check_now, _live_entry
+from .basics import _check_now
 from .chat import ROLES, check_messages, check_role
 from .entries import remember
+from .expiry import is_past
 from .options import Duration, number_option
 from .state import MemoryState
 from .turns import chat_message
@@ -141,12 +142,15 @@ def add_messages(
 
 
 def open_calls(state: MemoryState, *, now: int | float) -> frozenset[str] | None:
-    """The ids of calls a tool message may answer next: the newest turns' open calls (MSG-6).
+    """The ids of calls a tool message may answer next: the calls ``get_messages`` would find pending (MSG-6, MSG-7).
 
-    When the newest live turns are an assistant message with ``tool_calls``
-    and tool messages answering it, the ids it called that are not answered
-    yet; otherwise None (a tool message may not come next). A turn evicted or
-    expired in between closes the calls.
+    The newest live turn that a request would send and that is not a tool
+    message decides: when it is an assistant message with ``tool_calls``,
+    the ids it called that no live tool message after it answers; otherwise
+    None (a tool message may not come next). A turn a request never sends
+    (expired, forgotten or evicted, of a role outside ``ROLES``, a tool turn
+    stored without a ``tool_call_id``) neither answers nor closes a call, as
+    ``get_messages`` leaves it out and keeps the unit around it whole.
 
     Args:
         state: The memory state to read.
@@ -160,20 +164,19 @@ def open_calls(state: MemoryState, *, now: int | float) -> frozenset[str] | None
         >>> core.open_calls(state, now=1000) is None
         True
     """
-    number = state.turns
-    while f"chat:{number + 1}" in state.entries:  # a state built by hand may hold turns past its counter
-        number += 1
     answered: set[str] = set()
-    while number > 0:
-        entry = _live_entry(state, f"chat:{number}", now)
-        message = None if entry is None else chat_message(entry.data)
-        if message is None or message["role"] not in ROLES:
-            return None
-        if message["role"] == "tool":
-            if "tool_call_id" not in message:
-                return None
-            answered.add(message["tool_call_id"])
-            number -= 1
+    for item in reversed(state.index.split().turns):  # newest first, as get_messages walks them
+        entry = item[-1]
+        if is_past(entry.expires_at, now):
+            continue
+        message = chat_message(entry.data)
+        assert message is not None  # every turn is a message (MSG-1)
+        role = message["role"]
+        if role not in ROLES:
+            continue
+        if role == "tool":
+            if "tool_call_id" in message:
+                answered.add(message["tool_call_id"])
             continue
         calls = {call["id"] for call in message.get("tool_calls", ())}
         return frozenset(calls - answered) if calls else None
