@@ -52,6 +52,10 @@ PYDANTIC_AI = ("tests/test_pydantic_ai.py", "tests/spec/test_pydantic_ai_propert
 OPENAI_AGENTS = ("tests/test_openai_agents.py", "tests/spec/test_openai_agents_properties.py")
 #: The telemetry's example tests, then its properties.
 TELEMETRY = ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py")
+#: Errors that name what failed: deep parts, objects whose own methods raise, a prompt with a lone surrogate.
+NAMED_ERRORS = ("tests/test_named_errors.py",)
+#: Telemetry that fails, at each point, on each store and both memories (OTL-8).
+TELEMETRY_FAILURES = ("tests/test_telemetry_failures.py",)
 #: The LangChain agent middleware's end-to-end tests (create_agent over a scripted model).
 AGENT = ("tests/test_langchain_agent.py",)
 #: One agent for many users, histories sent again, overlapping and failed runs: the server tests, then their properties.
@@ -2114,6 +2118,118 @@ MUTANTS = [
         tests=PYDANTIC_AI,
     ),
     Mutant(
+        "an empty request passes the validator",
+        "core/chat.py",
+        "    if not listed:  # what get_messages returns with nothing to send (MSG-10)",
+        "    if False:  # what get_messages returns with nothing to send (MSG-10)",
+        tests=("tests/test_chat_messages.py",),
+    ),
+    Mutant(
+        "a cancel that lands inside a save cancels the save too",
+        "aio.py",
+        "            return await asyncio.shield(inner)\n        except asyncio.CancelledError:",
+        "            return await inner\n        except asyncio.CancelledError:",
+        tests=("tests/test_async_cancel_in_save.py",),
+    ),
+    Mutant(
+        "a field name is compared through the caller's own ==",
+        "core/chat.py",
+        "        name = str.__str__(key) if isinstance(key, str) else None",
+        "        name = key if isinstance(key, str) else None",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "a message's content is counted as if it were not inside the message",
+        "core/chat.py",
+        "return copy_json(content, what=where, inside=1)",
+        "return copy_json(content, what=where, inside=0)",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "the depth error names the path's first word instead of the value the caller passed",
+        "core/jsondata.py",
+        'raise ValueError(f"{root[0]} is nested more than {MAX_DEPTH} containers deep")',
+        "raise ValueError(f\"{root[0].split('[', 1)[0]} is nested more than {MAX_DEPTH} containers deep\")",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "the validator iterates the request through its own iteration",
+        "core/chat.py",
+        'listed = read_list(messages, "messages")',
+        "listed = list(messages)",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "a system prompt with a lone surrogate reaches the tokenizer",
+        "core/request.py",
+        "        if not is_json_text(system):  # no request can carry it",
+        "        if False:  # no request can carry it",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "a list whose iteration raises passes its own exception on",
+        "core/jsondata.py",
+        "        return list(value)\n    except Exception as error:",
+        "        return list(value)\n    except ArithmeticError as error:",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "a span that failed to end leaves the contexts it was current in",
+        "telemetry.py",
+        "        finally:\n            # Both contexts go back",
+        "        else:\n            # Both contexts go back",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a processor's on_end raising reaches the memory",
+        "telemetry.py",
+        "        except Exception as failure:  # OTL-8: a processor's on_end, after the change is committed",
+        "        except ArithmeticError as failure:  # OTL-8: a processor's on_end, after the change is committed",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a sampler raising at a span's start reaches the memory",
+        "telemetry.py",
+        "    except Exception as error:  # OTL-8: a sampler or a processor's on_start: no span, the operation goes on",
+        "    except ArithmeticError as error:  # OTL-8: a sampler or a processor's on_start: no span, the operation goes on",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a broken provider's get_tracer reaches the memory",
+        "telemetry.py",
+        "    except Exception as error:  # OTL-8: a broken provider is no provider",
+        "    except ArithmeticError as error:  # OTL-8: a broken provider is no provider",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a span that cannot record an error hides the block's exception",
+        "telemetry.py",
+        '        except Exception as failure:  # OTL-8: the block\'s own exception, if any, goes on unchanged\n            _failed("error", failure)',
+        "        except Exception as failure:  # OTL-8: the block's own exception, if any, goes on unchanged\n            raise",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "an annotation that raised is passed on",
+        "telemetry.py",
+        "        getattr(span, method)(*args)\n    except Exception as error:\n        _failed(method, error)",
+        "        getattr(span, method)(*args)\n    except Exception as error:\n        raise",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a span that cannot say whether it records reaches the memory",
+        "telemetry.py",
+        "        recording = span.is_recording()\n    except Exception as error:",
+        "        recording = span.is_recording()\n    except ArithmeticError as error:",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a telemetry failure is not logged",
+        "telemetry.py",
+        '    _LOGGER.warning(\n        "telemetry failed',
+        '    _LOGGER.debug(\n        "telemetry failed',
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
         "the pydantic-ai history ranks the facts by the first question",
         "integrations/pydantic_ai.py",
         "    for message in reversed(messages):\n        if isinstance(message, ModelRequest):\n            for part in reversed(message.parts):",
@@ -2221,8 +2337,8 @@ MUTANTS = [
     Mutant(
         "a compaction that dropped nothing is an event",
         "telemetry.py",
-        "if span is None or not compaction or not span.is_recording():",
-        "if span is None or not span.is_recording():",
+        "if _CURRENT.get() is None or not compaction:",
+        "if _CURRENT.get() is None:",
         tests=TELEMETRY,
     ),
     Mutant(
