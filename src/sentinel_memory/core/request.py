@@ -11,6 +11,7 @@ from .basics import _check_now, _copies, _live_count
 from .chat import ROLES, body_of
 from .errors import TokenBudgetError
 from .expiry import is_past
+from .jsondata import is_json_text
 from .options import number_option
 from .prompt import render_default
 from .search import _query_words
@@ -89,8 +90,12 @@ def messages(
     _check_now(now)
     _check_budget(token_budget)
     _query_words(query, optional=True)  # a bad query is refused even when no fact needs it (REC-4)
-    if system is not None and not isinstance(system, str):
-        raise TypeError(f"system must be a str, got {type(system).__name__}")
+    if system is not None:
+        if not isinstance(system, str):
+            raise TypeError(f"system must be a str, got {type(system).__name__}")
+        system = str.__str__(system)  # a str subclass's own methods never run (WRP-4)
+        if not is_json_text(system):  # no request can carry it, nor any tokenizer count it (ENT-2)
+            raise TypeError("system holds a lone surrogate, which no chat request can carry")
     counting = as_tokenizer(tokenizer) or state.config.tokenizer
     # A tokenizer counted line by line remembers each message's count (CTX-12); the count is the same.
     per_message = counting.measure if isinstance(counting, LineCounter) else counting
