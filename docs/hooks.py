@@ -71,12 +71,53 @@ def concept_diagram() -> str:
     caption = (
         "The parts of a memory, drawn from a live one when the site is built: what the app calls, the "
         "long-term entries with their importance and retention, the two short-lived memories, the store, "
-        "and what a prompt is built from."
+        "and what a prompt is built from. The course takes them one at a time: entries, importance, "
+        "retention and what on_evict hears in lessons 1 to 3, the prompt in 2 and 6, the cache and the "
+        "working memory in 4, the store in 7."
     )
     return f'<figure class="concept-diagram">{module.concept_diagram()}<figcaption>{caption}</figcaption></figure>'
 
 
+IMAGE = re.compile(r'(?:<p>\s*)?(<img\b[^>]*\balt="([^"]*)"[^>]*>)(?:\s*</p>)?')
+TABLE = re.compile(r"<table>.*?</table>", re.DOTALL)
+#: A table of this many columns or more gets narrow cells that wrap (docs/stylesheets/extra.css), so no column
+#: is pushed past the content column's edge.
+WIDE_TABLE = 7
+
+
+def captioned(html: str) -> str:
+    """Every image as a figure whose caption, under it, is its description (the alt text), numbered on the page."""
+    count = 0
+
+    def figure(match: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        return (
+            f'<figure class="captioned">{match.group(1)}'
+            f"<figcaption>Figure {count}. {match.group(2)}</figcaption></figure>"
+        )
+
+    return IMAGE.sub(figure, html)
+
+
+def wide_tables_wrap(html: str) -> str:
+    """A table of WIDE_TABLE columns or more sits in a ``div.wide-table``, whose cells wrap instead of overflowing."""
+
+    def wrap(match: re.Match[str]) -> str:
+        table = match.group(0)
+        header = re.search(r"<tr>(.*?)</tr>", table, re.DOTALL)
+        columns = 0 if header is None else len(re.findall(r"<th\b", header.group(1)))
+        return f'<div class="wide-table">{table}</div>' if columns >= WIDE_TABLE else table
+
+    return TABLE.sub(wrap, html)
+
+
 def on_page_content(html: str, page: Any, **_: object) -> str:
+    """Figures get captions and wide tables wrap; see ``_page_content`` for the rest."""
+    return wide_tables_wrap(captioned(_page_content(html, page)))
+
+
+def _page_content(html: str, page: Any) -> str:
     """A notebook page offers its .ipynb; on the API reference, every rule ID cited by a docstring links to that rule."""
     if page.file.src_uri.endswith(".ipynb"):
         # mkdocs-jupyter copies the notebook next to its page (include_source), so the link is its bare name.

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +105,59 @@ def test_every_json_block_is_a_valid_document(page):
         if "version" in document:
             _, result, _ = sm.core.from_document(sm.MemoryState(), document, now=0)
             assert result.dropped == 0 and result.loaded == len(document["entries"])
+
+
+#: A Python block and the text block right after it (blank lines between at most): what the block prints.
+BLOCK_AND_OUTPUT = re.compile(r"```python\n(.*?)\n```[ \t]*\n(?:[ \t]*\n)*(?:```text\n(.*?)\n```)?", re.DOTALL)
+
+
+def run_blocks(text: str, until: str | None = None) -> list[tuple[str, str | None]]:
+    """Run a page's Python blocks in order in one namespace; each block's printed text and the output the page shows.
+
+    With ``until``, stop after the first block that contains it.
+    """
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    printed = []
+    for found in BLOCK_AND_OUTPUT.finditer(text):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(found.group(1), "<block>", "exec"), namespace)  # the docs' own examples
+        printed.append((out.getvalue(), found.group(2)))
+        if until is not None and until in found.group(1):
+            break
+    return printed
+
+
+SHOWN = [p for p in PAGES if any(m.group(2) for m in BLOCK_AND_OUTPUT.finditer(p.read_text(encoding="utf-8")))]
+
+
+@pytest.mark.parametrize("page", SHOWN, ids=lambda p: str(p.relative_to(ROOT)))
+def test_what_a_block_prints_is_the_output_shown_under_it(page, tmp_path, monkeypatch):
+    """A text block right after a Python block is exactly what that block prints, so a page shows what it builds."""
+    monkeypatch.chdir(tmp_path)
+    for printed, shown in run_blocks(page.read_text(encoding="utf-8")):
+        if shown is not None:
+            assert printed.rstrip("\n") == shown.rstrip("\n")
+
+
+@pytest.mark.parametrize("page", [ROOT / "README.md", ROOT / "docs" / "index.md"], ids=lambda p: p.name)
+def test_the_tours_turn_key_is_the_one_its_comment_names_on_a_first_and_a_second_run(page, tmp_path, monkeypatch):
+    """ENT-16: the tour prints the key add_turn gave, one past the largest chat:N stored; its comment names it for a first run and for a second run over the same file."""
+    monkeypatch.chdir(tmp_path)
+    text = page.read_text(encoding="utf-8")
+    comment = re.search(r"print\(turn\.key\)  # (chat:\d+):.*\((chat:\d+) on a second run", text)
+    assert comment, "the tour prints turn.key and names the key of a first and a second run"
+    for expected in comment.groups():  # the same folder twice: the file keeps the first run's turn
+        printed = "".join(out for out, _ in run_blocks(text, until="print(turn.key)"))
+        assert re.findall(r"^chat:\d+$", printed, re.M)[-1] == expected
+
+
+def test_every_count_of_port_mistakes_is_serve_bugs_list():
+    """Each page that counts the deliberate port mistakes gives the number serve --bug chooses from (its BUGS)."""
+    from sentinel_memory.conformance.bugs import BUGS
+
+    counts = {}
+    for page in PAGES:
+        for found in re.finditer(r"(\d[\d,]*) deliberate port mistakes", page.read_text(encoding="utf-8")):
+            counts[f"{page.relative_to(ROOT)}: {found.group(0)}"] = int(found.group(1).replace(",", ""))
+    assert counts and all(count == len(BUGS) for count in counts.values()), (len(BUGS), counts)

@@ -173,3 +173,28 @@ def test_ent_16_a_turn_never_takes_a_stored_key_nor_breaks_on_a_long_number(make
     mem.remember("chat:" + "1" * 5000, "a key, not a turn")
     mem.remember("chat:" + "9" * 4000, {"role": "user", "content": "the longest turn number"})
     assert mem.add_turn("user", "next").key == "chat:1" + "0" * 4000
+
+
+def _split(mem, share):
+    """The tokens of the facts' system message and of the turns, at a budget of 200."""
+    prompt = mem.get_messages(token_budget=200, facts_share=share)
+    facts = sm.estimate_tokens(prompt.messages[0]["content"]) + 3
+    return facts, prompt.tokens - facts, prompt.messages
+
+
+def test_msg_2_facts_share_is_room_kept_for_the_facts_not_a_quota(make):
+    """MSG-2 step 3: facts that need less than their share give the rest back to older turns, so any share gives the same request; facts that could use more get what the share keeps."""
+    mem = make()
+    mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
+    for i in range(12):
+        mem.add_turn("user", f"What about dish {i}? Tell me its ingredients.")
+        mem.add_turn("assistant", f"Dish {i} is rice, vegetables and a mild sauce.")
+    low, high = _split(mem, 0.2), _split(mem, 0.8)
+    assert low == high and low[0] == 12 and low[0] + low[1] <= 200
+    step_one = 200 - 200 // 2  # what step 1 alone gives the turns at the default share
+    assert _split(mem, 0.5)[1] > step_one  # step 3: older turns took what the facts left over
+    for i in range(8):
+        mem.remember(f"likes:{i}", f"the guest liked dish {i} last time", importance=0.6)
+    low, high = _split(mem, 0.2), _split(mem, 0.8)
+    assert low[0] < high[0] and low[1] > high[1]  # now the share decides
+    assert high[0] == _split(mem, 0.5)[0]  # every fact fits in half the budget: a bigger share changes nothing

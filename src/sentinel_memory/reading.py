@@ -280,10 +280,13 @@ class Reads(Mapping[str, V]):
         first: an assistant's tool calls and their results kept or left out
         together, the history starting at a user message, and the newest user
         message always in; calls still waiting for results at the end are left
-        out and listed in ``pending``. Turns are taken first, newest back,
-        from all but ``facts_share`` of the budget; the facts get everything
-        the turns leave. Each message counts its text's tokens plus 3 for the
-        chat format (MSG-3), and the whole never exceeds the budget.
+        out and listed in ``pending``. The budget is shared in three steps
+        (MSG-2): the turns are taken newest back while they fit in all but
+        ``facts_share`` of it; the facts take what the turns left; then older
+        turns take whatever the facts left over. So ``facts_share`` is room
+        kept for facts, not a quota: facts that need less give the rest back to
+        the turns. Each message counts its text's tokens plus 3 for the chat
+        format (MSG-3), and the whole never exceeds the budget.
         ``messages`` is a new list each call: append the new question to it.
 
         Args:
