@@ -755,6 +755,9 @@ class AsyncMemory(Mapping[str, Any]):
         must_keep: float | None = None,
         facts_share: float | None = None,
         system: str | None = None,
+        cut: str | None = None,
+        low_mark: float | None = None,
+        facts_at: str | None = None,
     ) -> Messages:
         """A valid chat request that fits ``token_budget``, as ``Memory.get_messages`` builds it (MSG-1 .. MSG-9).
 
@@ -768,6 +771,14 @@ class AsyncMemory(Mapping[str, Any]):
             facts_share: The share of the budget kept for facts while there are any. None, the default, means 0.5.
             system: The app's own system prompt: the start of the system message, counted in the
                 budget (MSG-2, MSG-9). Defaults to None.
+            cut: ``"newest"`` (the default) fills the history newest first to the budget, so its
+                first turn moves on nearly every request; ``"stable"`` cuts it only at marks, so
+                consecutive requests share their start and a prompt cache serves it (MSG-10).
+            low_mark: With ``cut="stable"``, about the share of the budget a request fills right
+                after the history is cut, in [0, 1]. None, the default, means 0.5.
+            facts_at: ``"system"`` (the default) puts the facts in the system message after
+                ``system``; ``"end"`` puts them in a system message of their own after the history,
+                so a question that picks other facts changes only the end of the request (MSG-11).
 
         Returns:
             A ``Messages`` with the ``messages``, the ``entries`` used, their ``tokens``, how many
@@ -790,6 +801,9 @@ class AsyncMemory(Mapping[str, Any]):
                     must_keep=must_keep,
                     facts_share=facts_share,
                     system=system,
+                    cut=cut,
+                    low_mark=low_mark,
+                    facts_at=facts_at,
                 )
             )
 
