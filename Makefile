@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-dev
 # The demo needs the package alone (attrs is its one dependency), not the dev toolchain.
 DEMO_STAMP := $(VENV)/.installed-package
 
-.PHONY: demo test lint redis-server test-thorough mutants random-report notebooks docs serve bench venv clean
+.PHONY: demo test lint redis-server test-thorough mutants mutation random-report vector-coverage notebooks docs serve bench venv clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ test: lint redis-server
 test-thorough: $(STAMP)
 	$(PY) -m pytest --hypothesis-profile=thorough
 
+## make mutation MODULE=conformance/runner.py: mutmut over one module with its narrow test selection (incremental: its cache is in .cache/mutation/); prints killed / total and each survivor, with the reason of those listed as equivalent in tests/mutation_equivalent.txt
+mutation: $(STAMP)
+	$(PY) tests/mutation.py $(MODULE)
+
 ## make random-report: how many of serve --bug's injected bugs the random mode finds on its own
 random-report: $(STAMP)
 	$(PY) tests/random_mode_report.py
@@ -55,6 +59,10 @@ random-report: $(STAMP)
 ## make mutants: apply deliberate one-line bugs and show the spec (machines and properties) catches each
 mutants: $(STAMP)
 	$(PY) tests/mutants.py
+
+## make vector-coverage: the core's branches the conformance vectors alone take, into docs/vector-coverage.md
+vector-coverage: $(STAMP)
+	$(PY) tests/vector_coverage.py --write
 
 ## make notebooks: rewrite and re-execute the notebooks from notebooks/build.py
 notebooks: $(STAMP)

@@ -24,7 +24,7 @@ from pairing import paired
 from workload import NOW, QUERIES, SHAPES, live_texts, make_state, mass_expiry_state
 
 from sentinel_memory import JsonFileStore, additive, core, create_memory
-from sentinel_memory.core import prompt
+from sentinel_memory.core import prompt, window
 
 #: (entries, budget) per shape: the seven-importance workload keeps its full table.
 CONTEXT_CASES = {
@@ -99,7 +99,7 @@ def test_context_naive(benchmark, case, monkeypatch):
     shape, n, budget = case
     state = state_of(shape, n)
     benchmark.extra_info.update(kind="naive", shape=shape, n=n, budget=budget)
-    monkeypatch.setattr(core, "fill", prompt.fill_ranked_naive)
+    monkeypatch.setattr(window, "fill", prompt.fill_ranked_naive)
     ctx = benchmark.pedantic(
         core.context, args=(state,), kwargs={"now": NOW, "token_budget": budget}, rounds=3 if n >= 10_000 else 10
     )

@@ -28,14 +28,20 @@ PACKAGE = ROOT / "src" / "sentinel_memory"
 FORBIDDEN = re.compile(r":(param|returns?|raises?|rtype|type|class|func|meth|attr|mod)\b|\[`[^`\]]+`\]\[[\w.]+\]")
 
 
-#: The public namespaces: the package's names, the pure core (the Extending page), the LangChain and pydantic-ai
-#: adapters, the examples' fake clock.
+#: The public namespaces: the package's names, the pure core (the Extending page), the framework adapters, the
+#: model's memory tools, the examples' fake clock.
 NAMESPACES = (
     "sentinel_memory",
     "sentinel_memory.core",
     "sentinel_memory.integrations.langchain",
     "sentinel_memory.integrations.pydantic_ai",
     "sentinel_memory.integrations.openai_agents",
+    "sentinel_memory.integrations.tools.operations",
+    "sentinel_memory.integrations.tools.mcp",
+    "sentinel_memory.integrations.tools.anthropic",
+    "sentinel_memory.integrations.tools.langchain",
+    "sentinel_memory.integrations.tools.pydantic_ai",
+    "sentinel_memory.integrations.tools.openai_agents",
     "sentinel_memory.fakeclock",
 )
 
@@ -52,12 +58,19 @@ def public(namespaces: tuple[str, ...] = NAMESPACES) -> Iterator[tuple[str, obje
             seen.add(id(obj))
             yield f"{namespace}.{name}", obj, inspect.getsourcefile(obj) or ""
             if inspect.isclass(obj):
-                for member, value in vars(obj).items():
-                    if member.startswith("_"):
+                # Its own methods and those it inherits from the package (the reads both memories share).
+                for owner in inspect.getmro(obj):
+                    if not owner.__module__.startswith("sentinel_memory"):
                         continue
-                    function = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
-                    if inspect.isfunction(function) or isinstance(function, property):
-                        yield f"{namespace}.{name}.{member}", function, inspect.getsourcefile(obj) or ""
+                    for member, value in vars(owner).items():
+                        if member.startswith("_") or (owner is not obj and member in vars(obj)):
+                            continue
+                        function = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+                        if (inspect.isfunction(function) or isinstance(function, property)) and id(
+                            function
+                        ) not in seen:
+                            seen.add(id(function))
+                            yield f"{namespace}.{name}.{member}", function, inspect.getsourcefile(owner) or ""
 
 
 def parameters(obj: object) -> list[str]:

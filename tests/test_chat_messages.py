@@ -182,6 +182,32 @@ def test_msg_6_a_tool_result_answers_the_open_call_of_the_newest_stored_turns(me
         mem.add_message(answer(3))
 
 
+def test_msg_6_what_a_request_never_sends_neither_answers_nor_closes_a_call(mem, clock):
+    """MSG-6, MSG-7: the open calls are get_messages' pending calls: a forgotten, expired, human or id-less tool turn after a call stands between nothing."""
+    mem.add_turn("user", "Brno and Praha?")
+    mem.add_message(asks(1, 2))
+    mem.add_turn("assistant", "one moment", ttl=1000)
+    mem.remember("chat:4", {"role": "human", "content": "stored before roles were checked"})
+    mem.remember("chat:5", "tool: stored before results had ids")
+    mem.add_turn("assistant", "forgotten")
+    mem.forget("chat:6")
+    with pytest.raises(ValueError, match="answers no open call"):
+        mem.add_message(answer(1))  # the live assistant turn after the call closes it
+    assert sm.core.open_calls(mem.state, now=clock.now) is None
+    clock.advance(1000)  # the assistant turn expires: the call is pending again
+    assert [e.key for e in mem.get_messages(token_budget=500).pending] == ["chat:2"]
+    assert sm.core.open_calls(mem.state, now=clock.now) == {"call_1", "call_2"}
+    mem.add_messages([answer(1), answer(2)])
+    sent = mem.get_messages(token_budget=500).messages
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "tool"]
+    assert sm.request_problems(sent) == []
+    mem.add_turn("user", "thanks")
+    mem.add_message(asks(3))
+    mem.add_turn("user", "never mind")
+    with pytest.raises(ValueError, match="answers no open call"):
+        mem.add_message(answer(3))  # a user turn after the call closes it, here and in MSG-7
+
+
 def test_ent_16_add_turn_takes_the_chat_roles_and_not_tool(mem):
     """ENT-16, MSG-5: add_turn refuses roles outside the chat API's with a hint, and tool (no call id); old turns of other roles still read."""
     with pytest.raises(ValueError, match=r"use 'user'"):

@@ -473,3 +473,24 @@ def test_the_whole_suite_passes_with_redis_in_the_loop(redis_server):
     SUMMARIES.append(f"conformance (serve --store redis, {time.perf_counter() - started:.1f} s): {summary}")
     assert result.returncode == 0, result.stdout[-3000:]
     assert summary == f"{len(all_cases())} passed, 0 failed, 0 skipped, 0 errored"
+
+
+def test_the_precedence_vectors_are_what_the_generator_makes(capsys):
+    """PROTOCOL §3: spec/vectors/precedence.json is generated from the reference, so a change of which error wins is a reviewed diff."""
+    assert main(["precedence", "--vectors", str(SPEC / "vectors")]) == 0
+    assert "as kept" in capsys.readouterr().out
+
+
+def test_the_vector_coverage_report_covers_every_core_module():
+    """The report of what the vectors reach names every module of the core, with a total no larger than the branches."""
+    text = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "vector_coverage.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
+    modules = {p.relative_to(ROOT / "src").as_posix() for p in (ROOT / "src" / "sentinel_memory" / "core").glob("*.py")}
+    assert modules <= set(re.findall(r"^\| `(sentinel_memory/core/[a-z0-9_/]+\.py)` \| \d", text, re.MULTILINE))
+    taken, total = map(int, re.search(r"take \*\*(\d+) of (\d+) branches", text).groups())
+    assert 0 < taken <= total

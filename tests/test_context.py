@@ -11,7 +11,8 @@ from spec.strategies import TOKENIZERS as MACHINE_TOKENIZERS
 
 import sentinel_memory as sm
 from sentinel_memory import core
-from sentinel_memory.core import prompt
+from sentinel_memory.core import prompt, window
+from sentinel_memory.core import search as search_module
 from sentinel_memory.core.lexical import words
 from sentinel_memory.core.tokens import additive
 
@@ -219,7 +220,7 @@ def test_ctx_4_seeded_random_memories_respect_the_budget(search):
         query = rng.choice([None, "", "refund status", "peanut", "xyz", "refund cart peanut name"])
         for tokenizer in TOKENIZERS:
             try:
-                with mock.patch.object(core, "_by_holders", lambda stored, limit: search == "holders"):
+                with mock.patch.object(search_module, "_by_holders", lambda stored, limit: search == "holders"):
                     ctx = core.context(state, now=now, token_budget=budget, query=query, tokenizer=tokenizer)
             except ValueError:
                 assert tokenizer("") > budget
@@ -253,7 +254,7 @@ def test_ctx_8_fast_fill_equals_naive_fill():
         for tokenizer in FAST_TOKENIZERS:
             args = dict(now=now, token_budget=budget, query=query, tokenizer=tokenizer, format=fmt, separator=separator)
             fast = core.context(state, **args)
-            with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
+            with mock.patch.object(window, "fill", prompt.fill_ranked_naive):
                 naive = core.context(state, **args)
             assert fast == naive
 
@@ -282,7 +283,7 @@ def test_ctx_8_fractional_additive_counts_take_the_exact_fill(mem):
     thirds = additive(lambda text: len(text) / 3)
     state = mem.state
     args = dict(now=max(e.updated_at for e in state.entries.values()), token_budget=9.5, tokenizer=thirds)
-    with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
+    with mock.patch.object(window, "fill", prompt.fill_ranked_naive):
         naive = core.context(state, **args)
     assert core.context(state, **args) == naive
     assert naive.tokens == thirds(naive.text) <= 9.5 and naive.entries
@@ -324,7 +325,7 @@ def test_ctx_8_fractional_line_measures_are_not_summed(mem):
     ctx = mem.get_context(token_budget=2.5, tokenizer=halves)
     assert (ctx.text, ctx.tokens, ctx.omitted) == ("j: ab", 2.5, 1)
     state = mem.state
-    with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
+    with mock.patch.object(window, "fill", prompt.fill_ranked_naive):
         assert (
             core.context(
                 state, now=max(e.updated_at for e in state.entries.values()), token_budget=2.5, tokenizer=halves

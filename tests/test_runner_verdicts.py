@@ -228,3 +228,46 @@ def test_a_longer_or_shorter_array_is_never_equal(expected, extra):
     assert compare.equal(wrapped, json.loads(json.dumps(wrapped)))
     assert not compare.equal({"a": [[expected]]}, {"a": [[expected, extra]]})
     assert not compare.equal([], [extra])
+
+
+@pytest.mark.parametrize(
+    ("expected", "got", "tolerance", "same"),
+    [
+        ("9007199254740993", "9007199254740992", 0.0, False),
+        ("9007199254740993", "9007199254740992", 1e-6, False),
+        ("9007199254740993", "9007199254740993", 0.0, True),
+        ("-9007199254740993", "-9007199254740992.0", 0.0, False),
+        ("9007199254740992", "9007199254740992.0", 0.0, True),
+        ("1000", "1000.0000001", 1e-6, False),
+        ("1000", "1000.0", 1e-6, True),
+        ("1000", "1e3", 0.0, True),
+        ("5", "5.5", 0.5, False),
+        ("1000.0", "1000.0000001", 1e-6, True),
+        ("1e3", "1000.0000001", 1e-6, True),
+        (
+            "100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001",
+            "1e308",
+            1e-6,
+            False,
+        ),
+    ],
+)
+def test_an_expected_integer_literal_is_compared_exactly(expected, got, tolerance, same):
+    """PROTOCOL §9: an integer literal in a vector is the exact integer; no tolerance and no rounding to a double hides a difference."""
+    assert compare.equal(json.loads(expected), json.loads(got), tolerance=tolerance) is same
+    assert (compare.first_difference({"ok": json.loads(expected)}, {"ok": json.loads(got)}, tolerance) is None) is same
+
+
+def test_a_timestamp_beyond_2_53_rounded_by_a_port_fails_its_case():
+    """PROTOCOL §9, TIME-1: a backend that answers an integer timestamp beyond 2**53 as the rounded double fails the case."""
+    big = [case_id for case_id, case in CASES.items() if "9007199254740993" in json.dumps(case)]
+    assert big, "the vectors hold a timestamp beyond 2**53"
+
+    def rounded(request, answer):
+        return json.loads(json.dumps(answer).replace("9007199254740993", "9007199254740992"))
+
+    assert {outcome.status for outcome in runner.run(Backend(), [CASES[case_id] for case_id in big]).outcomes} == {
+        "passed"
+    }
+    report = runner.run(Backend(rounded), [CASES[case_id] for case_id in big])
+    assert report.count("failed") == len(big)

@@ -151,3 +151,48 @@ def test_per_13_an_integer_literal_of_more_than_4300_digits_is_damage(tmp_path, 
             store.load()
     else:
         assert store.load()["x"] % 10**100 == 10**100 - 1
+
+
+CALL = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{}"}}],
+}
+RESULT = {"role": "tool", "tool_call_id": "c1", "content": "4 °C"}
+
+
+def test_mw_6_a_shared_memory_takes_a_result_for_another_writers_call(tmp_path):
+    """MW-6, MSG-6: the open-call check of a shared change is made after its reload, so a result for another writer's call is taken."""
+    path, first, second = writers(tmp_path)
+    first.add_turn("user", "Weather?")
+    second.get("x")
+    first.add_message(CALL)  # second has not seen the call
+    assert second.add_message(RESULT).key == "chat:3"
+    with pytest.raises(sm.NoOpenCallError, match=r"'c1' answers no open call \(open: none\)"):
+        first.add_message(RESULT)  # answered by second, which first sees after its reload
+    assert [e.key for e in first.get_recent()] == ["chat:2", "chat:1"]  # refused after its reload: as it was
+    assert [m["role"] for m in first.get_messages(token_budget=100).messages] == ["user"]
+    first.add_turn("user", "Thanks")  # the next change reloads and follows the result
+    assert [e["key"] for e in sm.JsonFileStore(path).load()["entries"]] == ["chat:1", "chat:2", "chat:3", "chat:4"]
+    with pytest.raises(TypeError, match=r"messages\[0\].content"):
+        second.add_messages(
+            [{"role": "tool", "tool_call_id": "c1", "content": 5}]
+        )  # a field: refused before any reload
+
+
+def test_mw_6_an_async_shared_memory_takes_a_result_for_another_writers_call(tmp_path):
+    """MW-6, MSG-6, AIO-2: the async memory checks a shared change's open calls after its reload, as the sync one does."""
+    path = tmp_path / "memory.json"
+
+    async def main():
+        clock = FakeClock()
+        first = await sm.create_async_memory(store=AsyncFile(path), clock=clock, autosave=True, shared=True)
+        second = await sm.create_async_memory(store=AsyncFile(path), clock=clock, autosave=True, shared=True)
+        await first.add_turn("user", "Weather?")
+        await first.add_message(CALL)
+        assert (await second.add_message(RESULT)).key == "chat:3"
+        with pytest.raises(sm.NoOpenCallError):
+            await first.add_message(RESULT)
+        assert [e.key for e in first.get_recent()] == ["chat:2", "chat:1"]
+
+    asyncio.run(main())

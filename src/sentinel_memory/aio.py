@@ -38,24 +38,20 @@ from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
-    ItemsView,
-    Iterator,
-    KeysView,
     Mapping,
     Sequence,
-    ValuesView,
 )
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import core, telemetry
 from .core.errors import ReentrantCallError
-from .core.jsondata import is_json_text
 from .core.options import Duration, _caller_level
 from .core.state import MemoryState
 from .core.tokens import TokenizerLike
-from .core.values import Compaction, Context, Entry, Hit, LoadResult, Messages
+from .core.values import Compaction, Entry, LoadResult
 from .memory import Memory, _cycle_collector_paused, create_memory, wall_clock
-from .shell import Counters, Plumbing, Steps, read_clock
+from .reading import Reads
+from .shell import Counters, Driven, Plumbing, Steps, read_clock
 from .shell import Now as _Now
 from .stores.contract import AsyncStore, Store, check_store, is_async_store
 
@@ -100,18 +96,6 @@ class _Threaded:
 
     def abandon(self) -> None:
         """Nothing to let go of: a stranded change goes on in the worker thread and ends there."""
-
-    @property
-    def state(self) -> MemoryState:
-        return self.memory.state
-
-    @property
-    def generation(self) -> int:
-        return self.memory.generation
-
-    @property
-    def last_load(self) -> LoadResult | None:
-        return self.memory.last_load
 
     async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         import asyncio
@@ -173,22 +157,6 @@ class _Native:
         self.plumbing = Plumbing(state, store=store, clock=now, autosave=autosave, on_evict=on_evict, shared=shared)
 
     @property
-    def state(self) -> MemoryState:
-        return self.plumbing.state
-
-    @property
-    def store(self) -> Any:
-        return self.plumbing.store
-
-    @property
-    def generation(self) -> int:
-        return self.plumbing.generation
-
-    @property
-    def last_load(self) -> LoadResult | None:
-        return self.plumbing.last_load
-
-    @property
     def effects_task(self) -> Any:
         """The task running a change's side effects, or None (WRP-3)."""
         return self.plumbing.changing
@@ -205,24 +173,22 @@ class _Native:
         """Drive one plumbing operation, awaiting each store call it yields (the twin of ``Memory._run``)."""
         import asyncio
 
-        try:
-            call = next(steps)
-            while True:
-                try:
-                    if call.offload:
-                        # Parsing a whole document is CPU work: off the loop, and the cycle collector
-                        # paused only in that thread's stretch of work (PER-18).
-                        result = await asyncio.to_thread(_paused, call.function, *call.args)
-                    elif call.heavy and not inspect.iscoroutinefunction(call.function):
-                        result = _paused(call.function, *call.args)  # small: on the loop, never across an await
-                    else:
-                        result = await _call(call.function, *call.args)
-                except BaseException as error:
-                    call = steps.throw(error)
+        driven = Driven(steps)
+        while (call := driven.call) is not None:
+            try:
+                if call.offload:
+                    # Parsing a whole document is CPU work: off the loop, and the cycle collector
+                    # paused only in that thread's stretch of work (PER-18).
+                    result = await asyncio.to_thread(_paused, call.function, *call.args)
+                elif call.heavy and not inspect.iscoroutinefunction(call.function):
+                    result = _paused(call.function, *call.args)  # small: on the loop, never across an await
                 else:
-                    call = steps.send(result)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+                    result = await _call(call.function, *call.args)
+            except BaseException as error:
+                driven.settle(None, error)
+            else:
+                driven.settle(result, None)
+        return driven.value
 
     async def change(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         import asyncio
@@ -291,7 +257,7 @@ def _paused(function: Callable[..., T], *args: Any) -> T:
 # -- the memory ------------------------------------------------------------------------------
 
 
-class AsyncMemory(Mapping[str, Any]):
+class AsyncMemory(Reads[Any]):
     """A memory for asyncio code: coroutines for changes and I/O, plain methods for reads (AIO-1).
 
     Create one with ``create_async_memory``. Share it between tasks freely:
@@ -318,6 +284,8 @@ class AsyncMemory(Mapping[str, Any]):
 
     def __init__(self, engine: _Threaded | _Native, *, clock: _Now) -> None:
         self._engine = engine
+        # The plumbing the engine drives, which the reads read (sentinel_memory.reading).
+        self._plumbing = engine.memory._plumbing if isinstance(engine, _Threaded) else engine.plumbing
         self._clock = clock
         self._counters = Counters()  # the line counts of the tokenizer objects passed per call (CTX-12)
         self._turns: asyncio.Lock | None = None  # one change at a time, first come first served (AIO-2)
@@ -332,26 +300,10 @@ class AsyncMemory(Mapping[str, Any]):
     # -- the plumbing ------------------------------------------------------------------------
 
     @property
-    def state(self) -> MemoryState:
-        """The current immutable state, for inspection or the pure functions."""
-        return self._engine.state
-
-    @property
     def store(self) -> Store | AsyncStore:
         """The store this memory loads from and saves to."""
-        engine = self._engine
-        store: Store | AsyncStore = engine.memory.store if isinstance(engine, _Threaded) else engine.store
+        store: Store | AsyncStore = self._plumbing.store
         return store
-
-    @property
-    def generation(self) -> int:
-        """The store generation this memory last loaded or saved (MW-1)."""
-        return self._engine.generation
-
-    @property
-    def last_load(self) -> LoadResult | None:
-        """The ``LoadResult`` of the last load, None before the first (PER-14)."""
-        return self._engine.last_load
 
     @property
     def threaded(self) -> bool:
@@ -448,15 +400,14 @@ class AsyncMemory(Mapping[str, Any]):
                 it never expires. Defaults to None.
 
         Returns:
-            A copy of the stored ``Entry``, also when this very call evicted it.
+            A copy of the stored ``Entry``, even when the compaction this change ran evicted it.
 
         Raises:
-            TypeError: The key is not a string or the data is not JSON.
-            ValueError: The key is empty or the data is nested deeper than ``MAX_DEPTH``.
-            OSError: The autosave failed (``StoreError``, ``LockTimeoutError``, a full disk); the memory
-                is unchanged.
-            ConflictError: Another writer saved first (not with ``shared=True``).
             ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
+            TypeError: A key that is no string, or data that is no JSON.
+            ValueError: An empty key, or data nested deeper than ``MAX_DEPTH``.
+            OSError: The autosave failed (``StoreError``, ``LockTimeoutError``, a full disk); nothing changed.
+            ConflictError: Another writer saved first (not with ``shared=True``).
 
         Examples:
             >>> import asyncio
@@ -506,28 +457,26 @@ class AsyncMemory(Mapping[str, Any]):
     async def add_message(
         self, message: Mapping[str, Any], *, importance: float | None = None, ttl: Duration | None = None
     ) -> Entry:
-        """Remember one chat message in the chat-completions form as the next turn (MSG-5, MSG-6).
+        """Store one chat-completions message under the next ``chat:N`` key, as ``Memory.add_message`` does (MSG-5, MSG-6).
 
-        The message is what a chat API takes and returns: ``role`` (``system``,
-        ``developer``, ``user``, ``assistant`` or ``tool``), ``content`` (a
-        string or a list of content parts), an assistant's ``tool_calls``, a
-        tool message's ``tool_call_id`` and an optional ``name``. It is stored
-        as it is under the next ``chat:N`` key, as ``add_turn`` stores a turn; as ``Memory.add_message`` does;
-        a tool message must answer an open call of the assistant message
-        before it.
+        The change waits for the memory's turn (AIO-2). The message is checked
+        whole before anything is stored: its role and fields, and that a tool
+        message answers an open call of the assistant message before it.
 
         Args:
-            message: The message, a dict.
-            importance: A number in [0, 1]. None, the default, means 0.3.
-            ttl: How long the turn lives: milliseconds or a ``datetime.timedelta``. Defaults to None.
+            message: A dict with ``role`` and ``content`` and, as the role allows, ``tool_calls``,
+                ``tool_call_id`` and ``name``.
+            importance: The turn's importance in [0, 1]; None (the default) gives it 0.3.
+            ttl: The turn's lifetime in milliseconds or as a ``datetime.timedelta``; None (the default): no expiry.
 
         Returns:
-            A copy of the stored ``Entry``.
+            The stored turn's ``Entry``, as a copy.
 
         Raises:
-            TypeError: A field has the wrong type (the error names it).
-            ValueError: A role outside the chat API's, an unknown or missing field, two calls with
-                one id, or a tool message that answers no open call; nothing is stored.
+            TypeError: A field of the wrong type, named in the error; nothing is stored.
+            ValueError: A role the chat API does not have, a field unknown or missing, one call id
+                twice, or a tool message answering no open call; nothing is stored.
+            ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
         """
         entry: Entry = await self._change("add_message", message, importance=importance, ttl=ttl)
         return entry
@@ -535,32 +484,33 @@ class AsyncMemory(Mapping[str, Any]):
     async def add_messages(
         self, messages: Sequence[Mapping[str, Any]], *, importance: float | None = None, ttl: Duration | None = None
     ) -> list[Entry]:
-        """Remember chat messages in the chat-completions form as turns, in order, all or nothing (MSG-5, MSG-6).
+        """Store chat-completions messages as turns, in order and all or nothing, as ``Memory.add_messages`` does (MSG-5, MSG-6).
 
-        Every message is checked before any is stored, as ``add_message``
-        checks one; then they are stored in one change: one transaction with
-        ``shared=True``, one autosave, one ``on_evict`` call.
+        All of them are checked first; then they are stored in one change that
+        takes the memory's turn once (AIO-2), with one autosave and one
+        ``on_evict`` call.
 
         Args:
-            messages: A list of message dicts.
-            importance: A number in [0, 1] for each. None, the default, means 0.3.
-            ttl: How long each turn lives. Defaults to None.
+            messages: The message dicts, oldest first.
+            importance: Each turn's importance in [0, 1]; None (the default) gives 0.3.
+            ttl: Each turn's lifetime; None (the default): no expiry.
 
         Returns:
-            A list of copies of the stored ``Entry`` objects, in order.
+            The stored turns' ``Entry`` copies, in the order given.
 
         Raises:
-            TypeError, ValueError: A message or field is bad; the error names ``messages[i]`` and
-                the field, and nothing is stored.
+            TypeError, ValueError: A bad message or field, named as ``messages[i]`` and the field;
+                nothing is stored.
+            ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
         """
         entries: list[Entry] = await self._change("add_messages", messages, importance=importance, ttl=ttl)
         return entries
 
     async def forget(self, key: str) -> bool:
-        """Remove the live entry under ``key`` (ENT-8).
+        """Remove the live entry under ``key``, taking the memory's turn (ENT-8, AIO-2).
 
         Args:
-            key: A non-empty string.
+            key: The entry's key, a non-empty string.
 
         Returns:
             True when a live entry was removed, False when there was none (an expired one counts as none).
@@ -606,214 +556,6 @@ class AsyncMemory(Mapping[str, Any]):
         """
         dropped: Compaction = await self._change("compact")  # logged by the plumbing (LOG-2), once
         return dropped
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """A copy of the live data under ``key``, or ``default`` (ENT-7); no I/O, so not a coroutine.
-
-        Args:
-            key: A non-empty string.
-            default: What to return when there is no live entry. Defaults to None.
-
-        Returns:
-            A copy of the data, or ``default``.
-
-        Raises:
-            TypeError: The key is not a string.
-            ValueError: The key is empty.
-        """
-        return core.get(self.state, key, now=self._now(), default=default)
-
-    def get_entry(self, key: str, default: Any = None) -> Any:
-        """A copy of the live ``Entry`` under ``key``, or ``default`` (ENT-15); no I/O, so not a coroutine.
-
-        Args:
-            key: A non-empty string.
-            default: What to return when there is no live entry. Defaults to None.
-
-        Returns:
-            A copy of the ``Entry`` (key, data, importance, timestamps), or ``default``.
-
-        Raises:
-            TypeError: The key is not a string.
-            ValueError: The key is empty.
-        """
-        return core.get_entry(self.state, key, now=self._now(), default=default)
-
-    def has(self, key: str) -> bool:
-        """Whether a live entry is stored under ``key`` (ENT-7); no I/O, so not a coroutine.
-
-        Args:
-            key: A non-empty string.
-
-        Returns:
-            True when a live entry is stored under ``key``.
-
-        Raises:
-            TypeError: The key is not a string.
-            ValueError: The key is empty.
-        """
-        return core.has(self.state, key, now=self._now())
-
-    def size(self) -> int:
-        """The number of live entries, the same as ``len(mem)`` (ENT-11).
-
-        Returns:
-            How many entries every read sees now; expired ones still stored do not count.
-        """
-        return core.size(self.state, now=self._now())
-
-    def get_recent(self, n: int | None = None) -> tuple[Entry, ...]:
-        """The ``n`` newest live entries, newest first, as copies (ENT-10).
-
-        Args:
-            n: How many entries, an integer >= 0. Defaults to None (10).
-
-        Returns:
-            A tuple of ``Entry`` copies, newest first.
-        """
-        return core.get_recent(self.state, n, now=self._now())
-
-    def recall(self, query: str, *, limit: int | None = None) -> tuple[Hit, ...]:
-        """The live entries that share a word with ``query``, best first (REC-1 .. REC-4).
-
-        Args:
-            query: The words to look for.
-            limit: The most hits, an integer >= 0. Defaults to None (10).
-
-        Returns:
-            A tuple of ``Hit`` (a copy of the ``entry`` and its ``score``), best first.
-
-        Raises:
-            TypeError: ``query`` is not a string.
-        """
-        return core.recall(self.state, query, now=self._now(), limit=limit)
-
-    def get_context(
-        self,
-        *,
-        token_budget: int | float,
-        query: str | None = None,
-        tokenizer: TokenizerLike | None = None,
-        format: Callable[[Entry], str] | None = None,
-        separator: str | None = None,
-        must_keep: float | None = None,
-        only: Literal["facts", "turns"] | None = None,
-    ) -> Context:
-        """The prompt text of the top live entries within ``token_budget``, as ``Memory.get_context`` (CTX-1 .. CTX-11).
-
-        No I/O, so not a coroutine.
-
-        Args:
-            token_budget: The most tokens the text may count, a finite number >= 0.
-            query: Rank the entries that share its words first. Defaults to None (no query).
-            tokenizer: Counts tokens: a function ``(text) -> number`` or any object with
-                ``encode(text)``. None, the default, means the memory's tokenizer.
-            format: Renders one entry (a copy) as its line, a function ``(entry) -> str``.
-                None, the default, means ``default_format`` (``key: data``).
-            separator: Put between lines. None, the default, means a newline.
-            must_keep: Entries of at least this importance, in [0, 1], come first. Defaults to None.
-            only: ``"facts"`` or ``"turns"``: only entries of that kind. Defaults to None (every entry).
-
-        Returns:
-            A ``Context`` with ``text``, the ``entries`` in it, its ``tokens`` and how many live
-            entries were ``omitted``.
-
-        Raises:
-            ValueError: The budget is not a finite number >= 0, or ``only`` is not one of its two values.
-            TypeError: A tokenizer, format, separator or query of the wrong kind.
-
-        Examples:
-            >>> import asyncio
-            >>> async def main():
-            ...     async with await create_async_memory(clock=lambda: 1_792_310_400_000) as mem:
-            ...         await mem.remember("user:name", "Jakub", importance=0.9)
-            ...         return mem.get_context(token_budget=800, query="dessert", must_keep=0.9).text
-            >>> asyncio.run(main())
-            'user:name: Jakub'
-        """
-        with telemetry.operation("get_context", self.store, token_budget):  # OTL-6
-            return telemetry.built(
-                core.context(
-                    self.state,
-                    now=self._now(),
-                    token_budget=token_budget,
-                    query=query,
-                    tokenizer=self._counters.get(tokenizer, self.state.config.tokenizer),
-                    format=format,
-                    separator=separator,
-                    must_keep=must_keep,
-                    only=only,
-                )
-            )
-
-    def get_messages(
-        self,
-        *,
-        token_budget: int | float,
-        query: str | None = None,
-        tokenizer: TokenizerLike | None = None,
-        must_keep: float | None = None,
-        facts_share: float | None = None,
-        system: str | None = None,
-        cut: str | None = None,
-        low_mark: float | None = None,
-        facts_at: str | None = None,
-    ) -> Messages:
-        """A valid chat request that fits ``token_budget``, as ``Memory.get_messages`` builds it (MSG-1 .. MSG-9).
-
-        No I/O, so not a coroutine.
-
-        Args:
-            token_budget: The most tokens the messages may count, a finite number >= 0.
-            query: Rank the facts that share its words first. Defaults to None.
-            tokenizer: Counts tokens, as for ``get_context``. None, the default, means the memory's tokenizer.
-            must_keep: Facts of at least this importance come first. Defaults to None.
-            facts_share: The share of the budget kept for facts while there are any. None, the default, means 0.5.
-            system: The app's own system prompt: the start of the system message, counted in the
-                budget (MSG-2, MSG-9). Defaults to None.
-            cut: ``"newest"`` (the default) fills the history newest first to the budget, so its
-                first turn moves on nearly every request; ``"stable"`` cuts it only at marks, so
-                consecutive requests share their start and a prompt cache serves it (MSG-10).
-            low_mark: With ``cut="stable"``, about the share of the budget a request fills right
-                after the history is cut, in [0, 1]. None, the default, means 0.5.
-            facts_at: ``"system"`` (the default) puts the facts in the system message after
-                ``system``; ``"end"`` puts them in a system message of their own after the history,
-                so a question that picks other facts changes only the end of the request (MSG-11).
-
-        Returns:
-            A ``Messages`` with the ``messages``, the ``entries`` used, their ``tokens``, how many
-            live entries were ``omitted`` and the ``pending`` turns.
-
-        Raises:
-            ValueError: The budget is not a finite number >= 0.
-            TokenBudgetError: The system prompt, the must-keep facts and the newest question need
-                more than the budget.
-            TypeError: The tokenizer returned something other than a number >= 0, or the query is not a str.
-        """
-        with telemetry.operation("get_messages", self.store, token_budget):  # OTL-6
-            return telemetry.built(
-                core.messages(
-                    self.state,
-                    now=self._now(),
-                    token_budget=token_budget,
-                    query=query,
-                    tokenizer=self._counters.get(tokenizer, self.state.config.tokenizer),
-                    must_keep=must_keep,
-                    facts_share=facts_share,
-                    system=system,
-                    cut=cut,
-                    low_mark=low_mark,
-                    facts_at=facts_at,
-                )
-            )
-
-    def stats(self) -> dict[str, int]:
-        """The counters ``size, stored, limit, cache, compactions, expired, evicted``, in that order (CMP-6).
-
-        Returns:
-            A new dict of str to int, as ``Memory.stats`` returns it.
-        """
-        return core.stats(self.state, now=self._now())
 
     # -- persistence and transactions --------------------------------------------------------
 
@@ -929,52 +671,6 @@ class AsyncMemory(Mapping[str, Any]):
 
     # -- Python conveniences -----------------------------------------------------------------
 
-    def __len__(self) -> int:
-        return self.size()
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and bool(key) and is_json_text(key) and self.has(key)
-
-    def __getitem__(self, key: str) -> Any:
-        """``mem[key]``: a copy of the live entry's data; ``KeyError`` when there is none (ENT-15)."""
-        entry = core.get_entry(self.state, key, now=self._now())
-        if entry is None:
-            raise KeyError(key)
-        return entry.data
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.keys())
-
-    def keys(self) -> KeysView[str]:
-        """The live keys, oldest first, read at one moment (ENT-15).
-
-        Returns:
-            A ``KeysView`` of a snapshot; later changes do not show in it.
-        """
-        return self._snapshot().keys()
-
-    def values(self) -> ValuesView[Any]:
-        """Copies of the live entries' data, oldest first, read at one moment (ENT-15).
-
-        Returns:
-            A ``ValuesView`` of a snapshot; later changes do not show in it.
-        """
-        return self._snapshot().values()
-
-    def items(self) -> ItemsView[str, Any]:
-        """``(key, data)`` pairs of the live entries, oldest first, read at one moment (ENT-15).
-
-        Returns:
-            An ``ItemsView`` of a snapshot; later changes do not show in it.
-        """
-        return self._snapshot().items()
-
-    def _snapshot(self) -> dict[str, Any]:
-        return dict(core.live_items(self.state, now=self._now()))
-
-    __eq__ = object.__eq__
-    __hash__ = object.__hash__
-
     def __repr__(self) -> str:
         return f"<AsyncMemory size={self.size()} limit={self.state.config.limit} store={self.store!r}>"
 
@@ -1035,13 +731,13 @@ class AsyncCacheMemory:
         return core.cache_get(m.state, key, now=m._now(), default=default)
 
     async def delete(self, key: str) -> bool:
-        """Remove the item under ``key`` (L0-2).
+        """Remove the item under ``key``, taking the memory's turn (L0-2, AIO-2).
 
         Args:
-            key: A non-empty string.
+            key: The item's key, a non-empty string.
 
         Returns:
-            True when a live item was removed.
+            True when a live item was removed, False when there was none.
 
         Raises:
             TypeError: The key is not a string.

@@ -8,7 +8,10 @@ read as strictly as the library reads it:
 * ``stats FILE``, ``recall FILE QUERY``, ``context FILE --budget N``;
 * ``compact FILE [--limit N] [--dry-run]`` and ``forget FILE KEY``, which
   save the file;
-* ``demo``: the restaurant story from the README.
+* ``demo``: the restaurant story from the README;
+* ``mcp --folder PATH [--user ID]``: an MCP server of the model's memory
+  tools over a folder of memories (MCP-4; the ``[mcp]`` extra, loaded only
+  by this command).
 
 Every command takes ``--json``; those that save take ``--wait SECONDS``.
 Exit status (CLI-3): 0 when it worked, 1 when the file is missing, damaged
@@ -326,7 +329,46 @@ def _parser() -> argparse.ArgumentParser:
             help=f"wait at most this long for another process's lock on the file, then exit {LOCKED} (default {DEFAULT_WAIT:g})",
         )
     commands.add_parser("demo", help="the restaurant story from the README")
+    serve = commands.add_parser(
+        "mcp",
+        help="serve a folder of memories to a model as MCP tools (the [mcp] extra)",
+        description="Serve one user's memory of a folder as MCP tools: remember, recall, forget, get_context, stats.",
+    )
+    serve.add_argument(
+        "--folder", type=Path, required=True, metavar="PATH", help="the folder of memories (MemoryFolder)"
+    )
+    serve.add_argument(
+        "--user", default="default", metavar="ID", help="whose memory the tools reach (default: default)"
+    )
+    serve.add_argument("--limit", type=_limit, help="each memory's limit (default 1000)")
+    serve.add_argument(
+        "--transport", choices=["stdio", "streamable-http"], default="stdio", help="how clients connect (default stdio)"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="with streamable-http: the address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="with streamable-http: the port (default 8000)")
     return parser
+
+
+def _serve_mcp(options: argparse.Namespace) -> int:
+    """``sentinel-memory mcp``: the MCP server of ``sentinel_memory.integrations.tools.mcp`` (MCP-4).
+
+    The module is loaded by name here, so the command line imports the SDK only for this command.
+    """
+    try:
+        module = importlib.import_module("sentinel_memory.integrations.tools.mcp")
+    except ImportError as error:
+        print(f"sentinel-memory: {error}", file=sys.stderr)
+        return 2
+    try:
+        server = module.create_server(options.folder, user_id=options.user, limit=options.limit)
+    except TypeError as error:
+        print(f"sentinel-memory: {error}", file=sys.stderr)
+        return 2
+    if options.transport == "stdio":
+        server.run()
+    else:  # pragma: no cover - serves until stopped
+        server.run("streamable-http", host=options.host, port=options.port)
+    return 0
 
 
 #: Each command, given the memory, the options and what the load compacted away (PER-8).
@@ -346,6 +388,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "demo":
         print(demo())
         return 0
+    if options.command == "mcp":
+        return _serve_mcp(options)
     loaded: list[Compaction] = []
     # Only compact saves what its own load dropped to fit --limit (CLI-2); a read never writes (CLI-1).
     compacting = options.command == "compact"

@@ -45,15 +45,15 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
-from typing import Any, Literal, TypeVar, overload
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar, overload
 
 from . import core, shell, telemetry
-from .core.jsondata import is_json_text
 from .core.options import Duration, _caller_level, require_bool, require_callable
 from .core.state import MemoryState
 from .core.tokens import TokenizerLike
-from .core.values import JSON, Compaction, Context, Entry, Hit, LoadResult, Messages
+from .core.values import JSON, Compaction, Entry, LoadResult
+from .reading import Reads
 from .shell import Counters
 from .stores.contract import MemoryStore, Store, check_store, is_async_store
 
@@ -78,7 +78,7 @@ def wall_clock() -> int:
     return time.time_ns() // 1_000_000
 
 
-class Memory(Mapping[str, JSON]):
+class Memory(Reads[JSON]):
     """A memory with a current state, a clock, a store and an optional ``on_evict``.
 
     Create one with ``create_memory``, which checks the options; the
@@ -129,11 +129,6 @@ class Memory(Mapping[str, JSON]):
     # -- the plumbing every method shares ---------------------------------
 
     @property
-    def state(self) -> MemoryState:
-        """The current immutable state, for inspection or the pure functions."""
-        return self._plumbing.state
-
-    @property
     def _state(self) -> MemoryState:
         return self._plumbing.state
 
@@ -149,16 +144,6 @@ class Memory(Mapping[str, JSON]):
         return store
 
     _store = store
-
-    @property
-    def generation(self) -> int:
-        """The store generation this memory last loaded or saved (MW-1)."""
-        return self._plumbing.generation
-
-    @property
-    def last_load(self) -> LoadResult | None:
-        """The ``LoadResult`` of the last load, None before the first (PER-14)."""
-        return self._plumbing.last_load
 
     @property
     def _autosave(self) -> bool:
@@ -189,21 +174,10 @@ class Memory(Mapping[str, JSON]):
 
     @staticmethod
     def _drive(steps: shell.Steps[T]) -> T:
-        try:
-            call = next(steps)
-            while True:
-                try:
-                    if call.heavy:
-                        with _cycle_collector_paused():
-                            result = call.function(*call.args)
-                    else:
-                        result = call.function(*call.args)
-                except BaseException as error:
-                    call = steps.throw(error)
-                else:
-                    call = steps.send(result)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+        driven = shell.Driven(steps)
+        while (call := driven.call) is not None:
+            driven.settle(*_outcome(call))
+        return driven.value
 
     def _begin(self) -> MemoryState:
         """The state a change starts from; refused from inside this memory's own side effects (WRP-3)."""
@@ -399,81 +373,6 @@ class Memory(Mapping[str, JSON]):
         entries: list[Entry] = self._change("add_messages", messages, importance=importance, ttl=ttl)
         return entries
 
-    @overload
-    def get(self, key: str) -> JSON: ...
-
-    @overload
-    def get(self, key: str, default: T) -> JSON | T: ...
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """A copy of the data stored under ``key``, or ``default`` when there is no live entry (ENT-7, EXP-3).
-
-        An entry that has expired is not returned, from the exact millisecond of
-        its deadline. ``mem[key]`` is the same read but raises ``KeyError``.
-
-        Args:
-            key: A non-empty string.
-            default: What to return when there is no live entry. Defaults to None.
-
-        Returns:
-            A copy of the entry's JSON data (a type checker sees ``JSON``), or ``default``.
-
-        Raises:
-            TypeError: ``key`` is not a string.
-            ValueError: ``key`` is empty.
-
-        Examples:
-            >>> mem.remember("user:name", "Jakub").data
-            'Jakub'
-            >>> mem.get("user:name"), mem.get("user:city", "unknown")
-            ('Jakub', 'unknown')
-        """
-        return core.get(self._state, key, now=self._now(), default=default)
-
-    def get_entry(self, key: str, default: Any = None) -> Any:
-        """A copy of the live ``Entry`` under ``key``, or ``default`` (ENT-15).
-
-        Args:
-            key: A non-empty string.
-            default: What to return when there is no live entry. Defaults to None.
-
-        Returns:
-            A copy of the ``Entry`` (its data copied too), or ``default``.
-
-        Raises:
-            TypeError: ``key`` is not a string.
-            ValueError: ``key`` is empty.
-
-        Examples:
-            >>> entry = mem.remember("user:name", "Jakub", importance=0.9)
-            >>> mem.get_entry("user:name").importance, mem.get_entry("user:city")
-            (0.9, None)
-        """
-        return core.get_entry(self._state, key, now=self._now(), default=default)
-
-    def has(self, key: str) -> bool:
-        """Whether a live entry is stored under ``key`` (ENT-7).
-
-        ``key in mem`` is the same question, but never raises.
-
-        Args:
-            key: A non-empty string.
-
-        Returns:
-            True when a live entry is stored under ``key``.
-
-        Raises:
-            TypeError: ``key`` is not a string.
-            ValueError: ``key`` is empty.
-
-        Examples:
-            >>> mem.remember("user:name", "Jakub").key
-            'user:name'
-            >>> mem.has("user:name"), mem.has("user:city")
-            (True, False)
-        """
-        return core.has(self._state, key, now=self._now())
-
     def forget(self, key: str) -> bool:
         """Remove the live entry under ``key`` (ENT-8).
 
@@ -509,67 +408,6 @@ class Memory(Mapping[str, JSON]):
         """
         self._change("clear")
 
-    def size(self) -> int:
-        """The number of live entries, the same as ``len(mem)``.
-
-        Expired entries that are still stored are not counted; ``stats()["stored"]``
-        counts them.
-
-        Returns:
-            The number of live entries.
-
-        Examples:
-            >>> mem.remember("a", 1).key, mem.remember("b", 2).key
-            ('a', 'b')
-            >>> mem.size()
-            2
-        """
-        return core.size(self._state, now=self._now())
-
-    def get_recent(self, n: int | None = None) -> tuple[Entry, ...]:
-        """The ``n`` newest live entries, newest first, as copies (ENT-10).
-
-        Args:
-            n: How many, an integer >= 0. None, the default, means 10 (an invalid value gives 10, with an
-                ``IgnoredValueWarning``).
-
-        Returns:
-            A tuple of at most ``n`` copies of ``Entry``, newest first.
-
-        Examples:
-            >>> for text in ["Hi", "Hello!", "Any nuts?"]:
-            ...     entry = mem.add_turn("user", text)
-            >>> [entry.key for entry in mem.get_recent(2)]
-            ['chat:3', 'chat:2']
-        """
-        return core.get_recent(self._state, n, now=self._now())
-
-    def recall(self, query: str, *, limit: int | None = None) -> tuple[Hit, ...]:
-        """The live entries that share a word with ``query``, best first (REC-1 .. REC-3).
-
-        Recall is lexical: words are compared lower-cased and without accents, so
-        "cesky" finds "česky", but "money back" does not find "refund". The score
-        weighs the share of query words found by importance, plus a little for
-        freshness; equal scores go to the newer entry.
-
-        Args:
-            query: The text to look for.
-            limit: At most this many hits, an integer >= 0. None, the default, means 10.
-
-        Returns:
-            A tuple of ``Hit`` (``entry``, ``score``), best first.
-
-        Raises:
-            TypeError: ``query`` is not a string.
-
-        Examples:
-            >>> mem.remember("order:42", "refund requested").key
-            'order:42'
-            >>> [hit.entry.key for hit in mem.recall("refund status")]
-            ['order:42']
-        """
-        return core.recall(self._state, query, now=self._now(), limit=limit)
-
     def compact(self) -> Compaction:
         """Compact now and return what was dropped; ``on_evict`` is for automatic runs only (CMP-3).
 
@@ -586,171 +424,6 @@ class Memory(Mapping[str, JSON]):
         """
         dropped: Compaction = self._change("compact")
         return dropped
-
-    def get_context(
-        self,
-        *,
-        token_budget: int | float,
-        query: str | None = None,
-        tokenizer: TokenizerLike | None = None,
-        format: Callable[[Entry], str] | None = None,
-        separator: str | None = None,
-        must_keep: float | None = None,
-        only: Literal["facts", "turns"] | None = None,
-    ) -> Context:
-        r"""The prompt text of the most important live entries that fits ``token_budget`` (CTX-1 .. CTX-11).
-
-        Entries are ranked (with ``must_keep``: the must-keep entries first; then
-        entries sharing a word with ``query``, by recall score; then the rest by
-        retention), and each is added only if the whole rendered text still counts
-        within the budget. The text is rendered oldest first, one entry per line.
-
-        Args:
-            token_budget: The most tokens the text may count, a finite number >= 0.
-            query: Rank the entries that share its words first. Defaults to None (no query).
-            tokenizer: Counts tokens: a function ``(text) -> number``, or any object with an
-                ``encode(text)`` method (tiktoken's or bpe-openai's ``Encoding``, a Hugging Face
-                tokenizer). None, the default, means the one given to ``create_memory``, else ``estimate_tokens``.
-            format: Renders one entry as its line. None, the default, means ``default_format``
-                (``"key: text"``).
-            separator: Joins the lines. None, the default, means ``"\n"``, one entry per line.
-            must_keep: An importance in [0, 1]; entries at or above it are placed first whatever
-                the query (they still have to fit). Defaults to None (none placed first).
-            only: ``"facts"`` or ``"turns"`` for the entries of that kind alone (a turn is a
-                ``chat:N`` entry holding a message, as ``add_turn`` stores it). Defaults to None
-                (every entry).
-
-        Returns:
-            A ``Context`` with ``text``, the ``entries`` in it, its ``tokens`` (the tokenizer's count
-            of ``text``) and how many live entries were ``omitted``.
-
-        Raises:
-            ValueError: The budget is not a finite number >= 0, or even the empty text exceeds it.
-            TypeError: The tokenizer returned something other than a number >= 0, the format did
-                not return a string, or the query is not a string.
-
-        Examples:
-            >>> mem.remember("user:name", "Jakub").key
-            'user:name'
-            >>> mem.get_context(token_budget=30).text
-            'user:name: Jakub'
-            >>> mem.get_context(token_budget=30, query="refund status").tokens <= 30
-            True
-        """
-        with telemetry.operation("get_context", self._plumbing.store, token_budget):  # OTL-6
-            return telemetry.built(
-                core.context(
-                    self._state,
-                    now=self._now(),
-                    token_budget=token_budget,
-                    query=query,
-                    tokenizer=self._counters.get(tokenizer, self._state.config.tokenizer),
-                    format=format,
-                    separator=separator,
-                    must_keep=must_keep,
-                    only=only,
-                )
-            )
-
-    def get_messages(
-        self,
-        *,
-        token_budget: int | float,
-        query: str | None = None,
-        tokenizer: TokenizerLike | None = None,
-        must_keep: float | None = None,
-        facts_share: float | None = None,
-        system: str | None = None,
-        cut: str | None = None,
-        low_mark: float | None = None,
-        facts_at: str | None = None,
-    ) -> Messages:
-        """A chat request a chat API accepts, within ``token_budget``: your system prompt and the facts, then recent turns (MSG-1 .. MSG-9).
-
-        The system message holds ``system`` (your instructions) and, after a
-        blank line, the facts, chosen as ``get_context`` chooses them
-        (``query``, ``must_keep``). The newest turns that fit follow, oldest
-        first: an assistant's tool calls and their results kept or left out
-        together, the history starting at a user message, and the newest user
-        message always in; calls still waiting for results at the end are left
-        out and listed in ``pending``. Turns are taken first, newest back,
-        from all but ``facts_share`` of the budget; the facts get everything
-        the turns leave. Each message counts its text's tokens plus 3 for the
-        chat format (MSG-3), and the whole never exceeds the budget.
-        ``messages`` is a new list each call: append the new question to it.
-
-        Args:
-            token_budget: The most tokens the messages may count, a finite number >= 0.
-            query: Rank the facts that share its words first (the user's last message, say).
-                Defaults to None (no query).
-            tokenizer: Counts tokens, as for ``get_context``. None, the default, means the memory's tokenizer.
-            must_keep: Facts of at least this importance come first, as for ``get_context``.
-                Defaults to None.
-            facts_share: The share of the budget kept for facts while there are any, in [0, 1].
-                None, the default, means 0.5.
-            system: The app's own system prompt: the start of the system message, counted in the
-                budget (MSG-2, MSG-9). Defaults to None.
-            cut: ``"newest"`` (the default) fills the history newest first to the budget, so its
-                first turn moves on nearly every request; ``"stable"`` cuts it only at marks, so
-                consecutive requests share their start and a prompt cache serves it (MSG-10).
-            low_mark: With ``cut="stable"``, about the share of the budget a request fills right
-                after the history is cut, in [0, 1]. None, the default, means 0.5.
-            facts_at: ``"system"`` (the default) puts the facts in the system message after
-                ``system``; ``"end"`` puts them in a system message of their own after the history,
-                so a question that picks other facts changes only the end of the request (MSG-11).
-
-        Returns:
-            A ``Messages`` with the ``messages`` (a new list of dicts, ready for a chat-completions
-            call), the ``entries`` used, their ``tokens``, how many live entries were ``omitted``
-            and the ``pending`` turns.
-
-        Raises:
-            ValueError: The budget is not a finite number >= 0.
-            TokenBudgetError: ``system``, the must-keep facts and the turns from the newest user
-                message on need more than the budget (a ``ValueError``; it says how many).
-            TypeError: The tokenizer returned something other than a number >= 0, or the query
-                or ``system`` is not a string.
-
-        Examples:
-            >>> mem.remember("user:allergy", "peanuts").key
-            'user:allergy'
-            >>> mem.add_turn("user", "Any nuts in the risotto?").key
-            'chat:1'
-            >>> [m["role"] for m in mem.get_messages(token_budget=200).messages]
-            ['system', 'user']
-        """
-        with telemetry.operation("get_messages", self._plumbing.store, token_budget):  # OTL-6
-            return telemetry.built(
-                core.messages(
-                    self._state,
-                    now=self._now(),
-                    token_budget=token_budget,
-                    query=query,
-                    tokenizer=self._counters.get(tokenizer, self._state.config.tokenizer),
-                    must_keep=must_keep,
-                    facts_share=facts_share,
-                    system=system,
-                    cut=cut,
-                    low_mark=low_mark,
-                    facts_at=facts_at,
-                )
-            )
-
-    def stats(self) -> dict[str, int]:
-        """The counters of this memory (CMP-5).
-
-        Returns:
-            A dict with, in this order, ``size`` (live entries), ``stored`` (expired ones included),
-            ``limit``, ``cache`` (live cache items), ``compactions``, and how many entries were
-            ``expired`` and ``evicted`` so far.
-
-        Examples:
-            >>> mem.remember("user:name", "Jakub").key
-            'user:name'
-            >>> mem.stats()["size"], mem.stats()["limit"]
-            (1, 1000)
-        """
-        return core.stats(self._state, now=self._now())
 
     # -- persistence -------------------------------------------------------
 
@@ -804,75 +477,6 @@ class Memory(Mapping[str, JSON]):
             return self._run(self._plumbing.load(threading.get_ident()))
 
     # -- Python conveniences -----------------------------------------------
-
-    def __len__(self) -> int:
-        return self.size()
-
-    def __contains__(self, key: object) -> bool:
-        # A membership test answers: anything that cannot be a key is not in the memory.
-        return isinstance(key, str) and bool(key) and is_json_text(key) and self.has(key)
-
-    def __getitem__(self, key: str) -> JSON:
-        """``mem[key]``: a copy of the live entry's data; ``KeyError`` when there is none (ENT-15)."""
-        entry = core.get_entry(self._state, key, now=self._now())
-        if entry is None:
-            raise KeyError(key)
-        data: JSON = entry.data
-        return data
-
-    def __iter__(self) -> Iterator[str]:
-        """The live keys, oldest first, as they were at one moment (ENT-15)."""
-        return iter(self.keys())
-
-    def keys(self) -> KeysView[str]:
-        """The live keys, oldest first, read at one moment (ENT-15).
-
-        Returns:
-            A view of the live keys, oldest first.
-
-        Examples:
-            >>> mem.remember("a", 1).key, mem.remember("b", 2).key
-            ('a', 'b')
-            >>> list(mem.keys())
-            ['a', 'b']
-        """
-        return self._snapshot().keys()
-
-    def values(self) -> ValuesView[JSON]:
-        """Copies of the live entries' data, oldest first, read at one moment (ENT-15).
-
-        Returns:
-            A view of copies of the data, oldest first.
-
-        Examples:
-            >>> mem.remember("a", 1).key, mem.remember("b", [2]).key
-            ('a', 'b')
-            >>> list(mem.values())
-            [1, [2]]
-        """
-        return self._snapshot().values()
-
-    def items(self) -> ItemsView[str, JSON]:
-        """``(key, data)`` pairs of the live entries, oldest first, read at one moment (ENT-15).
-
-        Returns:
-            A view of ``(key, copy of data)`` pairs, oldest first.
-
-        Examples:
-            >>> mem.remember("a", 1).key, mem.remember("b", 2).key
-            ('a', 'b')
-            >>> dict(mem.items())
-            {'a': 1, 'b': 2}
-        """
-        return self._snapshot().items()
-
-    def _snapshot(self) -> dict[str, Any]:
-        # One clock read for the whole view: an entry cannot expire half way through an iteration.
-        return dict(core.live_items(self._state, now=self._now()))
-
-    # A memory changes, so it compares and hashes by identity, not by content as a Mapping would.
-    __eq__ = object.__eq__
-    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"<Memory size={self.size()} limit={self._state.config.limit} store={self._store!r}>"
@@ -1087,6 +691,17 @@ PROMOTE_AFTER_LOAD = 20_000
 
 #: How many loads are parsing now, in any thread, and whether the collector was on before the first (PER-18).
 _PAUSES: dict[str, Any] = {"count": 0, "was_on": False, "lock": threading.Lock()}
+
+
+def _outcome(call: shell.Call) -> tuple[Any, BaseException | None]:
+    """Make one store call, blocking: ``(result, None)``, or ``(None, error)`` when it raised."""
+    try:
+        if call.heavy:
+            with _cycle_collector_paused():
+                return call.function(*call.args), None
+        return call.function(*call.args), None
+    except BaseException as error:
+        return None, error
 
 
 def _after_fork_in_child() -> None:

@@ -26,11 +26,18 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Generator, Iterable
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from . import core, logs, telemetry
 from .core.document import generation_of
-from .core.errors import ConflictError, DamagedStoreError, LoadWarning, ReentrantCallError, UnsavedChangesWarning
+from .core.errors import (
+    ConflictError,
+    DamagedStoreError,
+    LoadWarning,
+    NoOpenCallError,
+    ReentrantCallError,
+    UnsavedChangesWarning,
+)
 from .core.jsondata import MAX_DEPTH
 from .core.options import is_number
 from .core.shown import shown
@@ -44,6 +51,7 @@ __all__ = [
     "STEPS",
     "Call",
     "Counters",
+    "Driven",
     "Outcome",
     "Plumbing",
     "Rehearsal",
@@ -51,6 +59,7 @@ __all__ = [
     "must_reload",
     "preserved",
     "read_clock",
+    "shared",
     "what_to_save",
 ]
 
@@ -77,6 +86,44 @@ class Call(NamedTuple):
 
 #: What a ``Plumbing`` operation is: yields ``Call`` s, is sent their results, returns its own.
 Steps = Generator[Call, Any, T]
+
+
+class Driven(Generic[T]):
+    """One ``Plumbing`` operation as a driver walks it: the store call it waits on, then its value.
+
+    ``Memory`` makes each call blocking and ``AsyncMemory`` awaits it; both
+    hand the outcome back with ``settle`` until ``call`` is None, then read
+    ``value``.
+
+    Args:
+        steps: The operation.
+    """
+
+    __slots__ = ("_steps", "call", "value")
+
+    def __init__(self, steps: Steps[T]) -> None:
+        self._steps = steps
+        self.call: Call | None = None
+        self.value: T
+        self._advance(next, steps)
+
+    def settle(self, result: Any, error: BaseException | None) -> None:
+        """Hand back what the last call returned, or the error it raised; ``call`` is then the next one.
+
+        Args:
+            result: What the call returned (ignored when it raised).
+            error: What the call raised, or None.
+        """
+        if error is None:
+            self._advance(self._steps.send, result)
+        else:
+            self._advance(self._steps.throw, error)
+
+    def _advance(self, resume: Callable[[Any], Call], argument: Any) -> None:
+        try:
+            self.call = resume(argument)
+        except StopIteration as done:
+            self.call, self.value = None, done.value
 
 
 # -- the changes, as steps over the core: (state, now, *args) -> Outcome --------------------
@@ -106,7 +153,8 @@ class Rehearsal(NamedTuple):
 
     start: MemoryState
     now: Now
-    outcome: Outcome
+    #: None when only the open-call check refused it, which the change makes again on the state it runs on.
+    outcome: Outcome | None
 
 
 def _dropped_keys(compaction: Compaction) -> tuple[str, ...]:
@@ -268,7 +316,10 @@ class Plumbing:
         reloads: a ``now`` that is no finite number and bad arguments are
         refused in the order of every other change, before the store is
         touched, so a refused step changes nothing (the protocol's section 3).
-        The clock is read here, once; ``change`` reuses the reading.
+        The clock is read here, once; ``change`` reuses the reading. Whether
+        a tool message answers an open call is the one check that depends on
+        what the store holds (another writer may have stored the call), so
+        it is left to the change, on the memory brought up to date (MW-6).
         """
         read: list[int | float] = []
 
@@ -278,7 +329,10 @@ class Plumbing:
             return read[0]
 
         step, _ = STEPS[name]
-        outcome = step(self.state, once, *args, **kwargs)
+        try:
+            outcome: Outcome | None = step(self.state, once, *args, **kwargs)
+        except NoOpenCallError:
+            outcome = None  # every message's fields passed: the change decides on the reloaded memory
         return Rehearsal(self.state, once, outcome)
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -308,7 +362,10 @@ class Plumbing:
         step, _ = STEPS[name]
         before = self.state
         if rehearsal is not None and rehearsal.start is before:
-            outcome = rehearsal.outcome
+            # Nothing came in: the rehearsal's outcome stands, or its refusal is made again at its own reading.
+            outcome = (
+                rehearsal.outcome if rehearsal.outcome is not None else step(before, rehearsal.now, *args, **kwargs)
+            )
         else:
             outcome = step(before, self.now, *args, **kwargs)
         if outcome.state is not None:
@@ -551,6 +608,33 @@ def preserved(store: object) -> None:
     logs.logger.info("%r: preserved what the last load dropped, before overwriting it", store)
 
 
+#: Taken only to give a ``LineCounter`` its lock, once.
+_SHARING = threading.Lock()
+
+
+def shared(tokenizer: TokenizerLike | None) -> TokenizerLike | None:
+    """``tokenizer``, and when it is a ``LineCounter``, with a lock around its memo of line counts (CTX-12, MW-5).
+
+    The core keeps no lock: a counter counts for one thread until a memory,
+    whose reads run in many threads at once, shares it. The lock guards the
+    memo only, never a count, so every count stays a function of its text.
+
+    Args:
+        tokenizer: What a memory counts with, or None.
+
+    Returns:
+        ``tokenizer`` itself.
+    """
+    if isinstance(tokenizer, LineCounter) and not isinstance(tokenizer.lock, _LOCK_TYPE):
+        with _SHARING:
+            if not isinstance(tokenizer.lock, _LOCK_TYPE):
+                tokenizer.lock = threading.Lock()
+    return tokenizer
+
+
+_LOCK_TYPE = type(threading.Lock())
+
+
 class Counters:
     """The ``LineCounter`` of each tokenizer object a memory is given per call (CTX-12).
 
@@ -575,15 +659,16 @@ class Counters:
         Returns:
             A ``LineCounter`` for a tokenizer object, else ``tokenizer`` unchanged.
         """
+        shared(default)  # the memory's own counter, which its threads share
         if tokenizer is None or isinstance(tokenizer, LineCounter) or not callable(getattr(tokenizer, "encode", None)):
-            return tokenizer
+            return shared(tokenizer)
         if getattr(default, "__wrapped__", None) is tokenizer and isinstance(default, LineCounter):
             return default  # the tokenizer the memory was created with
         with self._lock:
             kept = self._by_id
             found = kept.pop(id(tokenizer), None)
             if found is None or found[0] is not tokenizer:
-                counter = as_tokenizer(tokenizer)
+                counter = shared(as_tokenizer(tokenizer))
                 assert isinstance(counter, LineCounter)
                 found = (tokenizer, counter)
                 while len(kept) >= self._size:

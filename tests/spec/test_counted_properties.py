@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import sentinel_memory as sm
 from sentinel_memory import core
-from sentinel_memory.core import prompt
+from sentinel_memory.core import prompt, window
 from sentinel_memory.core.tokens import LineCounter, per_line
 
 from .strategies import merging, odd_tokenizer, vowel_count
@@ -43,7 +43,7 @@ def state_of(items) -> sm.MemoryState:
 
 
 def the_reference(state, **args) -> sm.Context:
-    with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
+    with mock.patch.object(window, "fill", prompt.fill_ranked_naive):
         return core.context(state, **args)
 
 

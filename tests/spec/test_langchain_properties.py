@@ -302,7 +302,7 @@ PACKAGE = Path(sm.__file__).parent
 
 @given(st.sampled_from(sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py"))))
 def test_lc_5_no_module_but_the_adapter_reaches_langchain(module):
-    """LC-5, DEP-1: no module of the package imports the adapters or langchain; the history imports langchain_core alone, the middleware langchain too."""
+    """LC-5, DEP-1, FWT-3: no module of the package imports the adapters or langchain; the history and the memory tools import langchain_core alone, the middleware langchain too."""
     tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
     names = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     names += [
@@ -317,5 +317,7 @@ def test_lc_5_no_module_but_the_adapter_reaches_langchain(module):
     elif module == "integrations/langchain/middleware.py":  # LC-7: the middleware alone needs langchain v1
         assert any(name.startswith("langchain.agents.") for name in reaching)
         assert all(name.startswith(("langchain_core.", "langchain.agents.")) for name in reaching)
+    elif module == "integrations/tools/langchain.py":  # FWT-3: the memory tools need langchain_core alone
+        assert reaching and all(name.startswith("langchain_core.") for name in reaching)
     else:
         assert reaching == []

@@ -33,6 +33,7 @@ from hypothesis.stateful import (
 
 import sentinel_memory as sm
 from sentinel_memory import core
+from sentinel_memory.core import search as search_module
 from sentinel_memory.core.index import Index
 from sentinel_memory.core.jsondata import copy_json
 from sentinel_memory.core.turns import chat_message, is_turn
@@ -137,7 +138,7 @@ class RankingComparison(RuleBasedStateMachine):
         exist yet, which loads as an empty memory. Recall and context search
         by the holders of the query words or by the walk, whatever the size.
         """
-        self.search = mock.patch.object(core, "_by_holders", lambda stored, limit: search == "holders")
+        self.search = mock.patch.object(search_module, "_by_holders", lambda stored, limit: search == "holders")
         self.search.start()
         self.store = sm.JsonFileStore(self.folder / "memory.json") if file_store else sm.MemoryStore()
         self.autosave = autosave

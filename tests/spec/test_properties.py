@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 import sentinel_memory as sm
 from sentinel_memory import core
 from sentinel_memory.core import index as index_module
-from sentinel_memory.core import options
+from sentinel_memory.core import options, window
+from sentinel_memory.core import search as search_module
 from sentinel_memory.core.errors import IgnoredValueWarning
 from sentinel_memory.core.jsondata import canonical_json, copy_json, is_json_text
 from sentinel_memory.core.lexical import holding, words
@@ -599,6 +600,12 @@ ADAPTERS = {
     "integrations/langgraph.py": {"langgraph"},
     "integrations/pydantic_ai.py": {"pydantic_ai", "pydantic", "anyio"},
     "integrations/openai_agents.py": {"agents"},
+    # FWT-3, MCP-1, AMT-1: the model's memory tools, each module with its framework (operations with none).
+    "integrations/tools/mcp.py": {"mcp", "mcp_types", "anyio"},
+    "integrations/tools/anthropic.py": {"anthropic"},
+    "integrations/tools/langchain.py": {"langchain_core"},
+    "integrations/tools/pydantic_ai.py": {"pydantic_ai"},
+    "integrations/tools/openai_agents.py": {"agents"},
     "testing.py": {"pytest"},
 }
 
@@ -852,7 +859,7 @@ def test_rec_3_the_best_few_are_the_start_of_all_matches(search, items, query, n
     from unittest import mock
 
     state = state_from(items, ttl=ttl)
-    with mock.patch.object(core, "_by_holders", lambda stored, limit: search == "holders"):
+    with mock.patch.object(search_module, "_by_holders", lambda stored, limit: search == "holders"):
         hits = core.recall(state, query, now=now, limit=limit)
     assert [(h.score, h.entry.key) for h in hits] == all_matches(state, query, now)[:limit]
 
@@ -896,7 +903,7 @@ def test_rec_3_counting_the_rare_words_first_leaves_out_only_what_cannot_win(rar
 
     items = [(f"k{i}", text, importance, at) for i, (text, importance, at) in enumerate(rare + common)]
     state = state_from(items)
-    with mock.patch.object(core, "_by_holders", lambda stored, limit: True):
+    with mock.patch.object(search_module, "_by_holders", lambda stored, limit: True):
         hits = core.recall(state, "z y a", now=now, limit=limit)
     assert [(h.score, h.entry.key) for h in hits] == all_matches(state, "z y a", now)[:limit]
 
@@ -951,7 +958,7 @@ def test_ctx_8_fast_fill_equals_the_reference(items, now, budget, separator):
     # be right: falling back to the naive fill would hide a wrong one.
     with mock.patch.object(prompt, "fill_naive", side_effect=AssertionError("the fast fill fell back")):
         fast = core.context(state, now=now, token_budget=budget, separator=separator)
-    with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
+    with mock.patch.object(window, "fill", prompt.fill_ranked_naive):
         assert core.context(state, now=now, token_budget=budget, separator=separator) == fast
 
 
@@ -968,7 +975,7 @@ def test_ctx_8_a_line_that_fills_the_room_left_exactly_is_taken(tokenizer, budge
     args = dict(now=0, token_budget=budget, tokenizer=tokenizer)
     with mock.patch.object(prompt, "fill_naive", side_effect=AssertionError("the fast fill fell back")):
         fast = core.context(state, **args)
-    with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
+    with mock.patch.object(window, "fill", prompt.fill_ranked_naive):
         assert core.context(state, **args) == fast
     assert fast.text == "b: a"
 
@@ -991,7 +998,7 @@ def test_ctx_8_fractional_additive_counts_equal_the_reference(items, budget, sep
     now = max((e.updated_at for e in state.entries.values()), default=0)
     halves = additive(half_length)
     fast = core.context(state, now=now, token_budget=budget, separator=separator, tokenizer=halves)
-    with mock.patch.object(core, "fill", prompt.fill_ranked_naive):
+    with mock.patch.object(window, "fill", prompt.fill_ranked_naive):
         assert core.context(state, now=now, token_budget=budget, separator=separator, tokenizer=halves) == fast
 
 

@@ -121,7 +121,7 @@ PACKAGE = Path(sm.__file__).parent
 
 @given(st.sampled_from(sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py"))))
 def test_pai_6_no_module_but_the_adapter_reaches_pydantic_ai(module):
-    """PAI-6, DEP-1: no module of the package imports the adapter or pydantic-ai; the adapter imports pydantic_ai."""
+    """PAI-6, DEP-1, FWT-3: no module of the package imports the adapter or pydantic-ai; the adapter and the memory toolset import pydantic_ai."""
     tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
     names = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     names += [
@@ -133,5 +133,7 @@ def test_pai_6_no_module_but_the_adapter_reaches_pydantic_ai(module):
     reaching = [name for name in names if "pydantic" in name]
     if module == "integrations/pydantic_ai.py":
         assert reaching and all(name.startswith(("pydantic_ai.", "pydantic.")) for name in reaching)
+    elif module == "integrations/tools/pydantic_ai.py":  # FWT-3: the memory toolset
+        assert reaching and all(name.startswith("pydantic_ai.") for name in reaching)
     else:
         assert reaching == []

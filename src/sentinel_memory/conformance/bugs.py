@@ -19,14 +19,17 @@ from ..core import index, prompt, tokens, values
 from ..core.expiry import is_past
 from ..core.options import is_number, number_option
 from ..core.tokens import count_tokens
-from .mistakes import MISTAKES
+from .mistakes import MISTAKES, in_core
 
 __all__ = ["BUGS", "apply"]
 
 
 def _replace(owner: object, name: str, value: object) -> None:
-    """Swap ``owner.name`` for ``value``, in this process only."""
-    setattr(owner, name, value)
+    """Swap ``owner.name`` for ``value``, in this process only (in the core, in each module that uses it)."""
+    if owner is core:
+        in_core(name, value)
+    else:
+        setattr(owner, name, value)
 
 
 def _expiry_strictly_after() -> None:

@@ -114,6 +114,12 @@ def _parser() -> argparse.ArgumentParser:
     regen = commands.add_parser("regen", help="re-derive the expectations from this library and show the diff")
     selection(regen)
     regen.add_argument("--write", action="store_true", help="write the re-derived expectations into the files")
+
+    order = commands.add_parser(
+        "precedence", help="generate the precedence vectors (which error wins) and compare them with the kept file"
+    )
+    order.add_argument("--vectors", type=Path, default=None, help="the vectors folder (default: the reviewed one)")
+    order.add_argument("--write", action="store_true", help="write the generated file")
     return parser
 
 
@@ -296,7 +302,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dump(options)
     if options.command == "answer":
         return _answer(options)
+    if options.command == "precedence":
+        return _precedence(options)
     return _regen(options)
+
+
+def _precedence(options: argparse.Namespace) -> int:
+    """Generate ``precedence.json``; 1 when the kept file differs and ``--write`` was not given."""
+    from .precedence import DESCRIPTION, cases
+
+    path = (options.vectors or spec_dir() / "vectors") / "precedence.json"
+    made = cases()
+    kept = json.loads(path.read_text(encoding="utf-8"))["cases"] if path.exists() else None
+    same = kept is not None and first_difference(kept, json.loads(json.dumps(made))) is None
+    if options.write:
+        write_file(path, DESCRIPTION, made)
+    print(
+        f"{path.name}: {len(made)} cases, {sum(len(c['steps']) for c in made)} steps, "
+        + ("as kept" if same else "written" if options.write else "differs from the kept file")
+    )
+    return 0 if same or options.write else 1
 
 
 def _answer_line(case: dict[str, Any], _: str) -> str:

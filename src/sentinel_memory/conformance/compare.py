@@ -5,7 +5,11 @@ Results are JSON values. Two are equal when they have the same type and:
 * numbers: the same double value, whatever their text (``1e-7`` and
   ``1e-07``, ``5`` and ``5.0``), because the retention and recall formulas
   are pinned to IEEE double order. A relative tolerance may be claimed
-  explicitly; it is zero unless a run asks for more.
+  explicitly; it is zero unless a run asks for more. An expected integer
+  literal (a timestamp, a count, an int in the data) is the exact integer it
+  is: the answer must hold that integer, as an int or an integral double,
+  and no tolerance applies, so ``9007199254740993`` never equals the
+  ``9007199254740992`` a port of doubles rounds it to.
 * arrays: the same length and equal items in the same order;
 * objects: the same keys, equal values (key order is not compared);
 * strings, booleans and null: identical. A boolean is never a number.
@@ -27,8 +31,10 @@ def _is_number(value: Any) -> bool:
 
 
 def _same_number(a: float, b: float, tolerance: float) -> bool:
-    if isinstance(a, int) and isinstance(b, int) and a == b:
-        return True
+    if isinstance(a, int):  # the expected literal is an integer: exact, whatever the tolerance
+        if isinstance(b, int):
+            return a == b
+        return math.isfinite(b) and b.is_integer() and int(b) == a
     try:
         x, y = float(a), float(b)
     except OverflowError:  # an integer beyond any double is compared exactly

@@ -17,11 +17,28 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import core, memory
-from ..core import expiry, lexical, options, state, values
+from ..core import (
+    basics,
+    cache,
+    config,
+    conversation,
+    entries,
+    expiry,
+    lexical,
+    options,
+    persistence,
+    reads,
+    request,
+    search,
+    state,
+    values,
+    window,
+    working,
+)
 from ..stores import jsontext
 from . import backend, wire
 
-__all__ = ["MISTAKES"]
+__all__ = ["MISTAKES", "in_core"]
 
 Step = Callable[[dict[str, Any]], Any]
 Around = Callable[[Any, dict[str, Any], Step], Any]
@@ -96,9 +113,24 @@ def _first(ops: str, check: Callable[[dict[str, Any]], None]) -> Callable[[], No
     return _around(ops, change)
 
 
+#: The core package and its transitions and reads, module by module: a port mistake in one of their
+#: helpers is made in every one of them that uses it.
+CORE_PARTS = (core, basics, config, entries, conversation, cache, working, reads, search, window, request, persistence)
+
+
+def in_core(name: str, value: object) -> None:
+    """Replace ``name`` in the core package and in each transition or read module that holds it."""
+    for module in CORE_PARTS:
+        if name in vars(module):
+            setattr(module, name, value)
+
+
 def _replace(owner: object, name: str, value: object) -> Callable[[], None]:
     def apply() -> None:
-        setattr(owner, name, value)
+        if owner is core:
+            in_core(name, value)
+        else:
+            setattr(owner, name, value)
 
     return apply
 
@@ -195,7 +227,7 @@ def _counter_reset_by_clear() -> None:
     import attrs
 
     real = core.clear
-    core.clear = lambda state: attrs.evolve(real(state), turns=0)
+    in_core("clear", lambda state: attrs.evolve(real(state), turns=0))
 
 
 def _largest_turn(counts: Callable[[str], bool]) -> Callable[[], None]:
@@ -206,7 +238,7 @@ def _largest_turn(counts: Callable[[str], bool]) -> Callable[[], None]:
             tails = [key[5:] for key in keys if key.startswith("chat:") and len(key) <= 4005]
             return max((int(tail) for tail in tails if counts(tail)), default=0)
 
-        core.largest_turn = largest_turn
+        in_core("largest_turn", largest_turn)
         state.largest_turn = largest_turn
 
     return apply
@@ -225,7 +257,7 @@ def _number_rule(change: Callable[[str, Any], Any]) -> Callable[[], None]:
             got = change(name, value)
             return real(name, value, *default, **how) if got is ... else got
 
-        for module in (core, options, memory, expiry):
+        for module in (*CORE_PARTS, options, memory, expiry):
             if hasattr(module, "number_option"):
                 module.number_option = number_option
 
@@ -509,8 +541,9 @@ def _words_without(step: str) -> Callable[[], None]:
             )
             return frozenset(kept.split())
 
-        for module in (lexical, values, core):
+        for module in (lexical, values):
             module.words = words
+        in_core("words", words)
 
     return apply
 
@@ -608,13 +641,13 @@ def _matches_by_retention() -> None:
         return found[:limit]
 
     def context(*args: Any, **kwargs: Any) -> Any:
-        core._matches = by_retention
+        in_core("_matches", by_retention)
         try:
             return real_context(*args, **kwargs)
         finally:
-            core._matches = real_matches
+            in_core("_matches", real_matches)
 
-    core.context = context
+    in_core("context", context)
 
 
 def _must_keep_by_importance() -> None:
@@ -635,7 +668,7 @@ def _must_keep_by_importance() -> None:
 
         return ranked, ranked_among
 
-    core._kept_first = kept_first
+    in_core("_kept_first", kept_first)
 
 
 def _unknown_names_ignored() -> None:
@@ -727,7 +760,7 @@ def _each_message_a_unit() -> None:
                     return
             self._done = True
 
-    core._NewestUnits = Split
+    in_core("_NewestUnits", Split)
 
 
 def _unanswered_calls_sent() -> None:
@@ -741,7 +774,7 @@ def _unanswered_calls_sent() -> None:
                 unit = [(entry, core.chat_message(entry.data)) for entry in pending]
                 self.units.insert(0, (unit, sum(self._cost(m) for _, m in unit)))
 
-    core._NewestUnits = Sent
+    in_core("_NewestUnits", Sent)
 
 
 def _question_not_reserved() -> None:
@@ -751,7 +784,7 @@ def _question_not_reserved() -> None:
 
 def _history_starts_anywhere() -> None:
     """The history may start at an assistant message or a tool result (against MSG-9)."""
-    core._from_a_user = lambda units: units
+    in_core("_from_a_user", lambda units: units)
 
 
 def _system_prompt_uncounted(session: Any, args: dict[str, Any], proceed: Step) -> Any:
@@ -776,7 +809,7 @@ def _any_role() -> None:
             return role
         return real(role, where)
 
-    core.check_role = lenient
+    in_core("check_role", lenient)
     core.chat.check_role = lenient
 
 
@@ -788,7 +821,7 @@ def _orphan_results_taken() -> None:
         ids = {m.get("tool_call_id") for m in messages if isinstance(m, dict)} if isinstance(messages, list) else set()
         return real(messages, set(open_calls or ()) | ids)
 
-    core.check_messages = lenient
+    in_core("check_messages", lenient)
 
 
 def _only_first(args: dict[str, Any]) -> None:
@@ -1005,7 +1038,7 @@ def _body(join_parts: str, skip_empty_text: bool) -> Callable[[], None]:
     """TXT-4's text of a message with another join of its content parts, or an empty text kept as a piece."""
 
     def apply() -> None:
-        from ..core import chat, prompt, values
+        from ..core import chat, jsondata, prompt, values
 
         def body_of(message: Any) -> str:
             content = message.get("content")
@@ -1020,7 +1053,7 @@ def _body(join_parts: str, skip_empty_text: bool) -> Callable[[], None]:
                 return " ".join([text, *calls]) if text and calls else text or " ".join(calls)
             return " ".join([text, *calls]) if calls else text
 
-        for module in (chat, core, prompt, values):
+        for module in (*CORE_PARTS, chat, jsondata, prompt, values):
             if hasattr(module, "body_of"):
                 module.body_of = body_of
 
@@ -1032,7 +1065,7 @@ def _facts_share_unfloored() -> None:
     import types
 
     unfloored = types.SimpleNamespace(**{**vars(math), "floor": lambda x: x})
-    core.math = unfloored
+    in_core("math", unfloored)
 
 
 def _shared_reads_reload(session: Any, args: dict[str, Any], proceed: Step) -> Any:
@@ -1060,8 +1093,9 @@ def _words_by(transform: Callable[[str], str]) -> Callable[[], None]:
         def words(text: str) -> frozenset[str]:
             return real(transform(text))
 
-        for module in (lexical, values, core):
+        for module in (lexical, values):
             module.words = words
+        in_core("words", words)
 
     return apply
 
@@ -1088,8 +1122,9 @@ def _words_underscore_joins() -> None:
         # U+01C2 is a letter (Lo) that lower() and NFD leave alone: it stands for the underscore in a word.
         return real(text.replace("_", "\u01c2")) if "_" in text else real(text)
 
-    for module in (lexical, values, core):
+    for module in (lexical, values):
         module.words = words
+    in_core("words", words)
 
 
 def _context_matches_capped() -> None:
@@ -1100,13 +1135,13 @@ def _context_matches_capped() -> None:
         return real_matches(state, query_words, now, min(limit, 10), among)
 
     def context(*args: Any, **kwargs: Any) -> Any:
-        core._matches = capped
+        in_core("_matches", capped)
         try:
             return real_context(*args, **kwargs)
         finally:
-            core._matches = real_matches
+            in_core("_matches", real_matches)
 
-    core.context = context
+    in_core("context", context)
 
 
 def _must_keep_strict() -> None:
@@ -1116,7 +1151,7 @@ def _must_keep_strict() -> None:
     def kept_first(keep: float, *args: Any) -> Any:
         return real(math.nextafter(keep, math.inf), *args)
 
-    core._kept_first = kept_first
+    in_core("_kept_first", kept_first)
 
 
 def _turn_counter_from_stored() -> None:
@@ -1130,7 +1165,7 @@ def _turn_counter_from_stored() -> None:
 
         return real(attrs.evolve(state, turns=state_module.largest_turn(state.entries)), message, **kwargs)
 
-    core._add_message = add
+    in_core("_add_message", add)
 
 
 def _working_idle_strict() -> None:
@@ -1140,7 +1175,7 @@ def _working_idle_strict() -> None:
         updated_at = state.working.updated_at
         return updated_at is not None and now - updated_at > state.config.working_ttl
 
-    core._working_idle = idle
+    in_core("_working_idle", idle)
 
 
 def _working_idle_merges() -> None:
@@ -1158,7 +1193,7 @@ def _working_idle_merges() -> None:
             return attrs.evolve(after, working=Working(merged, now))
         return after
 
-    core.working_set = working_set
+    in_core("working_set", working_set)
 
 
 def _expired_newest_first(session: Any, args: dict[str, Any], answer: Any) -> Any:
@@ -1513,7 +1548,7 @@ def _expired_dropped_on_load() -> None:
             document = dict(document, entries=kept)
         return real(state, document, *args, now=now, **kwargs)
 
-    core.from_document = from_document
+    in_core("from_document", from_document)
 
 
 def _save_live_only(session: Any, args: dict[str, Any], answer: Any) -> Any:
@@ -1541,7 +1576,7 @@ def _working_clear_keeps_time() -> None:
     def working_clear(state: Any) -> Any:
         return attrs.evolve(state, working=Working({}, state.working.updated_at))
 
-    core.working_clear = working_clear
+    in_core("working_clear", working_clear)
 
 
 def _turns_not_counted_on_load() -> None:
@@ -1556,7 +1591,7 @@ def _turns_not_counted_on_load() -> None:
         fixed = attrs.evolve(loaded, turns=state.turns)
         return (fixed, *result[1:]) if isinstance(result, tuple) else fixed
 
-    core.from_document = from_document
+    in_core("from_document", from_document)
 
 
 def _ttl_below_one_refused(name: str, value: Any) -> Any:

@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .errors import NoOpenCallError
 from .jsondata import clone, copy_json
+from .message import FIELDS, ROLES, body_of, is_stored_message
 from .shown import shown
 
 __all__ = [
@@ -32,12 +34,6 @@ __all__ = [
     "request_problems",
     "validate_request",
 ]
-
-#: MSG-5: the roles of the chat API; every other role is refused on the way in.
-ROLES = ("system", "developer", "user", "assistant", "tool")
-
-#: MSG-5: the fields a message may have.
-FIELDS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 #: Roles other libraries use for the same speakers: named in the error so the fix is obvious.
 _HINTS = {"human": "user", "ai": "assistant", "bot": "assistant", "model": "assistant", "function": "tool"}
@@ -195,15 +191,15 @@ def check_messages(messages: object, open_calls: Iterable[str] | None) -> list[d
         The messages in their stored form.
 
     Raises:
-        TypeError, ValueError: As ``check_message``, naming ``messages[i]``; and ``ValueError``
-            for a tool message whose ``tool_call_id`` answers no open call.
+        TypeError, ValueError: As ``check_message``, naming ``messages[i]``.
+        NoOpenCallError: A tool message's ``tool_call_id`` answers no open call (a ``ValueError``).
 
     Examples:
         >>> from sentinel_memory.core.chat import check_messages
         >>> check_messages([{"role": "tool", "tool_call_id": "c9", "content": "x"}], {"c1"})
         Traceback (most recent call last):
         ...
-        ValueError: messages[0].tool_call_id: 'c9' answers no open call (open: 'c1')
+        sentinel_memory.core.errors.NoOpenCallError: messages[0].tool_call_id: 'c9' answers no open call (open: 'c1')
     """
     if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, list | tuple):
         raise TypeError(f"messages must be a list of messages, got {type(messages).__name__}")
@@ -216,7 +212,9 @@ def check_messages(messages: object, open_calls: Iterable[str] | None) -> list[d
             call_id = checked["tool_call_id"]
             if pending is None or call_id not in pending:
                 shown_open = ", ".join(map(repr, sorted(pending))) if pending else "none"
-                raise ValueError(f"{where}.tool_call_id: {shown(call_id)} answers no open call (open: {shown_open})")
+                raise NoOpenCallError(
+                    f"{where}.tool_call_id: {shown(call_id)} answers no open call (open: {shown_open})"
+                )
             pending.discard(call_id)
         elif "tool_calls" in checked:
             pending = {call["id"] for call in checked["tool_calls"]}
@@ -224,90 +222,6 @@ def check_messages(messages: object, open_calls: Iterable[str] | None) -> list[d
             pending = None
         out.append(checked)
     return out
-
-
-def is_stored_message(data: Any) -> bool:
-    """Whether ``data`` is a message in its stored form (MSG-1): what ``check_message`` returns for it.
-
-    Read on every turn a request walks, so it checks the form field by field
-    without copying; it agrees with ``check_message(data) == data`` for any
-    data a memory holds (JSON data, ENT-2), which a property test holds it to.
-    """
-    if type(data) is not dict or "role" not in data or "content" not in data or not data.keys() <= _FIELD_SET:
-        return False
-    role = data["role"]
-    if type(role) is not str or role not in ROLES:
-        return False
-    calls = data.get("tool_calls")
-    if "tool_calls" in data:
-        if role != "assistant" or type(calls) is not list or not calls or not _stored_calls(calls):
-            return False
-    content = data["content"]
-    if content is None:
-        if calls is None:
-            return False
-    elif type(content) is list:
-        if not content or not all(_stored_part(part) for part in content):
-            return False
-    elif type(content) is not str:
-        return False
-    if role == "tool":
-        call_id = data.get("tool_call_id")
-        if type(call_id) is not str or not call_id:
-            return False
-    elif "tool_call_id" in data:
-        return False
-    return "name" not in data or (type(data["name"]) is str and bool(data["name"]))
-
-
-_FIELD_SET = frozenset(FIELDS)
-_CALL_KEYS = frozenset(("id", "type", "function"))
-_FUNCTION_KEYS = frozenset(("name", "arguments"))
-
-
-def _stored_calls(calls: list[Any]) -> bool:
-    ids: set[str] = set()
-    for call in calls:
-        if type(call) is not dict or call.keys() != _CALL_KEYS or call["type"] != "function":
-            return False
-        call_id, function = call["id"], call["function"]
-        if type(call_id) is not str or not call_id or call_id in ids:
-            return False
-        ids.add(call_id)
-        if type(function) is not dict or function.keys() != _FUNCTION_KEYS:
-            return False
-        if type(function["name"]) is not str or not function["name"] or type(function["arguments"]) is not str:
-            return False
-    return True
-
-
-def _stored_part(part: Any) -> bool:
-    if type(part) is not dict or type(part.get("type")) is not str or not part["type"]:
-        return False
-    return part["type"] != "text" or type(part.get("text")) is str
-
-
-def body_of(message: Mapping[str, Any]) -> str:
-    """What a message says, as text (TXT-4, MSG-7): its content's text, then each call as ``name(arguments)``.
-
-    A list of content parts gives its text parts joined with nothing between
-    them; other parts (an image) give nothing. A tool result is its content.
-
-    Examples:
-        >>> from sentinel_memory.core.chat import body_of
-        >>> call = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city":"Brno"}'}}
-        >>> body_of({"role": "assistant", "content": None, "tool_calls": [call]})
-        'weather({"city":"Brno"})'
-    """
-    content = message.get("content")
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        text = "".join(part["text"] for part in content if part.get("type") == "text")
-    else:
-        text = ""
-    calls = [f"{call['function']['name']}({call['function']['arguments']})" for call in message.get("tool_calls", ())]
-    return " ".join([text, *calls]) if text and calls else text or " ".join(calls)
 
 
 def request_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:

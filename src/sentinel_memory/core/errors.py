@@ -12,6 +12,7 @@ __all__ = [
     "IgnoredValueWarning",
     "LoadWarning",
     "LockTimeoutError",
+    "NoOpenCallError",
     "ReentrantCallError",
     "SentinelMemoryWarning",
     "StoreConnectionError",
@@ -270,6 +271,22 @@ class UnsavedChangesWarning(SentinelMemoryWarning):
         ...     kept.close()
         >>> caught[0].category.__name__, "1 change" in str(caught[0].message)
         ('UnsavedChangesWarning', True)
+    """
+
+
+class NoOpenCallError(ValueError):
+    """A tool message answers no open call: its ``tool_call_id`` is no call still waiting for a result (MSG-6).
+
+    It is a ``ValueError``, and nothing of the batch was stored. A memory with
+    ``shared=True`` checks it on the memory brought up to date with its store
+    (MW-6), so a result for a call another writer stored is taken.
+
+    Examples:
+        >>> try:
+        ...     mem.add_message({"role": "tool", "tool_call_id": "c9", "content": "4 °C"})
+        ... except NoOpenCallError as error:
+        ...     print(error)
+        messages[0].tool_call_id: 'c9' answers no open call (open: none)
     """
 
 

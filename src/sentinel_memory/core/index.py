@@ -77,6 +77,8 @@ from typing import Any
 from .lexical import holding
 from .persistent import HashTable, SortedRun
 from .retention import FRESHNESS_WEIGHT, keep_order, retentions, scored_ranking
+from .table import Table
+from .turns import chat_message, is_turn
 from .values import Entry, by_age
 
 __all__ = ["Index", "Split"]
@@ -664,15 +666,12 @@ class Split:
 
     turns: SortedRun[tuple[int, int | float, int, Entry]]
     users: SortedRun[tuple[int, int | float, int, Entry]]
-    facts: Any  # a Table (table.py builds on this module's neighbours; typed loosely to keep the import order)
+    facts: Table
     facts_index: Index
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Split:
         """The split of ``entries``, worked out from scratch."""
-        from .table import Table
-        from .turns import chat_message, is_turn
-
         turns, users, facts = [], [], []
         for entry in entries:
             if is_turn(entry.key, entry.data):
@@ -692,7 +691,6 @@ class Split:
 
     def changed(self, removed: Sequence[Entry], added: Sequence[Entry], expired_at: int | float | None) -> Split:
         """The split after the index's change: each moved entry goes to its side."""
-        from .turns import chat_message, is_turn
 
         def sides(entries: Sequence[Entry]) -> tuple[list[Entry], list[Entry], list[Entry]]:
             turns, users, facts = [], [], []

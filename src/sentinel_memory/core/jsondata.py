@@ -18,6 +18,7 @@ import math
 import re
 from typing import Any
 
+from .message import body_of, is_stored_message
 from .shown import shown
 
 __all__ = ["MAX_DEPTH", "canonical_json", "clone", "copy_json", "fits_double", "is_json_text", "text_of"]
@@ -149,8 +150,6 @@ def as_message(data: Any) -> tuple[str, str] | None:
             if type(role) is str and role and type(content) is str:
                 return role, content
         if "role" in data and "content" in data:
-            from .chat import body_of, is_stored_message  # chat builds on this module
-
             if is_stored_message(data):
                 return data["role"], body_of(data)
     return None

@@ -9,6 +9,7 @@ import attrs
 
 from .index import Index
 from .table import Table
+from .turns import MAX_TURN_DIGITS
 from .values import CacheItem, Config, Counters, Entry, Working, frozen_mapping
 
 __all__ = ["MAX_TURN_DIGITS", "MemoryState", "largest_turn"]
@@ -26,10 +27,6 @@ def _table(entries: Mapping[str, Entry] | Iterable[Entry] | None) -> Table:
 
 def _index_of(state: Any) -> Index:
     return Index.of(state.entries.values())
-
-
-#: ENT-16: the most digits the N of a ``chat:N`` turn key has; a longer run of digits is an ordinary key.
-MAX_TURN_DIGITS = 4000
 
 
 def largest_turn(keys: Iterable[str]) -> int:

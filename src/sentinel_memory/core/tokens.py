@@ -10,9 +10,9 @@ is hard, pass the model's own tokenizer.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
-import threading
 from collections.abc import Callable, Sized
 from typing import Any, Protocol, runtime_checkable
 
@@ -321,8 +321,10 @@ class LineCounter:
         self._max_chars = max_chars
         self._lines: dict[str, int | float] = {}
         self._chars = 0
-        # Only inserts take it: lookups read a dict that is replaced whole, never mutated under them.
-        self._lock = threading.Lock()
+        #: What guards the memo's inserts: nothing, for one thread; a shell whose threads share this
+        #: counter gives it a lock (``shell.shared``). Lookups take no lock: they read a dict that is
+        #: replaced whole, never mutated under them.
+        self.lock: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
         self.__wrapped__ = self._source
 
     def __repr__(self) -> str:
@@ -375,11 +377,11 @@ class LineCounter:
 
     def clear(self) -> None:
         """Forget every remembered count: after the tokenizer object changed how it counts (``add_tokens``, say)."""
-        with self._lock:
+        with self.lock:
             self._lines, self._chars = {}, 0
 
     def _keep(self, new: dict[str, int | float]) -> None:
-        with self._lock:
+        with self.lock:
             kept = self._lines
             # A line longer than the whole bound is never kept, so it never makes room either.
             fresh = {line: count for line, count in new.items() if line not in kept and len(line) <= self._max_chars}
@@ -408,10 +410,10 @@ class LineCounter:
 
     def __getstate__(self) -> dict[str, Any]:
         # Pickled and copied without the lock and without the counts: a copy starts counting afresh.
-        return {**self.__dict__, "_lock": None, "_lines": {}, "_chars": 0}
+        return {**self.__dict__, "lock": None, "_lines": {}, "_chars": 0}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, _lock=threading.Lock())
+        self.__dict__.update(state, lock=contextlib.nullcontext())
 
     @staticmethod
     def tokens_from_measure(total: int | float) -> int | float:

@@ -12,9 +12,11 @@ from typing import Any
 
 from .chat import is_stored_message
 from .jsondata import as_message, clone
-from .state import MAX_TURN_DIGITS
 
-__all__ = ["LEGACY_ROLES", "chat_message", "is_turn", "is_turn_key", "message_of", "turn_number"]
+__all__ = ["LEGACY_ROLES", "MAX_TURN_DIGITS", "chat_message", "is_turn", "is_turn_key", "message_of", "turn_number"]
+
+#: ENT-16: the most digits the N of a ``chat:N`` turn key has; a longer run of digits is an ordinary key.
+MAX_TURN_DIGITS = 4000
 
 #: MSG-1: the roles a turn stored as one string ``"role: content"`` may have; "Reminder: buy milk" is no turn.
 LEGACY_ROLES = frozenset({"user", "assistant", "system", "tool"})

@@ -9,7 +9,11 @@ imported by ``import sentinel_memory``:
   namespaces are memories of a folder (``pip install 'sentinel-memory[langgraph]'``);
 * ``openai_agents``: ``SentinelSession``, an OpenAI Agents SDK ``Session``
   whose items are kept whole as a memory's turns, with a budgeted history
-  (``pip install 'sentinel-memory[openai-agents]'``).
+  (``pip install 'sentinel-memory[openai-agents]'``);
+* ``tools``: the memory tools a model calls itself (remember, recall,
+  forget, get_context, stats): an MCP server (``[mcp]``), LangChain,
+  pydantic-ai and Agents SDK tools, and a backend for Anthropic's memory
+  tool (``[anthropic]``), each module with its own extra.
 
 An integration may import the shells (``memory``, ``aio``, ``folder``,
 ``redismemories``), the stores and the core, and never another integration,

@@ -157,7 +157,11 @@ class ScriptArguments:
         self._changes_script = self.client.register_script(_SAVE_CHANGES)
 
     def save_args(self, document: dict[str, Any]) -> tuple[list[Any], int | None]:
-        """The ``_SAVE`` script's arguments for a whole save of ``document``, and the generation it declares (RDS-2)."""
+        """The ``_SAVE`` script's arguments for a whole save of ``document``, and the generation it declares (RDS-2).
+
+        Args:
+            document: The saved document.
+        """
         declared = declared_generation(document)
         pairs = [part for pair in entry_fields(document["entries"]) for part in pair]
         args = ["" if declared is None else declared - 1, generation_of(document)]
@@ -165,7 +169,11 @@ class ScriptArguments:
         return args, declared
 
     def changes_args(self, changes: Changes) -> list[Any]:
-        """The ``_SAVE_CHANGES`` script's arguments for an incremental save (RDS-2, MW-4)."""
+        """The ``_SAVE_CHANGES`` script's arguments for an incremental save (RDS-2, MW-4).
+
+        Args:
+            changes: What changed since the last save.
+        """
         working = "" if changes.working is None else _dumps(working_record(changes.working))
         args: list[Any] = [changes.generation - 1, changes.generation, working, self.idle_ms, len(changes.deletes)]
         args += list(changes.deletes)

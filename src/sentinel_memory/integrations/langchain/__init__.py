@@ -512,7 +512,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
             >>> history = SentinelChatMessageHistory(mem)
             >>> history.add_messages([HumanMessage("Hi"), ToolMessage("42", tool_call_id="call-1")])
             Traceback (most recent call last):
-            ValueError: messages[1].tool_call_id: 'call-1' answers no open call (open: none)
+            sentinel_memory.core.errors.NoOpenCallError: messages[1].tool_call_id: 'call-1' answers no open call (open: none)
             >>> call = {"name": "weather", "args": {"city": "Brno"}, "id": "call-1"}
             >>> history.add_messages([HumanMessage("Hi"), AIMessage("", tool_calls=[call]), ToolMessage("4", tool_call_id="call-1")])
             >>> [m.type for m in history.messages]

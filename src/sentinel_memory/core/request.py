@@ -1,0 +1,402 @@
+"""The chat request ``get_messages`` builds: facts in a system message, then the newest whole units of the history (MSG-1 .. MSG-9)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .basics import _check_now, _copies, _live_count
+from .chat import ROLES, body_of
+from .cut import CUTS, FACTS_AT, check_choice
+from .cut import plan as cut_plan
+from .errors import TokenBudgetError
+from .expiry import is_past
+from .options import number_option
+from .prompt import render_default
+from .search import _query_words
+from .state import MemoryState
+from .tokens import LineCounter, TokenizerLike, as_tokenizer, count_tokens
+from .turns import chat_message
+from .values import (
+    Context,
+    Entry,
+    Messages,
+    sorted_by_age,
+)
+from .window import _check_budget, _facts_of, context
+
+#: MSG-3: what every message adds to a prompt beyond its content, in tokens: the role and the
+#: delimiters of the chat format (``<|start|>role<|message|>content<|end|>`` is 3 for OpenAI's models).
+MESSAGE_TOKENS = 3
+
+
+def messages(
+    state: MemoryState,
+    *,
+    now: int | float,
+    token_budget: int | float,
+    query: str | None = None,
+    tokenizer: TokenizerLike | None = None,
+    must_keep: float | None = None,
+    facts_share: float | None = None,
+    system: str | None = None,
+    cut: str | None = None,
+    low_mark: float | None = None,
+    facts_at: str | None = None,
+) -> Messages:
+    """A valid chat request within ``token_budget``: the system message, then whole units of turns (MSG-2 .. MSG-9).
+
+    The turns are cut into units (MSG-7): an assistant message with
+    ``tool_calls`` and the tool messages answering all its calls are one
+    unit, every other message a unit of its own; a call left unanswered in
+    the middle, an orphan tool result and a role outside the chat API's are
+    left out, and an unanswered call at the end is left out and reported as
+    ``pending``. The history starts at a user message, and the units from the
+    newest user message on are always in (MSG-9). The first message is the
+    system message: ``system`` (the app's instructions, counted in the
+    budget) and the facts (CTX-1 .. CTX-10, with ``query`` and
+    ``must_keep``) after it. Turns are taken newest first, unit by unit,
+    from all but ``facts_share`` of the budget; the facts get what the turns
+    leave; older units take what the facts leave over.
+
+    Args:
+        state: The memory state to read.
+        now: The current time, milliseconds since the epoch (a finite number).
+        token_budget: The most tokens the messages may count, a finite number >= 0.
+        query: Rank the facts that share its words first. Defaults to None (no query).
+        tokenizer: Counts tokens: a function ``(text) -> number`` or any object with
+            ``encode(text)``. Defaults to None (the state's tokenizer).
+        must_keep: Facts of at least this importance, in [0, 1], are always in. Defaults to None.
+        facts_share: The share of the budget, in [0, 1], kept for facts while there are any.
+            Defaults to None (0.5).
+        system: The app's own system prompt, the start of the system message. Defaults to None.
+        cut: ``"newest"`` (the default) fills the history newest first to the budget; ``"stable"``
+            cuts it only at marks, so consecutive requests share their start (MSG-10).
+        low_mark: With ``cut="stable"``, about the share of the budget a request fills right after
+            the history is cut, in [0, 1]. Defaults to None (0.5).
+        facts_at: ``"system"`` (the default) puts the facts in the system message after ``system``;
+            ``"end"`` in a system message of their own after the history, ``"start"`` right after
+            the app's system message (MSG-11).
+
+    Returns:
+        A ``Messages`` with the ``messages`` (a new list of new dicts in the chat-completions form),
+        the ``entries`` used, their ``tokens``, how many live entries were ``omitted``, and the
+        ``pending`` turns of an unanswered call at the end.
+
+    Raises:
+        ValueError: The budget is not a finite number >= 0.
+        TokenBudgetError: The system prompt, the must-keep facts and the turns from the newest
+            user message on count more than the budget (a ``ValueError``).
+        TypeError: ``now`` is not a finite number, the query or ``system`` is not a str, or the
+            tokenizer is not callable or returned something other than a number >= 0.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
+        >>> state, _, _ = core.add_turn(state, "user", "Hi!", now=1000)
+        >>> core.messages(state, now=1000, token_budget=50, system="Be brief.").messages
+        [{'role': 'system', 'content': 'Be brief.\\n\\nuser:name: Jakub'}, {'role': 'user', 'content': 'Hi!'}]
+    """
+    _check_now(now)
+    _check_budget(token_budget)
+    _query_words(query, optional=True)  # a bad query is refused even when no fact needs it (REC-4)
+    if system is not None and not isinstance(system, str):
+        raise TypeError(f"system must be a str, got {type(system).__name__}")
+    counting = as_tokenizer(tokenizer) or state.config.tokenizer
+    # A tokenizer counted line by line remembers each message's count (CTX-12); the count is the same.
+    per_message = counting.measure if isinstance(counting, LineCounter) else counting
+    share = number_option("facts_share", facts_share)
+    keep = number_option("must_keep", must_keep)
+    facts = _facts_of(state)
+    # The turns newest first, cut into units as the walk reaches them (MSG-7): a call no further back than
+    # the budget reaches is never looked at, nor sorted.
+    newest = _NewestUnits(state, now, lambda m: count_tokens(per_message, body_of(m)) + MESSAGE_TOKENS)
+    # MSG-9: the history starts at a user message; the units from the newest one on are always in.
+    must, required = newest.through_newest_user()
+    own = 0 if system is None else count_tokens(per_message, system) + MESSAGE_TOKENS
+    if own + required > token_budget:
+        what = (
+            "the system prompt and the turns from the newest user message on"
+            if system is not None
+            else ("the turns from the newest user message on")
+        )
+        raise TokenBudgetError(own + required, token_budget, what)
+    how = check_choice("cut", cut, CUTS)
+    where = check_choice("facts_at", facts_at, FACTS_AT)
+    low = number_option("low_mark", low_mark)
+    kept: list[Entry] = []
+    if keep is not None:
+        kept = list(itertools.takewhile(lambda e: e.importance >= keep, facts.index.by_importance_desc(now)))
+    if how != "newest" or where != "system":
+        return _planned(
+            state,
+            now,
+            newest,
+            must,
+            required,
+            token_budget,
+            query,
+            counting,
+            per_message,
+            keep,
+            kept,
+            share,
+            system,
+            how,
+            where,
+            low,
+        )
+
+    def head_of(chosen: Context | None) -> tuple[str | None, int | float]:
+        """The system message's content and cost: the app's prompt, then the facts' text."""
+        text = chosen.text if chosen is not None and chosen.entries else None
+        if system is None:
+            return text, (0 if text is None else chosen.tokens + MESSAGE_TOKENS)  # type: ignore[union-attr]
+        content = system if text is None else system + SYSTEM_SEPARATOR + text
+        return content, count_tokens(per_message, content) + MESSAGE_TOKENS
+
+    def build(reserve: int | float) -> tuple[int, int | float, str | None, int | float, Context | None]:
+        taken, spent = must, required
+
+        def walk(fixed: int | float, room: int | float) -> None:
+            """Older units on from the oldest taken, until one does not fit (no gaps: a conversation reads in order)."""
+            nonlocal taken, spent
+            while (unit := newest.get(taken)) is not None and fixed + spent + unit[1] <= room:
+                spent += unit[1]
+                taken += 1
+
+        walk(own, token_budget - reserve)
+        chosen: Context | None = None
+        left = token_budget - spent - MESSAGE_TOKENS
+        if system is not None:
+            left -= count_tokens(per_message, system) + count_tokens(per_message, SYSTEM_SEPARATOR)
+        while left >= 0 and count_tokens(counting, "") <= left:
+            chosen = context(facts, now=now, token_budget=left, query=query, tokenizer=counting, must_keep=keep)
+            content, head = head_of(chosen)
+            over = spent + head - token_budget
+            if over <= 0 or not chosen.entries:
+                break
+            left -= over  # the prompt and the facts joined count more than their parts: give the facts less
+            chosen = None
+        content, head = head_of(chosen)
+        walk(head, token_budget)  # what the facts left over goes to older units
+        return taken, spent, content, head, chosen
+
+    reserve = math.floor(token_budget * share) if _live_count(facts, now) else 0
+    taken, spent, content, head, chosen = build(reserve)
+    got = set() if chosen is None else {e.seq for e in chosen.entries}
+    if any(e.seq not in got for e in kept):
+        taken, spent, content, head, chosen = build(token_budget)  # the must-keep facts first, then older turns
+        got = set() if chosen is None else {e.seq for e in chosen.entries}
+        if any(e.seq not in got for e in kept):
+            # Counted as step 2 gives the facts room: the prompt, the separator and the facts' text apart.
+            text = "\n".join(map(render_default, sorted_by_age(kept)))
+            facts_cost = count_tokens(counting, text) + MESSAGE_TOKENS
+            if system is not None:
+                facts_cost += count_tokens(per_message, system) + count_tokens(per_message, SYSTEM_SEPARATOR)
+            what = "the system prompt, the must-keep facts" if system is not None else "the must-keep facts"
+            raise TokenBudgetError(
+                max(facts_cost + required, math.floor(token_budget) + 1),
+                token_budget,
+                what + " and the turns from the newest user message on",
+            )
+    taken_units = newest.units[:taken][::-1]  # oldest first
+    chosen_units = _from_a_user(taken_units)
+    for _, cost in taken_units[: len(taken_units) - len(chosen_units)]:
+        spent -= cost
+    out = [] if content is None else [{"role": "system", "content": content}]
+    used = [] if chosen is None or not chosen.entries else list(chosen.entries)
+    said = [pair for unit, _ in chosen_units for pair in unit]
+    out.extend(message for _, message in said)
+    used.extend(_copies(state, [entry for entry, _ in said]))
+    newest.get(0)  # the pending calls are known once the walk has passed the newest message
+    facts_in = chosen is not None and bool(chosen.entries)
+    return Messages(
+        messages=out,
+        entries=tuple(used),
+        tokens=head + spent,
+        omitted=_live_count(state, now) - len(used),
+        pending=_copies(state, newest.pending),
+        prefix=0 if facts_in else len(out),
+        prefix_tokens=0 if facts_in else head + spent,
+    )
+
+
+def _planned(
+    state: MemoryState,
+    now: int | float,
+    newest: _NewestUnits,
+    must: int,
+    required: int | float,
+    token_budget: int | float,
+    query: str | None,
+    counting: Any,
+    per_message: Any,
+    keep: float | None,
+    kept: list[Entry],
+    share: float,
+    system: str | None,
+    how: str,
+    where: str,
+    low: float,
+) -> Messages:
+    """MSG-10 .. MSG-13: the request of a stable cut or of the facts at the end (``cut.plan``)."""
+    facts = _facts_of(state)
+    seqs = {e.seq for e in kept}
+    got = cut_plan(
+        unit=newest.get,
+        must=must,
+        required=required,
+        token_budget=token_budget,
+        reserve=math.floor(token_budget * share) if _live_count(facts, now) else 0,
+        system=system,
+        count=lambda text: count_tokens(per_message, text),
+        empty=count_tokens(counting, ""),
+        choose=lambda left: context(facts, now=now, token_budget=left, query=query, tokenizer=counting, must_keep=keep),
+        has_all=lambda chosen: seqs <= (set() if chosen is None else {e.seq for e in chosen.entries}),
+        cut=how,
+        facts_at=where,
+        low_mark=low,
+        message_tokens=MESSAGE_TOKENS,
+        separator=SYSTEM_SEPARATOR,
+    )
+    if not got.complete:
+        text = "\n".join(map(render_default, sorted_by_age(kept)))
+        facts_cost = count_tokens(counting, text) + MESSAGE_TOKENS
+        if system is not None:
+            facts_cost += count_tokens(per_message, system)
+            facts_cost += MESSAGE_TOKENS if where == "end" else count_tokens(per_message, SYSTEM_SEPARATOR)
+        what = "the system prompt, the must-keep facts" if system is not None else "the must-keep facts"
+        raise TokenBudgetError(
+            max(facts_cost + required, math.floor(token_budget) + 1),
+            token_budget,
+            what + " and the turns from the newest user message on",
+        )
+    units = _from_a_user(newest.units[: got.taken][::-1])
+    said = [pair for unit, _ in units for pair in unit]
+    out = [] if got.system is None else [{"role": "system", "content": got.system}]
+    out.extend(message for _, message in said)
+    turns = _copies(state, [entry for entry, _ in said])
+    picked = () if got.chosen is None or not got.chosen.entries else tuple(got.chosen.entries)
+    stable, stable_tokens = len(out), got.head + got.spent
+    if got.facts is not None and where == "start":
+        out.insert(len(out) - len(said), {"role": "system", "content": got.facts})
+        stable, stable_tokens = len(out) - len(said) - 1, got.head
+    elif got.facts is not None:
+        out.append({"role": "system", "content": got.facts})
+    elif picked:
+        stable, stable_tokens = 0, 0  # the facts are in the system message, the first
+    newest.get(0)  # the pending calls are known once the walk has passed the newest message
+    used = turns + picked if where == "end" else picked + turns
+    return Messages(
+        messages=out,
+        entries=used,
+        tokens=got.head + got.spent + got.facts_cost,
+        omitted=_live_count(state, now) - len(used),
+        pending=_copies(state, newest.pending),
+        prefix=stable,
+        prefix_tokens=stable_tokens,
+    )
+
+
+#: MSG-2: between the app's system prompt and the facts in the one system message.
+SYSTEM_SEPARATOR = "\n\n"
+
+
+_Unit = tuple[list[tuple[Entry, dict[str, Any]]], int | float]
+
+
+def _from_a_user(units: list[_Unit]) -> list[_Unit]:
+    """The units, oldest first, from the first that opens with a user message on (MSG-9)."""
+    while units and units[0][0][0][1]["role"] != "user":
+        units = units[1:]
+    return units
+
+
+class _NewestUnits:
+    """The units of MSG-7 newest first, cut as a walk asks for them, and the pending calls.
+
+    The reference cuts every live turn into units oldest first: an assistant
+    message with ``tool_calls`` and the tool messages after it that answer
+    all its calls (each once) are one unit, every other message one; a tool
+    message answering no open call, calls left unanswered when another
+    message follows, and roles outside ``ROLES`` are left out; calls open
+    at the end are pending. Walking back gives the same units: tool
+    messages wait in a buffer until the message before them; a message with
+    calls takes those that answer it, in order, and is a unit when all are
+    answered; every other message makes the waiting ones orphans. Units
+    older than the oldest user turn are never candidates (MSG-9), so the
+    walk stops there; each unit comes with its cost.
+    """
+
+    def __init__(self, state: MemoryState, now: int | float, cost: Callable[[dict[str, Any]], int | float]) -> None:
+        split = state.index.split()
+        self._now, self._cost = now, cost
+        self._items = reversed(split.turns)
+        oldest = next((item for item in split.users if not is_past(item[-1].expires_at, now)), None)
+        newest = next((item for item in reversed(split.users) if not is_past(item[-1].expires_at, now)), None)
+        self._oldest_user = None if oldest is None else oldest[:3]
+        self._newest_user = None if newest is None else newest[-1]
+        self.units: list[_Unit] = []
+        self.pending: list[Entry] = []
+        self._waiting: list[tuple[Entry, dict[str, Any]]] = []  # tool messages after the message met last
+        self._met = False  # a message of ROLES that is not a tool's has been met (the newest decides pending)
+        self._done = False
+
+    def get(self, at: int) -> _Unit | None:
+        """The unit ``at`` places back from the newest (0 the newest), or None when there are no more."""
+        while len(self.units) <= at and not self._done:
+            self._step()
+        return self.units[at] if at < len(self.units) else None
+
+    def through_newest_user(self) -> tuple[int, int | float]:
+        """How many units there are from the newest user message on, and what they cost together."""
+        if self._newest_user is None:
+            return 0, 0
+        count = 0
+        total_: int | float = 0
+        while (unit := self.get(count)) is not None:
+            count, total_ = count + 1, total_ + unit[1]
+            if unit[0][0][0] is self._newest_user:
+                break
+        return count, total_
+
+    def _step(self) -> None:
+        for item in self._items:
+            entry = item[-1]
+            if is_past(entry.expires_at, self._now):
+                continue
+            candidate = self._oldest_user is not None and item[:3] >= self._oldest_user
+            if not candidate and self._met:
+                break  # older than the oldest user turn: no unit from here on, and pending is known
+            message = chat_message(entry.data)
+            assert message is not None  # every turn is a message (MSG-1)
+            role = message["role"]
+            if role not in ROLES:
+                continue
+            if role == "tool":
+                self._waiting.append((entry, message))
+                continue
+            waiting, self._waiting = self._waiting[::-1], []
+            first, self._met = not self._met, True
+            unit = [(entry, message)]
+            if message.get("tool_calls"):
+                open_calls = {call["id"] for call in message["tool_calls"]}
+                for answer in waiting:
+                    if not open_calls:
+                        break
+                    if answer[1].get("tool_call_id") in open_calls:
+                        unit.append(answer)
+                        open_calls.discard(answer[1]["tool_call_id"])
+                if open_calls:
+                    if first:
+                        self.pending = [e for e, _ in unit]
+                    continue
+            if candidate:
+                self.units.append((unit, sum(self._cost(m) for _, m in unit)))
+                return
+        else:
+            self._done = True
+            return
+        self._done = True

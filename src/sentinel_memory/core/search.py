@@ -1,0 +1,116 @@
+"""Recall: the live entries that share a query's words, best first (REC-1 .. REC-6).
+
+The ranking asks the index for the entries holding the query's words
+(``lexical.best_matches`` and ``best_holders``); what it finds is what the
+scan of every live entry would have found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from .basics import _check_now, _copies
+from .index import Index
+from .lexical import best_holders, best_matches, words
+from .options import number_option
+from .state import MemoryState
+from .values import (
+    Entry,
+    Hit,
+    by_importance,
+)
+
+
+def _query_words(query: object, *, optional: bool = False) -> frozenset[str]:
+    """REC-4: a query is a str (context also takes None); its words per REC-1."""
+    if query is None and optional:
+        return frozenset()
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str, got {type(query).__name__}")
+    return words(query)
+
+
+def _matches(
+    state: MemoryState, query_words: frozenset[str], now: int | float, limit: int, among: Sequence[Entry] | None = None
+) -> list[tuple[float, Entry]]:
+    """The best ``limit`` live entries sharing a query word, best first (REC-2, REC-3).
+
+    A query word no stored entry holds cannot raise any score. In a store
+    that is small for the ``limit`` (a context's ranking), every entry
+    holding a query word is scored (``best_holders``); otherwise
+    ``best_matches`` walks the index by importance and stops early. With
+    ``among``, only those live entries are looked at.
+    """
+    index, window = state.index, state.config.recency_window
+    reachable = _reachable(index, query_words)
+    if among is not None:
+        ordered = sorted(among, key=by_importance, reverse=True)  # by importance, each newest first
+
+        def walk_among(below: float | None) -> Iterator[Entry]:
+            return iter(ordered) if below is None else (e for e in ordered if e.importance < below)
+
+        return best_matches(walk_among, query_words, reachable, now, window, limit, seq_is_age=index.in_order)
+    if _by_holders(len(state.entries), limit):
+        holders = {word: index.holders(word) for word in sorted(reachable)}
+        left_out = index.expired_seqs(now) or frozenset()
+        return best_holders(holders, len(query_words), now, window, limit, left_out=left_out, seq_is_age=index.in_order)
+
+    def walk(below: float | None) -> Iterator[Entry]:
+        return index.by_importance_desc(now, below)
+
+    return best_matches(
+        walk,
+        query_words,
+        reachable,
+        now,
+        window,
+        limit,
+        seq_is_age=index.in_order,
+        holders=index.searched_holders(reachable),
+    )
+
+
+def _by_holders(stored: int, limit: int) -> bool:
+    """True when scoring every holder of a query word is the faster search: the store is small for the ``limit``."""
+    return stored <= 2_048 + 32 * limit
+
+
+def _reachable(index: Index, query_words: frozenset[str]) -> frozenset[str]:
+    """The query words some stored entry may hold: no entry matches more of them (REC-2)."""
+    return index.may_hold(query_words)
+
+
+def recall(state: MemoryState, query: str, *, now: int | float, limit: int | None = None) -> tuple[Hit, ...]:
+    """Lexical search: the best ``limit`` live entries sharing a word with ``query`` (REC-1..REC-4).
+
+    Words are lower-cased runs of letters and digits, accents removed, found
+    in an entry's key or data; the score is the share of the query's words an
+    entry holds, weighted by its importance, plus a little for freshness
+    (``sentinel_memory.core.lexical``). Ties go to the newer entry.
+
+    Args:
+        state: The memory state to read.
+        query: The words to look for, a str.
+        now: The current time, milliseconds since the epoch (a finite number).
+        limit: The most hits, an integer >= 0. Defaults to None (10).
+
+    Returns:
+        A tuple of ``Hit`` (a copy of the ``entry`` and its ``score``), best first; empty for a query
+        without words.
+
+    Raises:
+        TypeError: ``query`` is not a str, or ``now`` is not a finite number.
+
+    Examples:
+        >>> state, _ = core.remember(MemoryState(), "user:allergy", "peanuts", now=1000)
+        >>> [hit.entry.key for hit in core.recall(state, "Peanuts?", now=1000)]
+        ['user:allergy']
+    """
+    _check_now(now)
+    query_words = _query_words(query)
+    count = number_option("recall_limit", limit)
+    if not query_words:
+        return ()
+    found = _matches(state, query_words, now, count)
+    copies = _copies(state, [entry for _, entry in found])
+    return tuple(Hit(entry, value) for entry, (value, _) in zip(copies, found, strict=True))

@@ -1,0 +1,210 @@
+"""Systematic mutation testing with mutmut, one module at a time, each with a narrow, fast test selection.
+
+Run it with ``make mutation MODULE=conformance/runner.py`` (or
+``python tests/mutation.py conformance/runner.py``). mutmut changes the
+module one point at a time (an operator, a number, a string, a keyword, a
+deleted call) and runs the module's test selection (``SELECTION`` below)
+against each change, in a copy of ``src/``, ``tests/`` and ``spec/`` under
+``.cache/mutation/<module>/``. Its cache (``.mutmut-cache`` there) makes a
+rerun incremental: a mutant already killed is not run again, and a survivor
+is run again only when the tests have changed.
+
+At the end it prints killed / total, then every survivor: those listed in
+``tests/mutation_equivalent.txt`` with their one-line reason (a change no
+user can notice), and the others, which make it exit non-zero. Each entry of
+that file is four lines, then a blank line::
+
+    MODULE conformance/runner.py
+    - the original line, stripped
+    + the mutated line, stripped
+    = why no test can tell them apart
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = Path("src/sentinel_memory")
+EQUIVALENT = ROOT / "tests" / "mutation_equivalent.txt"
+
+#: Each module's test selection: the narrowest files that cover it, the fast ones first (pytest stops at the
+#: first failure), and pytest's own options where a selection leaves tests out (a timing test, which a
+#: loaded machine fails whatever the code; a long end-to-end run that the faster tests before it cover).
+SELECTION: dict[str, tuple[str, ...]] = {
+    "stores/contract.py": ("tests/test_store_contract.py",),
+    "integrations/langchain/middleware.py": (
+        "tests/test_langchain_middleware_options.py",
+        "tests/test_langchain_agent.py",
+        "-k",
+        "not overhead and not 24_tool_turns",
+    ),
+    "integrations/langgraph.py": ("tests/test_langgraph_edges.py", "tests/test_langgraph.py"),
+    "conformance/runner.py": (
+        "tests/test_runner_edges.py",
+        "tests/test_runner_verdicts.py",
+        "tests/test_runner_defects.py",
+    ),
+    "core/chat.py": ("tests/test_messages_edges.py", "tests/test_chat_messages.py", "tests/test_messages.py"),
+    "core/message.py": ("tests/test_messages_edges.py", "tests/test_chat_messages.py", "tests/test_messages.py"),
+    # The get_messages path.
+    "core/request.py": ("tests/test_messages_edges.py", "tests/test_chat_messages.py", "tests/test_messages.py"),
+    "integrations/langchain/__init__.py": ("tests/test_langchain.py", "tests/spec/test_langchain_properties.py"),
+    "integrations/openai_agents.py": ("tests/test_openai_agents_edges.py", "tests/test_openai_agents.py"),
+    "integrations/pydantic_ai.py": ("tests/test_pydantic_ai_edges.py", "tests/test_pydantic_ai.py"),
+    "telemetry.py": ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py"),
+    "shell.py": ("tests/test_shell_edges.py", "tests/test_unsaved_and_messages.py", "tests/test_persistence.py"),
+    "aio.py": ("tests/test_async_edges.py", "tests/test_async_engine.py", "tests/test_async.py"),
+    "testing.py": ("tests/test_store_kit_history.py", "tests/test_store_kit_checks.py"),
+}
+
+#: What the copy holds: the package, the tests and the data they read.
+COPIED = ("src", "tests", "spec")
+
+
+def work_dir(module: str) -> Path:
+    return ROOT / ".cache" / "mutation" / module.replace("/", "__")
+
+
+def refresh(work: Path) -> None:
+    """Copy the current source and tests into ``work``, keeping mutmut's cache there."""
+    work.mkdir(parents=True, exist_ok=True)
+    for part in COPIED:
+        shutil.rmtree(work / part, ignore_errors=True)
+        shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
+    shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
+
+
+def runner(tests: tuple[str, ...]) -> str:
+    """The command mutmut runs for each mutant: the selection, one process, a fixed seed, stopping at the first failure."""
+    return shlex.join(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            *tests,
+            "-x",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            # Plugins are not loaded on their own (PYTEST_DISABLE_PLUGIN_AUTOLOAD, set below): loading every
+            # installed one takes most of a run's time. The tests need hypothesis's alone.
+            "-p",
+            "_hypothesis_pytestplugin",
+            "-o",
+            "addopts=",
+            "--hypothesis-seed=1",
+        ]
+    )
+
+
+def survivors(work: Path) -> list[tuple[int, int, str]]:
+    """``(mutant id, line number, status)`` of each mutant the tests did not kill."""
+    with sqlite3.connect(work / ".mutmut-cache") as db:
+        return db.execute(
+            "SELECT Mutant.id, Line.line_number, Mutant.status FROM Mutant JOIN Line ON Mutant.line = Line.id "
+            "WHERE Mutant.status NOT IN ('ok_killed', 'ok_suspicious', 'bad_timeout') ORDER BY Line.line_number, Mutant.id"
+        ).fetchall()
+
+
+def counts(work: Path) -> tuple[int, int, int]:
+    """``(killed, of them by a timeout, total)``: a mutant whose tests failed (however slowly) or hung is killed."""
+    with sqlite3.connect(work / ".mutmut-cache") as db:
+        rows = dict(db.execute("SELECT status, count(*) FROM Mutant GROUP BY status").fetchall())
+    killed = rows.get("ok_killed", 0) + rows.get("ok_suspicious", 0) + rows.get("bad_timeout", 0)
+    return killed, rows.get("bad_timeout", 0), sum(rows.values())
+
+
+def change(work: Path, mutant: int, env: dict[str, str]) -> tuple[str, str]:
+    """The original and the mutated text of a mutant (its diff's removed and added lines, stripped)."""
+    diff = subprocess.run(
+        [sys.executable, "-m", "mutmut", "show", str(mutant)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines = diff.splitlines()
+    old = " ".join(line[1:].strip() for line in lines if line.startswith("-") and not line.startswith("---"))
+    new = " ".join(line[1:].strip() for line in lines if line.startswith("+") and not line.startswith("+++"))
+    return old, new
+
+
+def equivalents() -> dict[tuple[str, str, str], str]:
+    """``(module, original, mutated) -> reason`` from ``tests/mutation_equivalent.txt``."""
+    listed: dict[tuple[str, str, str], str] = {}
+    if not EQUIVALENT.exists():
+        return listed
+    for block in EQUIVALENT.read_text(encoding="utf-8").split("\n\n"):
+        lines = [line for line in block.strip().splitlines() if not line.startswith("#")]
+        if not lines:
+            continue
+        if len(lines) != 4 or [line[:2] for line in lines] != ["MO", "- ", "+ ", "= "]:
+            raise ValueError(f"{EQUIVALENT.name}: an entry is MODULE, -, +, = lines: {block!r}")
+        listed[(lines[0].removeprefix("MODULE ").strip(), lines[1][2:].strip(), lines[2][2:].strip())] = lines[3][2:]
+    return listed
+
+
+def main(module: str) -> int:
+    if module not in SELECTION:
+        print(f"no test selection for {module!r}; one of: {', '.join(SELECTION)}", file=sys.stderr)
+        return 2
+    work = work_dir(module)
+    refresh(work)
+    env = dict(
+        os.environ, PYTHONPATH=str(work / "src"), HYPOTHESIS_PROFILE="mutants", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"
+    )
+    env.pop("PYTEST_ADDOPTS", None)
+    subprocess.run(
+        [
+            "nice",
+            "-n",
+            "10",
+            sys.executable,
+            "-m",
+            "mutmut",
+            "run",
+            "--paths-to-mutate",
+            str(PACKAGE / module),
+            "--tests-dir",
+            "tests",
+            "--runner",
+            runner(SELECTION[module]),
+            "--test-time-multiplier",
+            "4",
+            "--test-time-base",
+            "20",
+            "--simple-output",
+            "--no-progress",
+        ],
+        cwd=work,
+        env=env,
+        check=False,
+    )
+    killed, timeouts, total = counts(work)
+    listed = equivalents()
+    explained, unexplained = [], []
+    for mutant, line, status in survivors(work):
+        old, new = change(work, mutant, env)
+        reason = listed.get((module, old, new))
+        (explained if reason is not None else unexplained).append((mutant, line, status, old, new, reason))
+    print(
+        f"\n{module}: {killed} / {total} killed ({timeouts} by a timeout: ten times the unmutated run), "
+        f"{len(explained)} equivalent, {len(unexplained)} unexplained"
+    )
+    for mutant, line, _status, old, new, reason in explained:
+        print(f"  equivalent #{mutant} line {line}: {old!r} -> {new!r}: {reason}")
+    for mutant, line, status, old, new, _ in unexplained:
+        print(f"  SURVIVED ({status}) #{mutant} line {line}:\n    - {old}\n    + {new}")
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else ""))

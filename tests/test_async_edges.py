@@ -1,0 +1,118 @@
+"""The async memory's edges: turns after a change, a raising block's exit, a shared change ended by a BaseException (AIO-2, AIO-3, MW-6, WRP-1)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import pytest
+
+import sentinel_memory as sm
+
+
+class GatedStore:
+    """A store of coroutines over a MemoryStore whose saves wait at ``gate`` while ``hold`` is set; it records its lock's exits."""
+
+    def __init__(self, inner: sm.MemoryStore | None = None) -> None:
+        self.inner = inner if inner is not None else sm.MemoryStore()
+        self.hold = False
+        self.gate = asyncio.Event()
+        self.waiting = asyncio.Event()
+        self.exits: list[type[BaseException] | None] = []
+        self.raise_on_save: BaseException | None = None
+
+    async def load(self) -> dict[str, Any] | None:
+        await asyncio.sleep(0)
+        return self.inner.load()
+
+    async def save(self, document: dict[str, Any]) -> None:
+        await asyncio.sleep(0)
+        if self.raise_on_save is not None:
+            raise self.raise_on_save
+        if self.hold:
+            self.waiting.set()
+            await self.gate.wait()
+        self.inner.save(document)
+
+    async def generation(self) -> int:
+        return self.inner.generation()
+
+    @contextlib.asynccontextmanager
+    async def lock(self):
+        try:
+            yield
+        except BaseException as error:
+            self.exits.append(type(error))
+            raise
+        else:
+            self.exits.append(None)
+
+
+def test_aio_2_a_task_takes_its_turn_again_for_its_next_change():
+    """AIO-2: after a task's change ends it no longer holds the turn: its next change waits for, and is not overtaken by, another task's."""
+
+    async def main() -> list[str]:
+        store = GatedStore()
+        mem = await sm.create_async_memory(store=store, autosave=True, load=False)
+
+        async def writer() -> None:
+            await mem.remember("a1", 1)
+            store.hold = True
+            await mem.remember("a2", 2)  # the same task's next change
+
+        second = asyncio.ensure_future(writer())
+        await store.waiting.wait()  # a2's save is under way and holds the turn
+        store.hold = False
+        other = asyncio.ensure_future(mem.remember("b", 3))
+        await asyncio.sleep(0.01)
+        assert not other.done()  # b waits for a2's turn to end
+        store.gate.set()
+        await asyncio.gather(second, other)
+        stored = sm.create_memory(store=store.inner)
+        return sorted(stored.keys())
+
+    assert asyncio.run(main()) == ["a1", "a2", "b"]
+
+
+def test_aio_3_a_transaction_block_that_raised_exits_the_stores_lock_with_its_error():
+    """AIO-3, MW-6: a block that raised leaves a custom store's lock() with that error, a clean block with none; the next block works."""
+
+    async def main() -> GatedStore:
+        store = GatedStore()
+        mem = await sm.create_async_memory(store=store, autosave=True, load=False)
+        with pytest.raises(KeyError):
+            async with mem.transaction():
+                await mem.remember("a", 1)
+                raise KeyError("block failed")
+        async with mem.transaction():
+            await mem.remember("b", 2)
+        return store
+
+    assert asyncio.run(main()).exits == [KeyError, None]
+
+
+class Stop(BaseException):
+    """Not an Exception: what a cancel scope or a shutdown raises through a store."""
+
+
+def test_mw_6_a_shared_change_ended_by_a_base_exception_restores_the_memory():
+    """MW-6, WRP-1: a shared change whose save raises a BaseException after its reload leaves the memory as before the reload."""
+
+    async def main() -> None:
+        inner = sm.MemoryStore()
+        store = GatedStore(inner)
+        mem = await sm.create_async_memory(store=store, autosave=True, shared=True)
+        await mem.remember("mine", 1)
+        other = sm.create_memory(store=inner, autosave=True)
+        other.remember("theirs", 2)  # the store moves on: the next shared change reloads first
+        before = (sorted(mem.keys()), mem.generation)
+        store.raise_on_save = Stop()
+        with pytest.raises(Stop):
+            await mem.remember("lost", 3)
+        assert (sorted(mem.keys()), mem.generation) == before == (["mine"], 1)
+        store.raise_on_save = None
+        await mem.remember("next", 4)  # the step after: it reloads again and saves
+        assert sorted(sm.create_memory(store=inner).keys()) == ["mine", "next", "theirs"]
+
+    asyncio.run(main())

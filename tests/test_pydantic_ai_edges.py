@@ -1,0 +1,56 @@
+"""The pydantic-ai history's edges: the newest question ranks the facts, ttl, a prompt's TextContent parts (PAI-1, PAI-2, PAI-4)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pydantic_ai")
+
+from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, TextContent, TextPart, UserPromptPart
+
+import sentinel_memory as sm
+from sentinel_memory.core.chat import body_of
+from sentinel_memory.integrations.pydantic_ai import SentinelHistory, turns_from_messages
+
+NOW = 1_000_000
+
+
+def with_facts() -> sm.Memory:
+    mem = sm.create_memory(clock=lambda: NOW)
+    mem.remember("spa:hours", "the spa opens at nine every morning", importance=0.5)
+    mem.remember("menu:risotto", "the risotto has no nuts at all", importance=0.5)
+    return mem
+
+
+def conversation() -> list:
+    return [
+        ModelRequest(parts=[UserPromptPart("when does the spa open?")]),
+        ModelResponse(parts=[TextPart("At nine.")]),
+        ModelRequest(parts=[UserPromptPart("does the risotto have nuts?")]),
+    ]
+
+
+def test_pai_4_the_newest_user_prompt_ranks_the_facts_not_the_first():
+    """PAI-4: with two questions in the request and room for one fact, the fact the newest asks about is sent."""
+    view = SentinelHistory(with_facts(), 32, system="Be brief.").process(conversation())
+    assert isinstance(view[0].parts[0], SystemPromptPart)
+    assert view[0].parts[0].content == "Be brief.\n\nmenu:risotto: the risotto has no nuts at all"
+
+
+def test_pai_1_the_stored_turns_live_for_the_historys_ttl():
+    """PAI-1, ENT-16: the turns the history stores expire after its ttl, with its importance; without a ttl they never do."""
+    mem = with_facts()
+    SentinelHistory(mem, 100, ttl=60_000, importance=0.4).record(conversation())
+    turns = [mem.get_entry(f"chat:{n}") for n in (1, 2, 3)]
+    assert [(e.expires_at, e.importance) for e in turns] == [(NOW + 60_000, 0.4)] * 3
+    other = with_facts()
+    SentinelHistory(other, 100).record(conversation())
+    assert other.get_entry("chat:1").expires_at is None
+
+
+def test_pai_2_a_user_prompts_text_content_parts_are_its_text():
+    """PAI-2, TXT-4: a user prompt given as TextContent parts reads as (and is counted by) their text."""
+    prompt = UserPromptPart([TextContent(content="what is in "), "the risotto?"])
+    (turn,) = turns_from_messages([ModelRequest(parts=[prompt])])
+    assert body_of(turn) == "what is in the risotto?"
+    assert [part["text"] for part in turn["content"] if part["type"] == "text"] == ["what is in ", "the risotto?"]

@@ -1,0 +1,186 @@
+"""The store kit's history check, each mistake in a history built by hand, and its lock check on a lock that excludes for a moment (MW-2, MW-3, MW-6, PER-3).
+
+``history_problems`` judges what concurrent writers and readers left: each
+test below builds the sound history of two writers, then the same history
+with one thing wrong, at the boundary where it starts to be wrong, and the
+check must name it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import threading
+from typing import Any
+
+import pytest
+
+from sentinel_memory import LockTimeoutError, MemoryStore
+from sentinel_memory.testing import StoreSuite, history_problems
+
+
+def save(worker: str, generation: int, start: int, end: int, **more: Any) -> dict[str, Any]:
+    return {"worker": worker, "op": "save", "generation": generation, "start": start, "end": end, **more}
+
+
+def load(worker: str, generation: int | None, entries: int | None, start: int, end: int, **more: Any) -> dict[str, Any]:
+    missing = generation is None
+    return {
+        "worker": worker,
+        "op": "load",
+        "start": start,
+        "end": end,
+        "missing": missing,
+        "generation": generation,
+        "entries": entries,
+        **more,
+    }
+
+
+def remember(worker: str, key: str, start: int, end: int, **more: Any) -> dict[str, Any]:
+    return {"worker": worker, "op": "remember", "key": key, "start": start, "end": end, **more}
+
+
+def document(*keys: str) -> dict[str, Any]:
+    return {"version": 1, "generation": len(keys), "entries": [{"key": key} for key in keys]}
+
+
+def sound() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Two writers, one save each, one after the other, and a reader after each save."""
+    events = [
+        save("w1", 1, 10, 20),
+        remember("w1", "w1:0", 5, 21),
+        load("r", 1, 1, 25, 26),
+        save("w2", 2, 30, 40),
+        remember("w2", "w2:0", 28, 41),
+        load("r", 2, 2, 45, 46),
+        {"worker": "w1", "op": "lock", "start": 10, "end": 20},
+        {"worker": "w2", "op": "lock", "start": 30, "end": 40},
+    ]
+    return events, document("w1:0", "w2:0")
+
+
+def test_mw_6_a_sound_history_has_no_problem():
+    """MW-6: the history one writer after another leaves is sound, and so is a read that starts as a save is acknowledged."""
+    events, final = sound()
+    assert history_problems(events, final) == []
+    events.append(load("r", 1, 1, 40, 41))  # started exactly as generation 2 was acknowledged: not after it
+    assert history_problems(events, final) == []
+
+
+def test_mw_3_two_writers_acknowledged_saves_of_one_generation_are_a_lost_update():
+    """MW-3: two writers' saves of one generation, both acknowledged, are a lost update."""
+    events, _ = sound()
+    events[3] = save("w2", 1, 30, 40)
+    events[5] = load("r", 1, 1, 45, 46)
+    (problem,) = history_problems(events, document("w1:0", "w2:0") | {"generation": 1})
+    assert problem.startswith("lost update: w1 and w2 both saved generation 1")
+
+
+def test_mw_6_a_read_one_generation_stale_is_reported():
+    """MW-6, MW-2: a load started after generation 2 was acknowledged that answers generation 1 is a stale read."""
+    events, final = sound()
+    events.append(load("r", 1, 1, 41, 42))  # one nanosecond after the acknowledgement
+    (problem,) = history_problems(events, final)
+    assert problem.startswith("stale read: load() by r answered generation 1 after generation 2")
+
+
+def test_per_3_a_torn_document_missing_an_entry_is_reported():
+    """PER-3: a load of generation 2 holding one entry (one fewer than its generation holds) is a partial document."""
+    events, final = sound()
+    events[5] = load("r", 2, 1, 45, 46)
+    (problem,) = history_problems(events, final)
+    assert problem.startswith("partial document: load() by r read generation 2 holding 1 entries")
+
+
+def test_mw_6_an_acknowledged_remember_missing_from_the_final_document_is_reported():
+    """MW-6: an acknowledged remember whose key is not in the final document is a lost update, even with other keys stored."""
+    events, _ = sound()
+    (problem,) = history_problems(events, document("w1:0") | {"generation": 2})
+    assert problem == "lost update: w2's acknowledged remember('w2:0') is not stored"
+
+
+def test_mw_6_a_shared_writer_that_raised_is_reported():
+    """MW-6: a shared writer whose remember raised (whatever the error) is a problem: a shared writer never fails."""
+    events, final = sound()
+    events.append(remember("w2", "w2:1", 50, 51, error="OSError: disk full"))
+    (problem,) = history_problems(events, final)
+    assert problem == "writer failed: w2 raised OSError: disk full (a shared writer never conflicts, MW-6)"
+
+
+def test_per_3_a_read_that_finds_nothing_after_the_first_save_is_reported():
+    """PER-3: a load started after generation 1 was acknowledged that finds no document is a save that is not atomic."""
+    events, final = sound()
+    events.insert(3, load("r", None, None, 21, 22))
+    (problem,) = history_problems(events, final)
+    assert problem.startswith("missing: load() by r found nothing after generation 1 was saved")
+    events, final = sound()
+    events.insert(0, load("r", None, None, 1, 2))  # before any save: nothing there is right
+    assert history_problems(events, final) == []
+
+
+def test_mw_2_two_writers_holding_lock_at_once_are_reported():
+    """MW-2: two writers' lock() holds that overlap are reported; one writer taking it again is not."""
+    events, final = sound()
+    events.append({"worker": "w2", "op": "lock", "start": 19, "end": 22})
+    (problem,) = history_problems(events, final)
+    assert problem == "lock held twice: w1 and w2 held lock() at once (MW-2)"
+
+
+class SharedLockStore(MemoryStore):
+    """A MemoryStore whose lock() is a lock shared by every object made over one ``place`` (as a file's sidecar lock)."""
+
+    lock_wait = 30.0
+
+    def __init__(self, place: dict[str, Any]) -> None:
+        super().__init__()
+        self.place = place
+        self.shared = place.setdefault("lock", threading.Lock())
+
+    @contextlib.contextmanager
+    def lock(self):
+        if not self.shared.acquire(timeout=self.lock_wait):
+            raise LockTimeoutError("place", self.lock_wait)
+        try:
+            yield
+        finally:
+            self.shared.release()
+
+
+class MomentaryLockStore(SharedLockStore):
+    """lock() waits a moment (20 ms) for another holder, then goes in anyway: it excludes only for a moment."""
+
+    @contextlib.contextmanager
+    def lock(self):
+        got = self.shared.acquire(timeout=0.02)
+        try:
+            yield
+        finally:
+            if got:
+                self.shared.release()
+
+
+class LockSuite(StoreSuite):
+    store_class: type = SharedLockStore
+
+    def make_store(self, tmp_path: Any) -> Any:
+        self.place: dict[str, Any] = {}
+        return self.store_class(self.place)
+
+    def reopen(self, store: Any) -> Any:
+        other = self.store_class(self.place)
+        other._text, other._generation = copy.copy(store._text), store._generation
+        return other
+
+
+def test_mw_2_the_lock_check_passes_a_lock_that_excludes_until_let_go(tmp_path):
+    """MW-2: the kit's lock check passes a lock() another object cannot take until it is let go (it times out instead)."""
+    LockSuite().test_mw_2_lock_excludes_another_store_object(tmp_path)
+
+
+def test_mw_2_the_lock_check_fails_a_lock_that_excludes_for_only_a_moment(tmp_path):
+    """MW-2: the kit's lock check fails a lock() that keeps another store object out for 20 ms and then lets it in."""
+    suite = LockSuite()
+    suite.store_class = MomentaryLockStore
+    with pytest.raises(AssertionError, match="another store object took lock"):
+        suite.test_mw_2_lock_excludes_another_store_object(tmp_path)
