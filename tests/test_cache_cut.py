@@ -71,6 +71,17 @@ def test_msg_10_nothing_is_cut_when_every_unit_fits_and_only_back_to_must():
     assert stable_taken(get, 2, 2, 15) == 2
 
 
+def test_msg_10_a_unit_that_fits_exactly_is_taken_and_one_token_less_leaves_it_out(make):
+    """MSG-10: the history takes a unit when the request counts exactly the budget, not when it counts one more."""
+    mem = chat(make, 3)
+    options = {"cut": "stable", "low_mark": 1, "facts_at": "end", "system": "Be brief."}
+    full = mem.get_messages(token_budget=10_000, **options)
+    exact = mem.get_messages(token_budget=full.tokens, **options)
+    assert exact.messages == full.messages and exact.tokens == full.tokens
+    short = mem.get_messages(token_budget=full.tokens - 1, **options)
+    assert short.tokens <= full.tokens - 1 and len(short.messages) == len(full.messages) - 2
+
+
 def test_msg_10_the_start_stays_put_until_the_budget_forces_the_next_cut(make):
     """MSG-10: with one new exchange per request the stable history's start moves rarely; the newest cut moves each time."""
     mem = chat(make, 10)
