@@ -268,8 +268,9 @@ def _planned(
             facts_cost += count_tokens(per_message, system)
             facts_cost += MESSAGE_TOKENS if where == "end" else count_tokens(per_message, SYSTEM_SEPARATOR)
         what = "the system prompt, the must-keep facts" if system is not None else "the must-keep facts"
+        needed = max(facts_cost + required, math.floor(token_budget) + 1)
         raise TokenBudgetError(
-            max(facts_cost + required, math.floor(token_budget) + 1),
+            needed,
             token_budget,
             what + " and the turns from the newest user message on",
         )
@@ -288,13 +289,14 @@ def _planned(
     elif picked:
         stable, stable_tokens = 0, 0  # the facts are in the system message, the first
     newest.get(0)  # the pending calls are known once the walk has passed the newest message
+    waiting = _copies(state, newest.pending)
     used = turns + picked if where == "end" else picked + turns
     return Messages(
         messages=out,
         entries=used,
         tokens=got.head + got.spent + got.facts_cost,
         omitted=_live_count(state, now) - len(used),
-        pending=_copies(state, newest.pending),
+        pending=waiting,
         prefix=stable,
         prefix_tokens=stable_tokens,
     )
