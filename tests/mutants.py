@@ -56,6 +56,8 @@ OPENAI_AGENTS = ("tests/test_openai_agents.py", "tests/spec/test_openai_agents_p
 TELEMETRY = ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py")
 #: The LangChain agent middleware's end-to-end tests (create_agent over a scripted model).
 AGENT = ("tests/test_langchain_agent.py",)
+#: One agent for many users, histories sent again, overlapping and failed runs: the server tests, then their properties.
+SERVING = ("tests/test_agent_server.py", "tests/spec/test_serving_properties.py")
 #: The model's memory tools: the operations' bounds, then their properties.
 TOOLS = ("tests/test_model_tools.py", "tests/spec/test_model_tools_properties.py")
 #: The MCP server through the SDK's client.
@@ -1266,8 +1268,8 @@ MUTANTS = [
     Mutant(
         "the SDK session's filter passes every request unchanged",
         "integrations/openai_agents.py",
-        "        if self._token_budget is None:\n            return model_data",
-        "        if True:\n            return model_data",
+        "        if self._token_budget is None:\n            return model_data\n        try:",
+        "        if True:\n            return model_data\n        try:",
         tests=OPENAI_AGENTS,
     ),
     Mutant(
@@ -1945,9 +1947,9 @@ MUTANTS = [
     Mutant(
         "the middleware never notes what it recorded",
         "integrations/langchain/middleware.py",
-        "        return {RECORDED: [message.id for message in messages if message.id is not None]}",
-        "        return None",
-        tests=AGENT,
+        "            RECORDED: [message.id for message in messages if message.id is not None],",
+        "            RECORDED: [],",
+        tests=("tests/test_agent_server.py", *AGENT),
     ),
     Mutant(
         "the middleware's model sees the agent's messages, not the memory's request",
@@ -1973,14 +1975,14 @@ MUTANTS = [
     Mutant(
         "the middleware records on the event loop",
         "integrations/langchain/middleware.py",
-        "        return await run_in_executor(None, self._record, state)\n\n    def after_agent",
-        "        return self._record(state)\n\n    def after_agent",
+        "        return await run_in_executor(None, self._record, state, runtime)\n\n    def after_agent",
+        "        return self._record(state, runtime)\n\n    def after_agent",
         tests=AGENT,
     ),
     Mutant(
         "the middleware never records the last reply",
         "integrations/langchain/middleware.py",
-        "        return self._record(state)\n\n    async def aafter_agent",
+        "        return self._record(state, runtime)\n\n    async def aafter_agent",
         "        return None\n\n    async def aafter_agent",
         tests=AGENT,
     ),
@@ -2015,8 +2017,8 @@ MUTANTS = [
     Mutant(
         "the middleware's recorded turns never expire",
         "integrations/langchain/middleware.py",
-        "self._memory.add_messages(turns, importance=self._importance, ttl=self._ttl)",
-        "self._memory.add_messages(turns, importance=self._importance, ttl=None)",
+        "entries = memory.add_messages(turns, importance=self._importance, ttl=self._ttl)",
+        "entries = memory.add_messages(turns, importance=self._importance, ttl=None)",
         tests=("tests/test_langchain_middleware_options.py",),
     ),
     Mutant(
@@ -2036,7 +2038,7 @@ MUTANTS = [
     Mutant(
         "an async agent never records the question before the model call",
         "integrations/langchain/middleware.py",
-        '            The state update that lists the recorded ids when messages were recorded, else None.\n        """\n        return await run_in_executor(None, self._record, state)\n\n    def after_agent(',
+        '            The state update that lists the recorded ids when messages were recorded, else None.\n        """\n        return await run_in_executor(None, self._record, state, runtime)\n\n    def after_agent(',
         '            The state update that lists the recorded ids when messages were recorded, else None.\n        """\n        return None\n\n    def after_agent(',
         tests=("tests/test_langchain_middleware_options.py",),
     ),
@@ -2087,7 +2089,7 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai history never stores a run's final answer",
         "integrations/pydantic_ai.py",
-        "        await self.arecord(result.all_messages())\n        return result",
+        "        await self.arecord(result.all_messages(), deps=ctx.deps)\n        return result",
         "        return result",
         tests=PYDANTIC_AI,
     ),
@@ -2136,8 +2138,8 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai history's async form does the I/O on the event loop",
         "integrations/pydantic_ai.py",
-        "return await anyio.to_thread.run_sync(functools.partial(self.process, list(messages)))",
-        "return self.process(list(messages))",
+        "return await anyio.to_thread.run_sync(functools.partial(self.process, list(messages), deps=deps))",
+        "return self.process(list(messages), deps=deps)",
         tests=PYDANTIC_AI,
     ),
     Mutant(
@@ -2157,8 +2159,8 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai history doubles its budget",
         "integrations/pydantic_ai.py",
-        "            token_budget=self._budget,",
-        "            token_budget=self._budget * 2,",
+        "            token_budget=self._budget - self._reserve,",
+        "            token_budget=self._budget * 2 - self._reserve,",
         tests=PYDANTIC_AI,
     ),
     Mutant(
@@ -2199,8 +2201,8 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai history's turns never expire",
         "integrations/pydantic_ai.py",
-        "self._memory.add_messages(turns, importance=self._importance, ttl=self._ttl)",
-        "self._memory.add_messages(turns, importance=self._importance, ttl=None)",
+        "memory.add_messages(turns[skip:], importance=self._importance, ttl=self._ttl)",
+        "memory.add_messages(turns[skip:], importance=self._importance, ttl=None)",
         tests=("tests/test_pydantic_ai_edges.py",),
     ),
     Mutant(
@@ -2370,6 +2372,146 @@ MUTANTS = [
         "with telemetry.operation(name, plumbing.store):",
         "with telemetry._OFF:",
         tests=TELEMETRY,
+    ),
+    Mutant(
+        "an old module path keeps a module of its own, with none of the new module's names",
+        "_moved.py",
+        "    sys.modules[old] = importlib.import_module(new)\n",
+        "    importlib.import_module(new)\n",
+        ("tests/spec/test_moved_paths.py",),
+    ),
+    Mutant(
+        "an old module path's warning does not name the new path",
+        "_moved.py",
+        'f"{old} has moved to {new}: import it from there',
+        'f"{old} has moved: import it from its new place',
+        ("tests/spec/test_moved_paths.py",),
+    ),
+    Mutant(
+        "an old module path's warning points at the import system, not the importing line",
+        "_moved.py",
+        "stacklevel=_importer_level(),",
+        "stacklevel=2,",
+        ("tests/spec/test_moved_paths.py",),
+    ),
+    Mutant(
+        "a memory's own line counter is shared by its threads without a lock",
+        "shell.py",
+        "        shared(default)  # the memory's own counter, which its threads share\n",
+        "",
+        ("tests/spec/test_moved_paths.py",),
+    ),
+    Mutant(
+        "a store call that raised is answered as if it had returned None",
+        "shell.py",
+        "        if error is None:\n            self._advance(self._steps.send, result)",
+        "        if True:\n            self._advance(self._steps.send, result)",
+        ("tests/test_wrapper.py",),
+    ),
+    Mutant(
+        "the shared reads read a memory at the wrong moment: get_context sees no clock",
+        "reading.py",
+        "                core.context(\n                    self.state,\n                    now=self._now(),",
+        "                core.context(\n                    self.state,\n                    now=0,",
+        ("tests/test_wrapper.py", "tests/test_async.py"),
+    ),
+    Mutant(
+        "a history sent again is matched by its shortest lead, not its longest",
+        "core/turns.py",
+        "    for k in range(most, 0, -1):",
+        "    for k in range(1, most + 1):",
+        tests=SERVING,
+    ),
+    Mutant(
+        "a history sent again whole is not recognised",
+        "core/turns.py",
+        "    most = min(len(stored), len(new))",
+        "    most = min(len(stored), len(new)) - 1",
+        tests=SERVING,
+    ),
+    Mutant(
+        "an adapter's read never reloads a shared memory",
+        "serving.py",
+        "    if memory._plumbing.shared:",
+        "    if False:",
+        tests=SERVING,
+    ),
+    Mutant(
+        "the memories kept open are closed in the order they were opened, not least recently used first",
+        "serving.py",
+        "            if memory is not None:\n                self._open.move_to_end(user_id)\n                return memory",
+        "            if memory is not None:\n                return memory",
+        tests=SERVING,
+    ),
+    Mutant(
+        "the open memories are kept one fewer than asked",
+        "serving.py",
+        "            while len(self._open) > self._keep:",
+        "            while len(self._open) >= self._keep:",
+        tests=SERVING,
+    ),
+    Mutant(
+        "the newest turns come newest first",
+        "serving.py",
+        "    found.reverse()\n    return found",
+        "    return found",
+        tests=SERVING,
+    ),
+    Mutant(
+        "a run's request never moves its own turns last",
+        "serving.py",
+        "    if [key for key, _ in newest_turns(memory, len(run))] == list(run):",
+        "    if True:",
+        tests=SERVING,
+    ),
+    Mutant(
+        "a reserve equal to the budget is refused",
+        "serving.py",
+        "    if is_number(token_budget) and reserve > token_budget:",
+        "    if is_number(token_budget) and reserve >= token_budget:",
+        tests=SERVING,
+    ),
+    Mutant(
+        "the middleware does not count the tools' schemas",
+        "integrations/langchain/middleware.py",
+        "        if not request.tools:\n            return 0",
+        "        if True:\n            return 0",
+        tests=SERVING,
+    ),
+    Mutant(
+        "a failed LangChain run keeps what it stored",
+        "integrations/langchain/middleware.py",
+        '        keys = run.get("keys") or []\n        if not keys:',
+        '        keys = run.get("keys") or []\n        if True:',
+        tests=SERVING,
+    ),
+    Mutant(
+        "a failed pydantic-ai run keeps what it stored",
+        "integrations/pydantic_ai.py",
+        "            if stored:\n                with anyio.CancelScope(shield=True):",
+        "            if False:\n                with anyio.CancelScope(shield=True):",
+        tests=SERVING,
+    ),
+    Mutant(
+        "pydantic-ai runs of one memory overlap",
+        "integrations/pydantic_ai.py",
+        "        while not lock.acquire(blocking=False):",
+        "        while False:",
+        tests=SERVING,
+    ),
+    Mutant(
+        "a refused SDK run keeps its input",
+        "integrations/openai_agents.py",
+        "            if keys and len(items) <= len(request) and list(request[len(request) - len(items) :]) == items:",
+        "            if False:",
+        tests=SERVING,
+    ),
+    Mutant(
+        "a LangGraph batch checks a put's value only when it runs",
+        "integrations/langgraph.py",
+        '    copy_json(op.value, what=f"{where}.value")',
+        "    pass",
+        tests=SERVING,
     ),
     Mutant(
         "a task stays the owner after its change, so its next change skips the turn",

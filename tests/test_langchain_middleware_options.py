@@ -98,10 +98,13 @@ def test_lc_8_an_async_agent_records_the_question_before_the_model_call():
 
 
 def test_lc_7_the_middleware_says_what_it_needs():
-    """LC-7: a memory that is not a Memory is refused with a TypeError that says what to pass and what was given; the repr names the memory and budget."""
+    """LC-7, LC-9: a memory that is neither a Memory nor a folder of memories is refused with a TypeError that says what to pass and what was given; the repr names the memory and budget."""
     with pytest.raises(TypeError) as raised:
         SentinelMemoryMiddleware(5, 100)  # type: ignore[arg-type]
-    assert str(raised.value) == "memory must be a Memory (create_memory(), MemoryFolder.open()), got 5"
+    assert str(raised.value) == (
+        "memory must be a Memory (create_memory(), MemoryFolder.open()) or a MemoryFolder / "
+        "RedisMemories for one agent of many users, got 5"
+    )
     mem = sm.create_memory()
     assert repr(SentinelMemoryMiddleware(mem, 100)) == f"SentinelMemoryMiddleware({mem!r}, token_budget=100)"
 

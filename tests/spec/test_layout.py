@@ -1,4 +1,4 @@
-"""The package layout and its import contracts (LAY-1 .. LAY-3): what `lint-imports` keeps and that it can fail."""
+"""The package layout and its import contracts (LAY-1 .. LAY-4): what `lint-imports` keeps and that it can fail."""
 
 from __future__ import annotations
 
@@ -119,3 +119,72 @@ def test_lay_3_each_package_says_what_it_holds_and_may_import() -> None:
 
     for package in (core, stores, integrations):
         assert package.__doc__ and "may import" in package.__doc__, package.__name__
+
+
+@pytest.mark.parametrize(
+    ("contract", "module", "line", "broken"),
+    [
+        # the former cycles of the core, and an import of a transition from below it
+        (
+            "core-layers",
+            "core/jsondata.py",
+            "from . import chat",
+            "sentinel_memory.core.jsondata -> sentinel_memory.core.chat",
+        ),
+        (
+            "core-layers",
+            "core/turns.py",
+            "from . import state",
+            "sentinel_memory.core.turns -> sentinel_memory.core.state",
+        ),
+        (
+            "core-layers",
+            "core/index.py",
+            "from . import search",
+            "sentinel_memory.core.index -> sentinel_memory.core.search",
+        ),
+        ("pure-core", "core/tokens.py", "import threading", "sentinel_memory.core.tokens -> threading"),
+        ("layers", "shell.py", "from . import memory", "sentinel_memory.shell -> sentinel_memory.memory"),
+        ("layers", "reading.py", "from . import aio", "sentinel_memory.reading -> sentinel_memory.aio"),
+        (
+            "stores-below-shells",
+            "stores/filestore.py",
+            "from .. import shell",
+            "sentinel_memory.stores.filestore -> sentinel_memory.shell",
+        ),
+        (
+            "integrations-independent",
+            "integrations/pydantic_ai.py",
+            "from . import openai_agents",
+            "sentinel_memory.integrations.pydantic_ai -> sentinel_memory.integrations.openai_agents",
+        ),
+    ],
+)
+def test_lay_4_each_contract_fails_on_its_own_violation(
+    copy_of_src: Path, contract: str, module: str, line: str, broken: str
+) -> None:
+    """LAY-1, LAY-2, LAY-4: each import contract, the core's layer order and threading in the core included, breaks on one import against it."""
+    import tomllib
+
+    names = {
+        c["id"]: c["name"]
+        for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    }
+    result = _lint(_with_line(copy_of_src, module, line))
+    flat = " ".join(result.stdout.split())  # the report wraps long lines
+    assert result.returncode != 0
+    assert broken in flat, result.stdout
+    assert f"{' '.join(names[contract].split())} BROKEN" in flat, result.stdout
+
+
+def test_lay_4_the_core_is_laid_out_bottom_up_with_nothing_left_out() -> None:
+    """LAY-4: the core-layers contract names every module of the core once, and the core's __init__ holds no function of its own."""
+    import ast
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in contracts if c["id"] == "core-layers")["layers"]
+    core = ROOT / "src" / "sentinel_memory" / "core"
+    assert sorted(layers) == sorted(p.stem for p in core.glob("*.py") if p.stem != "__init__")
+    tree = ast.parse((core / "__init__.py").read_text(encoding="utf-8"))
+    assert not [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]

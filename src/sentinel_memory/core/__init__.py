@@ -15,7 +15,7 @@ this library descends from:
 
 Every function here takes the state and the current time ``now``
 (milliseconds since the epoch) and returns a *new* state, or a value read
-from it. Nothing in this module reads a clock, touches a file or calls back;
+from it. Nothing in this package reads a clock, touches a file or calls back;
 the stateful ``Memory`` does those things around
 these calls. Because of that, any sequence of operations can be replayed
 exactly: same states, same times, same results, on every machine and in

@@ -8,12 +8,22 @@ their structure. Everything else is a fact, whatever its key.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .chat import is_stored_message
 from .jsondata import as_message, clone
 
-__all__ = ["LEGACY_ROLES", "MAX_TURN_DIGITS", "chat_message", "is_turn", "is_turn_key", "message_of", "turn_number"]
+__all__ = [
+    "LEGACY_ROLES",
+    "MAX_TURN_DIGITS",
+    "chat_message",
+    "is_turn",
+    "is_turn_key",
+    "message_of",
+    "resent_count",
+    "turn_number",
+]
 
 #: ENT-16: the most digits the N of a ``chat:N`` turn key has; a longer run of digits is an ordinary key.
 MAX_TURN_DIGITS = 4000
@@ -123,3 +133,33 @@ def is_turn(key: str, data: Any) -> bool:
         (True, False)
     """
     return is_turn_key(key) and message_of(data) is not None
+
+
+def resent_count(stored: Sequence[Any], new: Sequence[Any]) -> int:
+    """How many of the leading ``new`` messages are the ``stored`` conversation's newest, sent again (SRV-3).
+
+    The largest ``k`` such that ``new[:k]`` equals the last ``k`` of
+    ``stored``, message by message (equal as JSON): a client that sends its
+    whole transcript, or the tail of it, with its new message. A message
+    that only repeats an older one (the user saying "yes" twice) is new:
+    what leads ``new`` must end exactly where ``stored`` ends.
+
+    Args:
+        stored: The stored conversation's messages, oldest first (its newest ones suffice).
+        new: The messages about to be stored, oldest first.
+
+    Returns:
+        ``k``, 0 when ``new`` does not start with the end of ``stored``.
+
+    Examples:
+        >>> from sentinel_memory.core.turns import resent_count
+        >>> q0, a0, q1 = ({"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"},
+        ...               {"role": "user", "content": "Bye"})
+        >>> resent_count([q0, a0], [q0, a0, q1]), resent_count([q0, a0], [q0]), resent_count([q0], [q0, a0])
+        (2, 0, 1)
+    """
+    most = min(len(stored), len(new))
+    for k in range(most, 0, -1):
+        if new[k - 1] == stored[-1] and list(new[:k]) == list(stored[len(stored) - k :]):
+            return k
+    return 0

@@ -50,6 +50,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "sentinel_memory.integrations.langgraph needs LangGraph: pip install 'sentinel-memory[langgraph]'"
     ) from error
 
+from ..core.jsondata import copy_json
 from ..core.options import is_number
 from ..core.values import Entry
 from ..folder import MemoryFolder
@@ -157,16 +158,29 @@ class SentinelStore(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run LangGraph's operations in order; each result in its place (LG-1 .. LG-5).
 
-        Every operation is checked before any runs, so a bad one raises and
-        nothing of the batch has happened.
+        Every operation is checked before any runs (its namespace and key, a
+        put's value, ttl and ``expires_at``, a search's filter, a listing's
+        conditions), so a bad one raises and nothing of the batch has
+        happened (LG-1, LG-7).
         """
         ops = list(ops)
-        for op in ops:
+        for i, op in enumerate(ops):
             if isinstance(op, (GetOp, PutOp)):
                 _check_namespace(op.namespace)
                 if not isinstance(op.key, str) or not op.key:
                     raise ValueError(f"a key is a non-empty str, got {op.key!r}")
-            elif not isinstance(op, (SearchOp, ListNamespacesOp)):
+                if isinstance(op, PutOp):
+                    _check_put(op, f"ops[{i}]")
+            elif isinstance(op, SearchOp):
+                if op.filter is not None:
+                    if not isinstance(op.filter, dict):
+                        raise TypeError(f"ops[{i}]: a search filter is a dict, got {type(op.filter).__name__}")
+                    _check_filter(op.filter)
+            elif isinstance(op, ListNamespacesOp):
+                for condition in op.match_conditions or ():
+                    if condition.match_type not in ("prefix", "suffix"):
+                        raise ValueError(f"match_type is 'prefix' or 'suffix', got {condition.match_type!r}")
+            else:
                 raise ValueError(f"unknown operation {type(op).__name__}")
         results: list[Result] = []
         for op in ops:
@@ -200,20 +214,14 @@ class SentinelStore(BaseStore):
         if op.value is None:
             memory.forget(op.key)
             return
-        if not isinstance(op.value, dict):
-            raise TypeError(f"a value is a dict of JSON values, got {type(op.value).__name__}")
         given = op.value.get("importance")
         # An importance outside [0, 1] is the memory's number rule: the default, with a warning (NUM-5).
         importance: float | None = given if is_number(given) else None
         ttl_ms = None
         if op.ttl is not None:
-            if not is_number(op.ttl) or op.ttl <= 0:
-                raise ValueError(f"ttl is a number of minutes > 0, got {op.ttl!r}")
             ttl_ms = op.ttl * MINUTE_MS
         expires_at = op.value.get("expires_at")
         if expires_at is not None:
-            if not is_number(expires_at):
-                raise ValueError(f"expires_at is milliseconds since the epoch, got {expires_at!r}")
             left = expires_at - self._clock()
             if left <= 0:  # already past: the put would store nothing anyone could read (LG-4)
                 memory.forget(op.key)
@@ -277,6 +285,33 @@ class SentinelStore(BaseStore):
             memories, self._memories = list(self._memories.values()), {}
         for memory in memories:
             memory.close()
+
+
+def _check_put(op: PutOp, where: str) -> None:
+    """A put's value, ttl and ``expires_at``, checked before any operation of its batch runs (LG-7)."""
+    if op.value is None:
+        return
+    if not isinstance(op.value, dict):
+        raise TypeError(f"{where}: a value is a dict of JSON values, got {type(op.value).__name__}")
+    copy_json(op.value, what=f"{where}.value")  # TypeError / ValueError naming what has no JSON form (ENT-2)
+    if op.ttl is not None and (not is_number(op.ttl) or op.ttl <= 0):
+        raise ValueError(f"ttl is a number of minutes > 0, got {op.ttl!r}")
+    expires_at = op.value.get("expires_at")
+    if expires_at is not None and not is_number(expires_at):
+        raise ValueError(f"expires_at is milliseconds since the epoch, got {expires_at!r}")
+
+
+def _check_filter(wanted: Any) -> None:
+    """Every operator of a search filter is one ``_matches`` knows (LG-5, LG-7)."""
+    if isinstance(wanted, dict):
+        unknown = [key for key in wanted if isinstance(key, str) and key.startswith("$") and key not in _OPERATORS]
+        if unknown:
+            raise ValueError(f"unsupported filter operator {unknown[0]!r}; use one of {sorted(_OPERATORS)}")
+        for value in wanted.values():
+            _check_filter(value)
+    elif isinstance(wanted, (list, tuple)):
+        for value in wanted:
+            _check_filter(value)
 
 
 def _item(namespace: tuple[str, ...], entry: Entry, kind: Any) -> Any:

@@ -44,6 +44,7 @@ from ..core.tokens import TokenizerLike, as_tokenizer, count_tokens, estimate_to
 from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory, create_memory
+from ..serving import UserMemories, check_reserve, current, newest_turns, unseen
 
 try:
     from agents.memory.session import SessionABC
@@ -55,7 +56,7 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
         "install it with: pip install 'sentinel-memory[openai-agents]'"
     ) from error
 
-__all__ = ["ITEM_PART", "SentinelSession", "budget_items", "chat_messages", "items_of_turn"]
+__all__ = ["ITEM_PART", "SentinelSession", "SentinelSessions", "budget_items", "chat_messages", "items_of_turn"]
 
 T = TypeVar("T")
 
@@ -408,6 +409,8 @@ class SentinelSession(SessionABC):
         ttl: How long the turns this session adds live. Defaults to None (for good).
         session_settings: The SDK's ``SessionSettings`` (its ``limit`` applies when
             ``get_items`` gets none). Defaults to None.
+        reserve: Tokens kept out of ``token_budget`` for what the SDK sends beside the items and
+            the instructions: the tools' schemas, a margin (OAI-11). Defaults to 0.
         **options: More options for ``folder.open``.
 
     Raises:
@@ -437,8 +440,10 @@ class SentinelSession(SessionABC):
         importance: float | None = None,
         ttl: Duration | None = None,
         session_settings: SessionSettings | None = None,
+        reserve: int | float = 0,
         **options: Any,
     ) -> None:
+        self._reserve = check_reserve(reserve, token_budget)
         if not isinstance(session_id, str):
             raise TypeError(f"session_id must be a str, got {shown(session_id)}")
         if (folder is None) == (memory is None):
@@ -479,7 +484,7 @@ class SentinelSession(SessionABC):
     def _turns_now(self) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
         """The live turns, oldest first (ascending N), each with its message and its items (OAI-1)."""
         found = []
-        for key, data in self._memory.items():  # live entries, oldest first, copies, at one now
+        for key, data in current(self._memory).items():  # up to date (OAI-8), live, oldest first, at one now
             if is_turn_key(key):
                 message = chat_message(data)
                 if message is not None:
@@ -516,8 +521,8 @@ class SentinelSession(SessionABC):
         """
         if self._token_budget is None:
             raise TypeError("budgeted_items needs a session made with token_budget=")
-        result = self._memory.get_messages(
-            token_budget=self._token_budget,
+        result = current(self._memory).get_messages(
+            token_budget=self._token_budget - self._reserve,
             tokenizer=self._tokenizer,
             must_keep=self._must_keep,
             facts_share=self._facts_share,
@@ -597,7 +602,11 @@ class SentinelSession(SessionABC):
             return
         with self._memory.transaction():
             messages = _turns(checked, self._open_calls())
-            self._memory.add_messages(messages, importance=self._importance, ttl=self._ttl)
+            # Items the client sent again (its whole transcript as the input) are stored once (OAI-9, SRV-3).
+            messages = [check_message(message) for message in messages]
+            messages = messages[unseen(self._memory, messages) :]
+            if messages:
+                self._memory.add_messages(messages, importance=self._importance, ttl=self._ttl)
 
     async def add_items(self, items: list[Any]) -> None:
         """``add(items)`` in a worker thread; a cancelled caller still gets the change finished or refused whole (OAI-6).
@@ -666,6 +675,137 @@ class SentinelSession(SessionABC):
 
         Raises:
             TokenBudgetError: The instructions and the newest user message's units need more than
+                the budget (MSG-9). The run's input the SDK stored (the memory's trailing user,
+                system and developer turns, when they end the request) is forgotten first, so the
+                next run's request is valid (OAI-10).
+        """
+        model_data = data.model_data
+        if self._token_budget is None:
+            return model_data
+        try:
+            kept = budget_items(
+                model_data.input,
+                self._token_budget - self._reserve,
+                tokenizer=self._tokenizer or self._memory.state.config.tokenizer,
+                instructions=model_data.instructions,
+            )
+        except TokenBudgetError:
+            self._forget_refused(model_data.input)
+            raise
+        return ModelInputData(input=kept, instructions=model_data.instructions)  # type: ignore[arg-type]
+
+    def _forget_refused(self, request: Sequence[Any]) -> None:
+        """OAI-10: forget the refused run's input: the memory's trailing input turns, when they end the request."""
+        with self._memory.transaction():
+            keys: list[str] = []
+            items: list[dict[str, Any]] = []
+            for key, message in reversed(newest_turns(self._memory, len(request))):
+                if message["role"] not in INPUT_ROLES:
+                    break
+                keys.append(key)
+                items[:0] = items_of_turn(message)
+            if keys and len(items) <= len(request) and list(request[len(request) - len(items) :]) == items:
+                for key in keys:
+                    self._memory.forget(key)
+
+
+class SentinelSessions:
+    """The sessions of one app's many users over a ``MemoryFolder``, and one filter for every run (OAI-7).
+
+    A server keeps one ``Agent`` and one ``RunConfig`` for all its users and
+    runs each request as ``Runner.run(agent, input, session=sessions.session(session_id),
+    run_config=config)``. ``session(session_id)`` is a ``SentinelSession``
+    over the folder's memory of that id, opened once and kept (SRV-1), with
+    the options given here; ``call_model_input_filter`` holds every request
+    of every run to ``token_budget`` (OAI-4) and reads no session, so one
+    ``RunConfig`` serves every user.
+
+    Args:
+        folder: A ``MemoryFolder`` (or its path) or a ``RedisMemories``: one memory per session id.
+        token_budget: As for ``SentinelSession``. Defaults to None.
+        tokenizer: As for ``SentinelSession``. Defaults to None (the folder's, else the estimator).
+        system: As for ``SentinelSession``. Defaults to None.
+        must_keep: As for ``SentinelSession``. Defaults to None.
+        facts_share: As for ``SentinelSession``. Defaults to None.
+        importance: As for ``SentinelSession``. Defaults to None.
+        ttl: As for ``SentinelSession``. Defaults to None.
+        session_settings: As for ``SentinelSession``. Defaults to None.
+        reserve: As for ``SentinelSession``. Defaults to 0.
+
+    Examples:
+        >>> import asyncio
+        >>> from sentinel_memory.integrations.openai_agents import SentinelSessions
+        >>> sessions = SentinelSessions(tmp / "sessions", token_budget=500)
+        >>> asyncio.run(sessions.session("chat-1").add_items([{"role": "user", "content": "Hi"}]))
+        >>> asyncio.run(sessions.session("chat-2").get_items()), sessions.session("chat-1").memory is sessions.session("chat-1").memory
+        ([], True)
+    """
+
+    def __init__(
+        self,
+        folder: MemoryFolder | str | os.PathLike[str] | Any,
+        *,
+        token_budget: int | float | None = None,
+        tokenizer: TokenizerLike | None = None,
+        system: str | None = None,
+        must_keep: float | None = None,
+        facts_share: float | None = None,
+        importance: float | None = None,
+        ttl: Duration | None = None,
+        session_settings: SessionSettings | None = None,
+        reserve: int | float = 0,
+    ) -> None:
+        self._reserve = check_reserve(reserve, token_budget)
+        if isinstance(folder, str | os.PathLike):
+            folder = MemoryFolder(folder)
+        self._users = UserMemories(folder)
+        if tokenizer is None and isinstance(folder, MemoryFolder):
+            tokenizer = folder.options.get("tokenizer")
+        if tokenizer is not None:
+            as_tokenizer(tokenizer)  # refused now (OPT-1), not at the first run
+        self._token_budget = token_budget
+        self._tokenizer = tokenizer
+        self._options: dict[str, Any] = {
+            "token_budget": token_budget,
+            "tokenizer": tokenizer,
+            "system": system,
+            "must_keep": must_keep,
+            "facts_share": facts_share,
+            "importance": importance,
+            "ttl": ttl,
+            "session_settings": session_settings,
+            "reserve": reserve,
+        }
+
+    def __repr__(self) -> str:
+        return f"SentinelSessions({self._users.memories!r})"
+
+    def session(self, session_id: str) -> SentinelSession:
+        """The session of ``session_id``: a new ``SentinelSession`` over its memory, kept open (OAI-7, SRV-1).
+
+        Args:
+            session_id: The conversation's (or user's) id, any non-empty str.
+
+        Returns:
+            A ``SentinelSession`` with this object's options.
+
+        Raises:
+            TypeError: ``session_id`` is not a non-empty str.
+        """
+        return SentinelSession(session_id, memory=self._users.get(session_id), **self._options)
+
+    def call_model_input_filter(self, data: CallModelData[Any]) -> ModelInputData:
+        """Hold a request of any session's run to ``token_budget`` (OAI-4, OAI-7); no session is read.
+
+        Args:
+            data: The SDK's ``CallModelData``.
+
+        Returns:
+            A new ``ModelInputData`` with the kept items and the same instructions, or the request
+            unchanged without a budget.
+
+        Raises:
+            TokenBudgetError: The instructions and the newest user message's units need more than
                 the budget (MSG-9).
         """
         model_data = data.model_data
@@ -673,11 +813,15 @@ class SentinelSession(SessionABC):
             return model_data
         kept = budget_items(
             model_data.input,
-            self._token_budget,
-            tokenizer=self._tokenizer or self._memory.state.config.tokenizer,
+            self._token_budget - self._reserve,
+            tokenizer=self._tokenizer,
             instructions=model_data.instructions,
         )
         return ModelInputData(input=kept, instructions=model_data.instructions)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        """Close every memory kept open (WRP-5); a later ``session`` opens its memory again."""
+        self._users.close()
 
 
 def _facts(result: Any) -> int:

@@ -29,8 +29,9 @@ import os
 import re
 import threading
 import weakref
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any, cast
 
 from ..core.chat import check_message
 from ..core.options import Duration
@@ -39,8 +40,10 @@ from ..core.tokens import TokenizerLike
 from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory
+from ..serving import UserMemories, check_reserve, current, is_memories, unseen
 
 try:
+    import anyio
     import anyio.to_thread
     from pydantic import TypeAdapter
     from pydantic_ai.capabilities import AbstractCapability
@@ -71,6 +74,12 @@ __all__ = ["PART_TYPE", "SentinelHistory", "messages_from_turns", "turns_from_me
 PART_TYPE = "pydantic-ai"
 
 _ANY_PART: TypeAdapter[Any] = TypeAdapter(Any)
+
+#: PAI-10: the keys of the turns the current run stored, by memory, forgotten when the run fails.
+_RUN: ContextVar[list[tuple[Memory, str]] | None] = ContextVar("sentinel_memory_pydantic_ai_run", default=None)
+
+#: PAI-10: how long a run waits between looks at a busy memory's run lock, in seconds.
+RUN_LOCK_POLL = 0.002
 _TURN_PLACE = re.compile(r"messages\[(\d+)\]")
 
 
@@ -326,6 +335,17 @@ def messages_from_turns(turns: Sequence[dict[str, Any]]) -> list[ModelMessage]:
     return [next(rebuilt) if isinstance(slot, list) else slot for slot in slots]
 
 
+def _forget_run(stored: Sequence[tuple[Memory, str]]) -> None:
+    """PAI-10: forget the turns a failed run stored, each memory's in one transaction."""
+    memories: dict[int, tuple[Memory, list[str]]] = {}
+    for memory, key in stored:
+        memories.setdefault(id(memory), (memory, []))[1].append(key)
+    for memory, keys in memories.values():
+        with memory.transaction():
+            for key in keys:
+                memory.forget(key)
+
+
 def _question(messages: Sequence[Any]) -> str | None:
     """The newest user prompt's text among the messages, the query the facts are ranked by (PAI-4)."""
     for message in reversed(messages):
@@ -345,8 +365,17 @@ class SentinelHistory(AbstractCapability[Any]):
     messages (the final answer). The run's own history
     (``result.all_messages()``) is left as pydantic-ai made it.
 
+    One agent serves many users when ``memory`` is a ``MemoryFolder`` (or a
+    ``RedisMemories``): each run's memory is the folder's memory of the
+    user its deps name (PAI-7): ``user(deps)`` when ``user`` is given, else
+    the deps' ``user_id`` (a dict key or an attribute), else the deps
+    themselves when they are a str. History the app sends again with
+    ``message_history`` (read back from its own JSON, say) is recognised by
+    its place and stored once (PAI-8, SRV-3).
+
     Args:
-        memory: The ``Memory`` that holds the conversation (and whatever facts it holds).
+        memory: The ``Memory`` that holds the conversation (and whatever facts it holds), or a
+            ``MemoryFolder`` / ``RedisMemories`` whose memory of each run's user is used (PAI-7).
         token_budget: The most tokens each request's messages may count (MSG-3).
         tokenizer: Counts tokens, as for ``get_messages``. None, the default, means the memory's.
         must_keep: Facts of at least this importance are in every request. Defaults to None.
@@ -354,9 +383,14 @@ class SentinelHistory(AbstractCapability[Any]):
         system: The app's own system prompt, first in every request. Defaults to None.
         importance: The importance of the turns stored, in [0, 1]. None, the default, means 0.3.
         ttl: How long the turns stored live. Defaults to None (for good).
+        user: With a folder, the user id of a run from its deps (PAI-7). Defaults to None: the
+            deps' ``user_id``, or the deps when they are a str.
+        reserve: Tokens kept out of ``token_budget`` for what pydantic-ai sends beside the messages:
+            the agent's ``instructions`` and the tools' definitions (PAI-11). Defaults to 0.
 
     Raises:
-        TypeError: ``memory`` is not a ``Memory``.
+        TypeError: ``memory`` is not a ``Memory``, a ``MemoryFolder`` or a ``RedisMemories``; or
+            ``user`` is given with a single memory.
 
     Examples:
         >>> from pydantic_ai import Agent
@@ -372,7 +406,7 @@ class SentinelHistory(AbstractCapability[Any]):
 
     def __init__(
         self,
-        memory: Memory,
+        memory: Memory | MemoryFolder | Any,
         token_budget: int | float,
         *,
         tokenizer: TokenizerLike | None = None,
@@ -381,10 +415,22 @@ class SentinelHistory(AbstractCapability[Any]):
         system: str | None = None,
         importance: float | None = None,
         ttl: Duration | None = None,
+        user: Callable[[Any], str] | None = None,
+        reserve: int | float = 0,
     ) -> None:
-        if not isinstance(memory, Memory):
-            raise TypeError(f"memory must be a Memory (create_memory()), got {shown(memory)}")
+        self._reserve = check_reserve(reserve, token_budget)
+        self._users: UserMemories | None = None
+        if is_memories(memory):
+            self._users = UserMemories(memory)
+        elif not isinstance(memory, Memory):
+            raise TypeError(
+                "memory must be a Memory (create_memory()) or a MemoryFolder / RedisMemories for one agent "
+                f"of many users, got {shown(memory)}"
+            )
+        elif user is not None:
+            raise TypeError("user= picks each run's memory from a folder; this history has one memory")
         self._memory = memory
+        self._user = user
         self._budget = token_budget
         self._tokenizer = tokenizer
         self._must_keep = must_keep
@@ -396,6 +442,8 @@ class SentinelHistory(AbstractCapability[Any]):
         # weak, so a finished run's messages are not kept alive by the history.
         self._known: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
+        # PAI-10: one run at a time per memory; a lock lives while its memory does.
+        self._run_locks: weakref.WeakKeyDictionary[Memory, threading.Lock] = weakref.WeakKeyDictionary()
 
     @classmethod
     def from_folder(
@@ -444,8 +492,41 @@ class SentinelHistory(AbstractCapability[Any]):
 
     @property
     def memory(self) -> Memory:
-        """The memory that holds the conversation."""
-        return self._memory
+        """The memory that holds the conversation.
+
+        Raises:
+            TypeError: The history serves many users: use ``memory_for(deps)``.
+        """
+        if self._users is not None:
+            raise TypeError("this history serves a folder's users: memory_for(deps) is a run's memory")
+        return cast("Memory", self._memory)
+
+    def memory_for(self, deps: Any) -> Memory:
+        """The memory of a run with these deps: the one memory given, or the folder's memory of its user (PAI-7).
+
+        Args:
+            deps: The run's deps (``agent.run(..., deps=...)``).
+
+        Returns:
+            The run's ``Memory``.
+
+        Raises:
+            ValueError: The history serves a folder's users and the deps name none.
+        """
+        if self._users is None:
+            return cast("Memory", self._memory)
+        if self._user is not None:
+            found: object = self._user(deps)
+        elif isinstance(deps, str):
+            found = deps
+        else:
+            found = deps.get("user_id") if isinstance(deps, Mapping) else getattr(deps, "user_id", None)
+        if not isinstance(found, str) or not found:
+            raise ValueError(
+                f"this history serves a folder's users, and the run's deps name none (got {shown(found)}): run with "
+                "deps={'user_id': ...} (or deps with a user_id attribute, or a str), or give user="
+            )
+        return self._users.get(found)
 
     def __repr__(self) -> str:
         return f"SentinelHistory({self._memory!r}, token_budget={self._budget!r})"
@@ -459,16 +540,19 @@ class SentinelHistory(AbstractCapability[Any]):
         for message in messages:
             self._known[id(message)] = message
 
-    def record(self, messages: Sequence[Any]) -> list[ModelMessage]:
+    def record(self, messages: Sequence[Any], *, deps: Any = None) -> list[ModelMessage]:
         """Store the messages this history has not stored or given out yet, in order, all or nothing (PAI-1).
 
         Which are new goes by identity: a message object this history stored,
         or gave out from ``view``, ``process`` or ``load``, is not stored again.
         The new ones are converted (``turns_from_messages``) and stored with
-        one ``memory.add_messages`` (MSG-6): one change, one autosave.
+        one ``memory.add_messages`` (MSG-6): one change, one autosave. Those
+        leading them that equal the memory's newest turns (a history sent
+        again) are not stored again (PAI-8, SRV-3).
 
         Args:
             messages: pydantic-ai messages, oldest first (a run's ``all_messages()``, say).
+            deps: With a folder, the run's deps, which name the user (PAI-7). Defaults to None.
 
         Returns:
             The messages it stored, a new list.
@@ -486,17 +570,25 @@ class SentinelHistory(AbstractCapability[Any]):
             ]
             turns, origins = _turns(numbered)
             if turns:
+                memory = self.memory_for(deps)
+                skip = 0
                 try:
-                    self._memory.add_messages(turns, importance=self._importance, ttl=self._ttl)
+                    with memory.transaction():  # the newest turns compared are the ones the batch follows
+                        skip = unseen(memory, turns)
+                        if turns[skip:]:
+                            stored = memory.add_messages(turns[skip:], importance=self._importance, ttl=self._ttl)
+                            run = _RUN.get()
+                            if run is not None:  # PAI-10: forgotten again if the run fails
+                                run.extend((memory, entry.key) for entry in stored)
                 except (TypeError, ValueError) as error:
                     # The memory names the chat turns; name the pydantic-ai messages they came from.
-                    said = _TURN_PLACE.sub(lambda found: origins[int(found[1])], str(error))
+                    said = _TURN_PLACE.sub(lambda found: origins[skip + int(found[1])], str(error))
                     raise type(error)(said) from error
             new = [message for _, message in numbered]
             self._remember(new)
         return new
 
-    def view(self, query: str | None = None) -> list[ModelMessage]:
+    def view(self, query: str | None = None, *, deps: Any = None) -> list[ModelMessage]:
         """The memory's budgeted history as pydantic-ai messages (PAI-3, PAI-4, MSG-2 .. MSG-9).
 
         ``memory.get_messages`` with the history's budget, tokenizer,
@@ -507,6 +599,7 @@ class SentinelHistory(AbstractCapability[Any]):
 
         Args:
             query: Rank the facts that share its words first. Defaults to None.
+            deps: With a folder, the run's deps, which name the user (PAI-7). Defaults to None.
 
         Returns:
             A new list of new pydantic-ai messages.
@@ -515,8 +608,8 @@ class SentinelHistory(AbstractCapability[Any]):
             TokenBudgetError: The budget cannot hold the system prompt, the must-keep facts and
                 the newest question (MSG-9).
         """
-        result = self._memory.get_messages(
-            token_budget=self._budget,
+        result = current(self.memory_for(deps)).get_messages(
+            token_budget=self._budget - self._reserve,
             query=query,
             tokenizer=self._tokenizer,
             must_keep=self._must_keep,
@@ -533,7 +626,7 @@ class SentinelHistory(AbstractCapability[Any]):
             self._remember(out)
         return out
 
-    def process(self, messages: Sequence[Any]) -> list[ModelMessage]:
+    def process(self, messages: Sequence[Any], *, deps: Any = None) -> list[ModelMessage]:
         """``record(messages)``, then ``view`` ranked by the newest user prompt: a history processor (PAI-4).
 
         Give it to pydantic-ai's ``ProcessHistory`` when you want the
@@ -542,6 +635,7 @@ class SentinelHistory(AbstractCapability[Any]):
 
         Args:
             messages: The request's messages, as pydantic-ai gives them to a history processor.
+            deps: With a folder, the run's deps, which name the user (PAI-7). Defaults to None.
 
         Returns:
             The budgeted history, a new list of new pydantic-ai messages.
@@ -551,32 +645,34 @@ class SentinelHistory(AbstractCapability[Any]):
             ValueError: As ``record`` does.
             TokenBudgetError: As ``view`` does.
         """
-        self.record(messages)
-        return self.view(query=_question(messages))
+        self.record(messages, deps=deps)
+        return self.view(query=_question(messages), deps=deps)
 
-    async def aprocess(self, messages: Sequence[Any]) -> list[ModelMessage]:
+    async def aprocess(self, messages: Sequence[Any], *, deps: Any = None) -> list[ModelMessage]:
         """``process(messages)`` in a worker thread, so the store's I/O never blocks the event loop (PAI-4).
 
         Args:
             messages: The request's messages.
+            deps: With a folder, the run's deps (PAI-7). Defaults to None.
 
         Returns:
             What ``process`` returns.
         """
-        return await anyio.to_thread.run_sync(functools.partial(self.process, list(messages)))
+        return await anyio.to_thread.run_sync(functools.partial(self.process, list(messages), deps=deps))
 
-    async def arecord(self, messages: Sequence[Any]) -> list[ModelMessage]:
+    async def arecord(self, messages: Sequence[Any], *, deps: Any = None) -> list[ModelMessage]:
         """``record(messages)`` in a worker thread, so the store's I/O never blocks the event loop (PAI-1).
 
         Args:
             messages: pydantic-ai messages, oldest first.
+            deps: With a folder, the run's deps (PAI-7). Defaults to None.
 
         Returns:
             What ``record`` returns.
         """
-        return await anyio.to_thread.run_sync(functools.partial(self.record, list(messages)))
+        return await anyio.to_thread.run_sync(functools.partial(self.record, list(messages), deps=deps))
 
-    def load(self, limit: int | None = None) -> list[ModelMessage]:
+    def load(self, limit: int | None = None, *, deps: Any = None) -> list[ModelMessage]:
         """Every stored message, read back from the turns, oldest first, unbudgeted (PAI-5).
 
         The turns (MSG-1) in ascending ``N``, read back with
@@ -586,12 +682,13 @@ class SentinelHistory(AbstractCapability[Any]):
 
         Args:
             limit: Only the newest this many messages. Defaults to None (all).
+            deps: With a folder, the deps that name the user (PAI-7). Defaults to None.
 
         Returns:
             A new list of new pydantic-ai messages.
         """
         found = []
-        for key, data in self._memory.items():
+        for key, data in current(self.memory_for(deps)).items():
             if is_turn_key(key):
                 message = chat_message(data)
                 if message is not None:
@@ -617,8 +714,45 @@ class SentinelHistory(AbstractCapability[Any]):
         Returns:
             ``request_context``, its ``messages`` the memory's budgeted history.
         """
-        request_context.messages = await self.aprocess(request_context.messages)
+        request_context.messages = await self.aprocess(request_context.messages, deps=ctx.deps)
         return request_context
+
+    async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+        """Run one memory's runs one at a time; a run that fails forgets the turns it stored (PAI-10).
+
+        A run of a memory another run is using waits for it (so its question
+        is the newest in every request it makes). When the run raises or is
+        cancelled, the turns it stored (its question, its tool calls and their
+        results) are forgotten in one transaction before the error goes on,
+        so the memory is as before the run and the next request starts clean.
+
+        Args:
+            ctx: The run's context (pydantic-ai's ``RunContext``).
+            handler: Runs the rest of the run.
+
+        Returns:
+            What ``handler`` returns.
+
+        Raises:
+            ValueError: The history serves a folder's users and the deps name none (PAI-7).
+        """
+        memory = self.memory_for(ctx.deps)
+        with self._lock:
+            lock = self._run_locks.setdefault(memory, threading.Lock())
+        while not lock.acquire(blocking=False):  # polled, so a cancelled wait never holds the lock
+            await anyio.sleep(RUN_LOCK_POLL)
+        stored: list[tuple[Memory, str]] = []
+        token = _RUN.set(stored)
+        try:
+            return await handler()
+        except BaseException:
+            if stored:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(_forget_run, stored)
+            raise
+        finally:
+            _RUN.reset(token)
+            lock.release()
 
     async def after_run(self, ctx: Any, *, result: Any) -> Any:
         """Store what the run added after its last model request: the final answer (PAI-1).
@@ -630,5 +764,5 @@ class SentinelHistory(AbstractCapability[Any]):
         Returns:
             ``result``, unchanged.
         """
-        await self.arecord(result.all_messages())
+        await self.arecord(result.all_messages(), deps=ctx.deps)
         return result

@@ -45,6 +45,7 @@ from ...core.tokens import TokenizerLike
 from ...core.turns import chat_message, is_turn_key, turn_number
 from ...folder import MemoryFolder
 from ...memory import Memory
+from ...serving import current
 
 try:
     from langchain_core.chat_history import BaseChatMessageHistory
@@ -427,10 +428,12 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
         are facts and not shown. The turns are ordered by ``N`` (entries of
         one ``N``, ``chat:7`` and ``chat:007``, older first) and read back by
         role with ``message_from_turn``. All are read at one ``now``; each read
-        returns a new list of new messages.
+        returns a new list of new messages. A shared memory (a folder's) is
+        brought up to date first, so what another object or process added is
+        there (LC-11, SRV-2).
         """
         turns = []
-        for key, data in self._memory.items():  # live entries, oldest first, copies
+        for key, data in current(self._memory).items():  # live entries, oldest first, copies
             if is_turn_key(key):
                 message = chat_message(data)
                 if message is not None:
@@ -454,7 +457,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
         accepts within ``token_budget``: the system message (``system`` and
         the facts that fit) as a ``SystemMessage``, then whole tool-call
         units of the recent turns, from a user message on, with the newest
-        question always in.
+        question always in. A shared memory is brought up to date first (LC-11).
 
         Args:
             token_budget: The most tokens the messages may count.
@@ -479,7 +482,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
             >>> [m.type for m in history.get_messages(100, system="You are a waiter.")]
             ['system', 'human']
         """
-        result = self._memory.get_messages(
+        result = current(self._memory).get_messages(
             token_budget=token_budget,
             query=query,
             tokenizer=tokenizer,

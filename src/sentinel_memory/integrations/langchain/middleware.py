@@ -25,15 +25,17 @@ never imports it (LC-5).
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired, cast
 
 from ...core.options import Duration
 from ...core.shown import shown
-from ...core.tokens import TokenizerLike
+from ...core.tokens import TokenizerLike, as_tokenizer, count_tokens
 from ...folder import MemoryFolder
 from ...memory import Memory
+from ...serving import UserMemories, check_reserve, is_memories, run_view, unseen
 from . import messages_from_turns, turns_from_messages
 
 try:
@@ -45,24 +47,31 @@ try:
         ModelResponse,
         PrivateStateAttr,
     )
-    from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
+    from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
     from langchain_core.runnables.config import run_in_executor
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+    from langgraph.types import Command
 except ImportError as error:  # pragma: no cover - exercised by a test that hides langchain
     raise ImportError(
         "sentinel_memory.integrations.langchain.middleware needs langchain (v1); "
         "install it with: pip install 'sentinel-memory[langchain]'"
     ) from error
 
-__all__ = ["RECORDED", "SentinelMemoryMiddleware", "SentinelMemoryState"]
+__all__ = ["RECORDED", "RUN", "SentinelMemoryMiddleware", "SentinelMemoryState"]
 
 #: LC-8: the private state key that lists the ids of the messages already recorded as turns.
 RECORDED = "sentinel_memory_recorded"
+
+#: LC-12: the private state key of the current run: whose memory (``user``) and the turns it stored (``keys``).
+RUN = "sentinel_memory_run"
 
 
 class SentinelMemoryState(AgentState[Any]):
     """The agent state with the ids of the messages the middleware has recorded (LC-8)."""
 
     sentinel_memory_recorded: NotRequired[Annotated[list[str], PrivateStateAttr]]
+    sentinel_memory_run: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
 
 
 class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
@@ -83,17 +92,37 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
     One memory is one conversation: runs that share it share its history, one
     at a time (a tool result must answer the newest open call, MSG-6).
 
+    One agent serves many users when ``memory`` is a ``MemoryFolder`` (or a
+    ``RedisMemories``): each call's memory is the folder's memory of the
+    user the run names (LC-9): ``user(runtime)`` when ``user`` is given,
+    else the ``user_id`` of the run's context (``agent.invoke(...,
+    context={"user_id": ...})``, a dict or an object with that attribute),
+    else the run's ``thread_id`` (``config={"configurable": {"thread_id":
+    ...}}``).
+
+    Messages the client sends again (its whole transcript with each new
+    question) are recognised by their place and not stored twice (LC-10,
+    SRV-3): those leading the run's new messages that equal the memory's
+    newest turns.
+
     Args:
-        memory: The ``Memory`` that holds the conversation (and whatever facts it holds).
+        memory: The ``Memory`` that holds the conversation (and whatever facts it holds), or a
+            ``MemoryFolder`` / ``RedisMemories`` whose memory of each run's user is used (LC-9).
         token_budget: The most tokens a request's messages may count (MSG-3), a number >= 0.
         tokenizer: Counts tokens, as for ``get_messages``. None, the default, means the memory's.
         must_keep: Facts of at least this importance are always in (MSG-9). Defaults to None.
         facts_share: The share of the budget kept for facts. None, the default, means 0.5.
         importance: The importance of the turns recorded, in [0, 1]. Defaults to None (0.3, ENT-16).
         ttl: How long the recorded turns live, in milliseconds or a ``timedelta``. Defaults to None.
+        user: With a folder, the user id of a run from LangGraph's ``Runtime`` (LC-9). Defaults to
+            None: the context's ``user_id``, else the ``thread_id``.
+        reserve: Tokens kept out of ``token_budget`` for what the model is sent beside the messages
+            and this middleware cannot see (a provider's own framing, a margin), LC-13. Defaults to 0.
+            The tools' schemas are counted by themselves.
 
     Raises:
-        TypeError: ``memory`` is not a ``Memory``.
+        TypeError: ``memory`` is not a ``Memory``, a ``MemoryFolder`` or a ``RedisMemories``; or
+            ``user`` is given with a single memory.
 
     Examples:
         >>> from langchain.agents import create_agent
@@ -112,7 +141,7 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
 
     def __init__(
         self,
-        memory: Memory,
+        memory: Memory | MemoryFolder | Any,
         token_budget: int | float,
         *,
         tokenizer: TokenizerLike | None = None,
@@ -120,11 +149,23 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         facts_share: float | None = None,
         importance: float | None = None,
         ttl: Duration | None = None,
+        user: Callable[[Any], str] | None = None,
+        reserve: int | float = 0,
     ) -> None:
-        if not isinstance(memory, Memory):
-            raise TypeError(f"memory must be a Memory (create_memory(), MemoryFolder.open()), got {shown(memory)}")
+        self._reserve = check_reserve(reserve, token_budget)
+        self._users: UserMemories | None = None
+        if is_memories(memory):
+            self._users = UserMemories(memory)
+        elif not isinstance(memory, Memory):
+            raise TypeError(
+                "memory must be a Memory (create_memory(), MemoryFolder.open()) or a MemoryFolder / "
+                f"RedisMemories for one agent of many users, got {shown(memory)}"
+            )
+        elif user is not None:
+            raise TypeError("user= picks each run's memory from a folder; this middleware has one memory")
         super().__init__()
         self._memory = memory
+        self._user = user
         self._token_budget = token_budget
         self._tokenizer = tokenizer
         self._must_keep = must_keep
@@ -177,73 +218,152 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
 
     @property
     def memory(self) -> Memory:
-        """The memory that holds the conversation."""
-        return self._memory
+        """The memory that holds the conversation.
+
+        Raises:
+            TypeError: The middleware serves many users: use ``memory_for(runtime)``.
+        """
+        if self._users is not None:
+            raise TypeError("this middleware serves a folder's users: memory_for(runtime) is a run's memory")
+        return cast("Memory", self._memory)
+
+    def user_of(self, runtime: Any) -> str:
+        """The user id a run names (LC-9): ``user(runtime)``, else the context's ``user_id``, else the ``thread_id``.
+
+        Args:
+            runtime: LangGraph's ``Runtime`` of the run.
+
+        Returns:
+            A non-empty str.
+
+        Raises:
+            ValueError: The run names no user: no ``user`` given, no ``user_id`` in its context, no ``thread_id``.
+        """
+        if self._user is not None:
+            found: object = self._user(runtime)
+        else:
+            context = getattr(runtime, "context", None)
+            found = context.get("user_id") if isinstance(context, Mapping) else getattr(context, "user_id", None)
+            if found is None:
+                found = getattr(getattr(runtime, "execution_info", None), "thread_id", None)
+        if not isinstance(found, str) or not found:
+            raise ValueError(
+                f"this middleware serves a folder's users, and the run names none (got {shown(found)}): invoke with "
+                "context={'user_id': ...} or config={'configurable': {'thread_id': ...}}, or give user="
+            )
+        return found
+
+    def memory_for(self, runtime: Any) -> Memory:
+        """The memory of a run: the one memory given, or the folder's memory of ``user_of(runtime)`` (LC-9).
+
+        Args:
+            runtime: LangGraph's ``Runtime`` of the run.
+
+        Returns:
+            The run's ``Memory``.
+        """
+        if self._users is None:
+            return cast("Memory", self._memory)
+        return self._users.get(self.user_of(runtime))
 
     def __repr__(self) -> str:
         return f"SentinelMemoryMiddleware({self._memory!r}, token_budget={self._token_budget!r})"
 
     # -- recording (LC-8) -------------------------------------------------------------------------
 
-    def _record(self, state: SentinelMemoryState) -> dict[str, Any] | None:
-        """Store the state's messages not recorded yet as the next turns, in one batch (LC-8, MSG-6)."""
+    def _record(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
+        """Store the state's messages not recorded yet as the next turns, in one batch (LC-8, LC-10, MSG-6)."""
         messages: Sequence[AnyMessage] = state["messages"]
         recorded = set(cast("list[str]", state.get(RECORDED, [])))
         new = [message for message in messages if message.id is None or message.id not in recorded]
         if not new:
             return None
         turns = turns_from_messages(new)  # every message checked before any is stored (INT-1)
-        self._memory.add_messages(turns, importance=self._importance, ttl=self._ttl)
+        user = None if self._users is None else self.user_of(runtime)
+        memory = self.memory_for(runtime)
+        stored: list[str] = []
+        with memory.transaction():  # the newest turns compared are the ones the batch follows (LC-10)
+            turns = turns[unseen(memory, turns) :]
+            if turns:
+                entries = memory.add_messages(turns, importance=self._importance, ttl=self._ttl)
+                stored = [entry.key for entry in entries]
+        run = cast("dict[str, Any]", state.get(RUN) or {})
         # The ids still in the state: a message removed from it (RemoveMessage) never comes back.
-        return {RECORDED: [message.id for message in messages if message.id is not None]}
+        return {
+            RECORDED: [message.id for message in messages if message.id is not None],
+            RUN: {"user": user, "keys": [*run.get("keys", []), *stored]},
+        }
+
+    def _undo(self, state: Any) -> None:
+        """LC-12: forget the turns the failing run stored, in one transaction, so the memory is as before it."""
+        run = (state.get(RUN) if isinstance(state, dict) else None) or {}
+        keys = run.get("keys") or []
+        if not keys:
+            return
+        memory = cast("Memory", self._memory) if self._users is None else self._users.get(run["user"])
+        with memory.transaction():
+            for key in keys:
+                memory.forget(key)
+
+    def before_agent(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
+        """Start the run's record of the turns it stores, empty (LC-12).
+
+        Args:
+            state: The agent's state.
+            runtime: LangGraph's runtime of the run (not used).
+
+        Returns:
+            The state update that empties the run's record.
+        """
+        return {RUN: {"user": None, "keys": []}}
 
     def before_model(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
         """Record the new messages before the model is called: the question, or a call and its results (LC-8).
 
         Args:
             state: The agent's state: its ``messages`` and the recorded ids (LC-8).
-            runtime: LangGraph's runtime of the run (not used).
+            runtime: LangGraph's runtime of the run: with a folder, whose memory (LC-9).
 
         Returns:
             The state update that lists the recorded ids when messages were recorded, else None.
         """
-        return self._record(state)
+        return self._record(state, runtime)
 
     async def abefore_model(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
         """``before_model`` in LangChain's executor, so the memory's I/O never blocks the event loop (LC-8).
 
         Args:
             state: The agent's state: its ``messages`` and the recorded ids (LC-8).
-            runtime: LangGraph's runtime of the run (not used).
+            runtime: LangGraph's runtime of the run: with a folder, whose memory (LC-9).
 
         Returns:
             The state update that lists the recorded ids when messages were recorded, else None.
         """
-        return await run_in_executor(None, self._record, state)
+        return await run_in_executor(None, self._record, state, runtime)
 
     def after_agent(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
         """Record what came after the last model call: its reply, or a tool's that returns directly (LC-8).
 
         Args:
             state: The agent's state: its ``messages`` and the recorded ids (LC-8).
-            runtime: LangGraph's runtime of the run (not used).
+            runtime: LangGraph's runtime of the run: with a folder, whose memory (LC-9).
 
         Returns:
             The state update that lists the recorded ids when messages were recorded, else None.
         """
-        return self._record(state)
+        return self._record(state, runtime)
 
     async def aafter_agent(self, state: SentinelMemoryState, runtime: Any) -> dict[str, Any] | None:
         """``after_agent`` in LangChain's executor (LC-8).
 
         Args:
             state: The agent's state: its ``messages`` and the recorded ids (LC-8).
-            runtime: LangGraph's runtime of the run (not used).
+            runtime: LangGraph's runtime of the run: with a folder, whose memory (LC-9).
 
         Returns:
             The state update that lists the recorded ids when messages were recorded, else None.
         """
-        return await run_in_executor(None, self._record, state)
+        return await run_in_executor(None, self._record, state, runtime)
 
     # -- the model's input (LC-7) -----------------------------------------------------------------
 
@@ -261,8 +381,12 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
                 )
             system = request.system_message.text
         query = next((m.text for m in reversed(request.messages) if isinstance(m, HumanMessage)), None)
-        result = self._memory.get_messages(
-            token_budget=self._token_budget,
+        run = cast("dict[str, Any]", request.state.get(RUN) or {})
+        memory = self.memory_for(request.runtime)
+        result = run_view(  # the run's own turns last, whatever runs of the same memory stored meanwhile (LC-12)
+            memory,
+            run.get("keys") or [],
+            token_budget=max(0, self._token_budget - self._reserve - self._tools_tokens(request, memory)),
             query=query or None,
             tokenizer=self._tokenizer,
             must_keep=self._must_keep,
@@ -272,6 +396,14 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         messages = cast("list[AnyMessage]", messages_from_turns(result.messages))
         head = messages.pop(0) if messages and isinstance(messages[0], SystemMessage) else None
         return request.override(messages=messages, system_message=cast("SystemMessage | None", head))
+
+    def _tools_tokens(self, request: ModelRequest[Any], memory: Memory) -> int | float:
+        """LC-13: the tokens of the tools' schemas the model is sent, each as its OpenAI function JSON."""
+        if not request.tools:
+            return 0
+        counting = as_tokenizer(self._tokenizer) or memory.state.config.tokenizer
+        schemas = [convert_to_openai_tool(tool) for tool in request.tools]
+        return count_tokens(counting, json.dumps(schemas, ensure_ascii=False, sort_keys=True))
 
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
@@ -290,7 +422,11 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
                 newest question (MSG-9); the model is not called.
             TypeError: The agent's system message holds a block that is not text.
         """
-        return handler(self._request(request))
+        try:
+            return handler(self._request(request))
+        except BaseException:
+            self._undo(request.state)
+            raise
 
     async def awrap_model_call(
         self,
@@ -311,4 +447,46 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
                 newest question (MSG-9); the model is not called.
             TypeError: The agent's system message holds a block that is not text.
         """
-        return await handler(await run_in_executor(None, self._request, request))
+        try:
+            return await handler(await run_in_executor(None, self._request, request))
+        except BaseException:
+            await run_in_executor(None, self._undo, request.state)
+            raise
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+    ) -> ToolMessage | Command[Any]:
+        """Run the tool; when it raises, the run fails, and the turns it stored are forgotten first (LC-12).
+
+        Args:
+            request: The tool call LangChain is about to run.
+            handler: Runs the tool.
+
+        Returns:
+            What ``handler`` returns.
+        """
+        try:
+            return handler(request)
+        except BaseException:
+            self._undo(request.state)
+            raise
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """``wrap_tool_call``, the memory's work in LangChain's executor (LC-12).
+
+        Args:
+            request: The tool call LangChain is about to run.
+            handler: Runs the tool.
+
+        Returns:
+            What ``handler`` returns.
+        """
+        try:
+            return await handler(request)
+        except BaseException:
+            await run_in_executor(None, self._undo, request.state)
+            raise
