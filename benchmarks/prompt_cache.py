@@ -1,4 +1,4 @@
-"""How much of each request a prompt cache can serve: a chat replayed through get_messages (MSG-10 .. MSG-13).
+"""How much of each request a prompt cache can serve: a chat replayed through get_messages (MSG-11 .. MSG-14).
 
 Run ``python benchmarks/prompt_cache.py [path/to/locomo.json]`` (default
 ``../shared/locomo/locomo-dev.json``; the LoCoMo conversations are read

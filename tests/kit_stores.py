@@ -39,3 +39,19 @@ def sqlite() -> sm.SqliteStore:
 
 def docs_example():
     return example_store_class()({}, key="case")
+
+
+def async_coroutines(store=None):
+    """An async store (AIO-3) of coroutines; given one of them, another object on its data (a reopen)."""
+    from async_support import CoroutineStore
+
+    return CoroutineStore(store.inner if store is not None else sm.MemoryStore())
+
+
+def async_redis(store=None):
+    """The built-in AsyncRedisStore on the tests' redis-server (its URL in SENTINEL_TEST_REDIS_URL), a key per case."""
+    import os
+    import uuid
+
+    key = store.key if store is not None else f"vector-{uuid.uuid4().hex}"
+    return sm.AsyncRedisStore(url=os.environ["SENTINEL_TEST_REDIS_URL"], key=key)

@@ -54,10 +54,16 @@ PYDANTIC_AI = ("tests/test_pydantic_ai.py", "tests/spec/test_pydantic_ai_propert
 OPENAI_AGENTS = ("tests/test_openai_agents.py", "tests/spec/test_openai_agents_properties.py")
 #: The telemetry's example tests, then its properties.
 TELEMETRY = ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py")
+#: Errors that name what failed: deep parts, objects whose own methods raise, a prompt with a lone surrogate.
+NAMED_ERRORS = ("tests/test_named_errors.py",)
+#: Telemetry that fails, at each point, on each store and both memories (OTL-8).
+TELEMETRY_FAILURES = ("tests/test_telemetry_failures.py",)
 #: The LangChain agent middleware's end-to-end tests (create_agent over a scripted model).
 AGENT = ("tests/test_langchain_agent.py",)
 #: One agent for many users, histories sent again, overlapping and failed runs: the server tests, then their properties.
 SERVING = ("tests/test_agent_server.py", "tests/spec/test_serving_properties.py")
+#: The BM25 ranking's and the scorer seam's example tests, then their properties.
+BM25 = ("tests/test_bm25.py", "tests/spec/test_bm25_properties.py")
 #: The model's memory tools: the operations' bounds, then their properties.
 TOOLS = ("tests/test_model_tools.py", "tests/spec/test_model_tools_properties.py")
 #: The MCP server through the SDK's client.
@@ -79,7 +85,7 @@ class Mutant:
 
 
 MUTANTS = [
-    # -- requests a prompt cache can serve (MSG-10 .. MSG-12) -------------------------------------
+    # -- requests a prompt cache can serve (MSG-11 .. MSG-13) -------------------------------------
     Mutant(
         "the stride is not floored",
         "core/cut.py",
@@ -615,8 +621,8 @@ MUTANTS = [
     Mutant(
         "context ranks at most ten query matches first",
         "core/window.py",
-        "matched = [entry for _, entry in _matches(state, query_words, now, count if at_least is None else at_least)]",
-        "matched = [entry for _, entry in _matches(state, query_words, now, 10)]",
+        "matched = [entry for _, entry in _query_matches(count if at_least is None else at_least)]",
+        "matched = [entry for _, entry in _query_matches(10)]",
     ),
     Mutant(
         "working memory handed out as a shallow copy",
@@ -2192,6 +2198,118 @@ MUTANTS = [
         tests=PYDANTIC_AI,
     ),
     Mutant(
+        "an empty request passes the validator",
+        "core/chat.py",
+        "    if not listed:  # what get_messages returns with nothing to send (MSG-10)",
+        "    if False:  # what get_messages returns with nothing to send (MSG-10)",
+        tests=("tests/test_chat_messages.py",),
+    ),
+    Mutant(
+        "a cancel that lands inside a save cancels the save too",
+        "aio.py",
+        "            return await asyncio.shield(inner)\n        except asyncio.CancelledError:",
+        "            return await inner\n        except asyncio.CancelledError:",
+        tests=("tests/test_async_cancel_in_save.py",),
+    ),
+    Mutant(
+        "a field name is compared through the caller's own ==",
+        "core/chat.py",
+        "        name = str.__str__(key) if isinstance(key, str) else None",
+        "        name = key if isinstance(key, str) else None",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "a message's content is counted as if it were not inside the message",
+        "core/chat.py",
+        "return copy_json(content, what=where, inside=1)",
+        "return copy_json(content, what=where, inside=0)",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "the depth error names the path's first word instead of the value the caller passed",
+        "core/jsondata.py",
+        'raise ValueError(f"{root[0]} is nested more than {MAX_DEPTH} containers deep")',
+        "raise ValueError(f\"{root[0].split('[', 1)[0]} is nested more than {MAX_DEPTH} containers deep\")",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "the validator iterates the request through its own iteration",
+        "core/chat.py",
+        'listed = read_list(messages, "messages")',
+        "listed = list(messages)",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "a system prompt with a lone surrogate reaches the tokenizer",
+        "core/request.py",
+        "        if not is_json_text(system):  # no request can carry it",
+        "        if False:  # no request can carry it",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "a list whose iteration raises passes its own exception on",
+        "core/jsondata.py",
+        "        return list(value)\n    except Exception as error:",
+        "        return list(value)\n    except ArithmeticError as error:",
+        tests=NAMED_ERRORS,
+    ),
+    Mutant(
+        "a span that failed to end leaves the contexts it was current in",
+        "telemetry.py",
+        "        finally:\n            # Both contexts go back",
+        "        else:\n            # Both contexts go back",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a processor's on_end raising reaches the memory",
+        "telemetry.py",
+        "        except Exception as failure:  # OTL-8: a processor's on_end, after the change is committed",
+        "        except ArithmeticError as failure:  # OTL-8: a processor's on_end, after the change is committed",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a sampler raising at a span's start reaches the memory",
+        "telemetry.py",
+        "    except Exception as error:  # OTL-8: a sampler or a processor's on_start: no span, the operation goes on",
+        "    except ArithmeticError as error:  # OTL-8: a sampler or a processor's on_start: no span, the operation goes on",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a broken provider's get_tracer reaches the memory",
+        "telemetry.py",
+        "    except Exception as error:  # OTL-8: a broken provider is no provider",
+        "    except ArithmeticError as error:  # OTL-8: a broken provider is no provider",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a span that cannot record an error hides the block's exception",
+        "telemetry.py",
+        '        except Exception as failure:  # OTL-8: the block\'s own exception, if any, goes on unchanged\n            _failed("error", failure)',
+        "        except Exception as failure:  # OTL-8: the block's own exception, if any, goes on unchanged\n            raise",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "an annotation that raised is passed on",
+        "telemetry.py",
+        "        getattr(span, method)(*args)\n    except Exception as error:\n        _failed(method, error)",
+        "        getattr(span, method)(*args)\n    except Exception as error:\n        raise",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a span that cannot say whether it records reaches the memory",
+        "telemetry.py",
+        "        recording = span.is_recording()\n    except Exception as error:",
+        "        recording = span.is_recording()\n    except ArithmeticError as error:",
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
+        "a telemetry failure is not logged",
+        "telemetry.py",
+        '    _LOGGER.warning(\n        "telemetry failed',
+        '    _LOGGER.debug(\n        "telemetry failed',
+        tests=TELEMETRY_FAILURES,
+    ),
+    Mutant(
         "the pydantic-ai history ranks the facts by the first question",
         "integrations/pydantic_ai.py",
         "    for message in reversed(messages):\n        if isinstance(message, ModelRequest):\n            for part in reversed(message.parts):",
@@ -2299,8 +2417,8 @@ MUTANTS = [
     Mutant(
         "a compaction that dropped nothing is an event",
         "telemetry.py",
-        "if span is None or not compaction or not span.is_recording():",
-        "if span is None or not span.is_recording():",
+        "if _CURRENT.get() is None or not compaction:",
+        "if _CURRENT.get() is None:",
         tests=TELEMETRY,
     ),
     Mutant(
@@ -2372,6 +2490,140 @@ MUTANTS = [
         "with telemetry.operation(name, plumbing.store):",
         "with telemetry._OFF:",
         tests=TELEMETRY,
+    ),
+    # -- the BM25 ranking and the scorer seam ---------------------------------------------------
+    Mutant(
+        "bm25: k1 is 1.5",
+        "core/bm25.py",
+        "K1 = 1.2",
+        "K1 = 1.5",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: b is 0.5",
+        "core/bm25.py",
+        "B = 0.75",
+        "B = 0.5",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: idf adds 1 below instead of 0.5",
+        "core/bm25.py",
+        "(count - holders + 0.5) / (holders + 0.5)",
+        "(count - holders + 0.5) / (holders + 1.0)",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: ln's series stops at s**13",
+        "core/bm25.py",
+        "for k in range(12, 0, -1))",
+        "for k in range(6, 0, -1))",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: stop words are kept",
+        "core/bm25.py",
+        "kept = [word for word in word_sequence(text) if word not in STOP_WORDS]",
+        "kept = list(word_sequence(text))",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: a hit carries only to the entry after it",
+        "core/bm25.py",
+        "for j in (i - 1, i + 1):",
+        "for j in (i + 1,):",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: neighbours get a quarter of the score",
+        "core/bm25.py",
+        "NEIGHBOUR = 0.5",
+        "NEIGHBOUR = 0.25",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: ties skip retention",
+        "core/ranking.py",
+        "retentions([e.importance for e in entries], [e.updated_at for e in entries], now, recency_window),",
+        "[0.0] * len(entries),",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: the pruned search closes too early",
+        "core/bm25.py",
+        "> rest[i] * (1.0 + _SLACK)",
+        "> rest[i] * 0.5",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: the pruned search counts expired entries",
+        "core/bm25.py",
+        "gone = {entry.seq for entry in expired}",
+        "gone: set[int] = set()",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: the pruned search's floor is too high",
+        "core/bm25.py",
+        "heapq.nlargest(limit, partial.values())[-1] * (1.0 - _SLACK)",
+        "heapq.nlargest(limit, partial.values())[-1] * 1.5",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: postings forget a removed entry's length",
+        "core/bm25.py",
+        "            total -= length\n",
+        "            total -= 0\n",
+        tests=BM25,
+    ),
+    Mutant(
+        "index: the neighbour after an entry is the entry itself",
+        "core/index.py",
+        "probe: tuple[Any, ...] = (entry.updated_at, entry.seq + 1)",
+        "probe: tuple[Any, ...] = (entry.updated_at, entry.seq)",
+        tests=BM25,
+    ),
+    Mutant(
+        "index: the neighbour before may be expired",
+        "core/index.py",
+        "            if item[-2] not in expired:\n                found.append(item[-1])",
+        "            if True:\n                found.append(item[-1])",
+        tests=BM25,
+    ),
+    Mutant(
+        "ranking: a scorer may return bools",
+        "core/ranking.py",
+        "if isinstance(value, bool) or not isinstance(value, (int, float)):",
+        "if not isinstance(value, (int, float)):",
+        tests=BM25,
+    ),
+    Mutant(
+        "ranking: a scorer may return too many scores",
+        "core/ranking.py",
+        "if len(values) != len(entries):",
+        "if len(values) > len(entries):",
+        tests=BM25,
+    ),
+    Mutant(
+        "ranking: a scorer's zero matches",
+        "core/ranking.py",
+        "if value > 0 and (wanted is None or entry.seq in wanted)",
+        "if value >= 0 and (wanted is None or entry.seq in wanted)",
+        tests=BM25,
+    ),
+    Mutant(
+        "ranking: the pruned context carries the whole score",
+        "core/ranking.py",
+        "carried = bm25.NEIGHBOUR * own[seq]",
+        "carried = own[seq]",
+        tests=BM25,
+    ),
+    Mutant(
+        "values: any ranking name is taken",
+        "core/values.py",
+        "if ranking not in RANKINGS:",
+        'if ranking == "":',
+        tests=BM25,
     ),
     Mutant(
         "an old module path keeps a module of its own, with none of the new module's names",

@@ -172,3 +172,7 @@ def test_aio_6_a_loop_closed_in_the_middle_of_a_change_does_not_lock_the_memory_
     asyncio.run(asyncio.wait_for(mem.remember("next", 2), 5))
     assert sorted(mem) == ["first", "next"]
     assert not first.done()  # stranded for good on its closed loop
+    # Stranded on purpose: asyncio would report each of its tasks as destroyed while pending (the suite fails
+    # on that report, conftest.py); this test means it, so it says so to asyncio.
+    for task in asyncio.all_tasks(loop):
+        task._log_destroy_pending = False  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""Requests a prompt cache can serve: the stable cut, the facts' place and the prefix (MSG-10 .. MSG-13)."""
+"""Requests a prompt cache can serve: the stable cut, the facts' place and the prefix (MSG-11 .. MSG-14)."""
 
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ def history_start(result):
     return next((m for m in result.messages if m["role"] != "system"), None)
 
 
-def test_msg_10_the_stride_is_the_floored_share_above_the_low_mark():
-    """MSG-10: stride = floor(budget * (1 - low_mark)); an odd budget floors, low_mark 1 gives 0, 0 the budget."""
+def test_msg_11_the_stride_is_the_floored_share_above_the_low_mark():
+    """MSG-11: stride = floor(budget * (1 - low_mark)); an odd budget floors, low_mark 1 gives 0, 0 the budget."""
     assert stride(1000, 0.5) == 500
     assert stride(999, 0.5) == 499
     assert stride(1000, 1) == 0
@@ -47,23 +47,23 @@ def test_msg_10_the_stride_is_the_floored_share_above_the_low_mark():
     assert stride(10.9, 0.5) == 5
 
 
-def test_msg_10_a_mark_starts_exactly_at_the_strides_boundary():
-    """MSG-10: a user unit whose position is exactly a multiple of the stride is a mark; one token short is not."""
+def test_msg_11_a_mark_starts_exactly_at_the_strides_boundary():
+    """MSG-11: a user unit whose position is exactly a multiple of the stride is a mark; one token short is not."""
     assert marks([500, 10], [True, True], 500) == [True, True]  # the second at position 500: floor(1) > floor(0)
     assert marks([499, 10], [True, True], 500) == [True, False]  # at 499: the same stride
     assert marks([500, 10], [True, False], 500) == [True, False]  # not a user unit: never a mark
     assert marks([1, 1, 1], [False, True, True], 0) == [False, True, True]  # stride 0: every user unit
 
 
-def test_msg_10_a_mark_compares_with_the_next_older_user_unit_not_the_previous_unit():
-    """MSG-10: the stride of a mark is compared with the newest older unit that opens with a user message."""
+def test_msg_11_a_mark_compares_with_the_next_older_user_unit_not_the_previous_unit():
+    """MSG-11: the stride of a mark is compared with the newest older unit that opens with a user message."""
     # positions 0, 6, 12: the assistant unit at 6 crosses the boundary, the user unit at 12 is in stride 1 as well
     assert marks([6, 6, 6], [True, False, True], 10) == [True, False, True]
     assert marks([4, 4, 4], [True, True, True], 10) == [True, False, False]
 
 
-def test_msg_10_nothing_is_cut_when_every_unit_fits_and_only_back_to_must():
-    """MSG-10: all units taken stays all; no mark among the taken units keeps the units that are always in."""
+def test_msg_11_nothing_is_cut_when_every_unit_fits_and_only_back_to_must():
+    """MSG-11: all units taken stays all; no mark among the taken units keeps the units that are always in."""
     units = [(10, True), (10, False), (10, False), (10, True)]
     get = lambda i: units[i] if i < len(units) else None
     assert stable_taken(get, 1, 4, 15) == 4
@@ -71,8 +71,8 @@ def test_msg_10_nothing_is_cut_when_every_unit_fits_and_only_back_to_must():
     assert stable_taken(get, 2, 2, 15) == 2
 
 
-def test_msg_10_a_unit_that_fits_exactly_is_taken_and_one_token_less_leaves_it_out(make):
-    """MSG-10: the history takes a unit when the request counts exactly the budget, not when it counts one more."""
+def test_msg_11_a_unit_that_fits_exactly_is_taken_and_one_token_less_leaves_it_out(make):
+    """MSG-11: the history takes a unit when the request counts exactly the budget, not when it counts one more."""
     mem = chat(make, 3)
     options = {"cut": "stable", "low_mark": 1, "facts_at": "end", "system": "Be brief."}
     full = mem.get_messages(token_budget=10_000, **options)
@@ -82,8 +82,8 @@ def test_msg_10_a_unit_that_fits_exactly_is_taken_and_one_token_less_leaves_it_o
     assert short.tokens <= full.tokens - 1 and len(short.messages) == len(full.messages) - 2
 
 
-def test_msg_10_the_start_stays_put_until_the_budget_forces_the_next_cut(make):
-    """MSG-10: with one new exchange per request the stable history's start moves rarely; the newest cut moves each time."""
+def test_msg_11_the_start_stays_put_until_the_budget_forces_the_next_cut(make):
+    """MSG-11: with one new exchange per request the stable history's start moves rarely; the newest cut moves each time."""
     mem = chat(make, 10)
     starts = {"stable": [], "newest": []}
     for i in range(60):
@@ -98,16 +98,16 @@ def test_msg_10_the_start_stays_put_until_the_budget_forces_the_next_cut(make):
     assert 3 <= moves["stable"] <= 15
 
 
-def test_msg_10_a_request_right_after_a_cut_still_fills_about_the_low_mark(make):
-    """MSG-10: every stable request counts at least about low_mark of the budget once the history is cut."""
+def test_msg_11_a_request_right_after_a_cut_still_fills_about_the_low_mark(make):
+    """MSG-11: every stable request counts at least about low_mark of the budget once the history is cut."""
     mem = chat(make, 80)
     for low in (0.3, 0.5, 0.8):
         got = mem.get_messages(token_budget=1000, cut="stable", low_mark=low, facts_at="end")
         assert 1000 * low - 60 <= got.tokens <= 1000
 
 
-def test_msg_10_a_restart_cuts_at_the_same_turn(make, tmp_path):
-    """MSG-10: the memory saved and loaded by another object (a restart, another process) builds the same request."""
+def test_msg_11_a_restart_cuts_at_the_same_turn(make, tmp_path):
+    """MSG-11: the memory saved and loaded by another object (a restart, another process) builds the same request."""
     store = sm.JsonFileStore(tmp_path / "memory.json")
     mem = make(store=store)
     mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
@@ -122,8 +122,8 @@ def test_msg_10_a_restart_cuts_at_the_same_turn(make, tmp_path):
     assert history_start(first) != history_start(mem.get_messages(token_budget=500, query="peanuts"))
 
 
-def test_msg_10_bad_choices_are_refused_by_name(make):
-    """MSG-10, MSG-11: cut and facts_at must be one of their names (ValueError) and a str (TypeError)."""
+def test_msg_11_bad_choices_are_refused_by_name(make):
+    """MSG-11, MSG-12: cut and facts_at must be one of their names (ValueError) and a str (TypeError)."""
     mem = chat(make, 2)
     with pytest.raises(ValueError, match="cut must be one of"):
         mem.get_messages(token_budget=100, cut="oldest")
@@ -136,8 +136,8 @@ def test_msg_10_bad_choices_are_refused_by_name(make):
 
 
 @pytest.mark.parametrize("where", ["system", "end", "start"])
-def test_msg_11_each_placement_is_a_valid_request_within_budget(make, where):
-    """MSG-11: the facts in the system message, at the end or after the prompt; valid, counted, within budget."""
+def test_msg_12_each_placement_is_a_valid_request_within_budget(make, where):
+    """MSG-12: the facts in the system message, at the end or after the prompt; valid, counted, within budget."""
     mem = chat(make, 30)
     got = mem.get_messages(token_budget=300, system="Be brief.", query="peanuts", cut="stable", facts_at=where)
     assert not sm.request_problems(got.messages)
@@ -156,8 +156,8 @@ def test_msg_11_each_placement_is_a_valid_request_within_budget(make, where):
     assert got.prefix_tokens == sum(cost(m) for m in got.messages[: got.prefix])
 
 
-def test_msg_11_without_a_system_prompt_the_facts_message_comes_first_at_start(make):
-    """MSG-11: facts_at='start' with no system prompt puts the facts' message first; no facts, no message."""
+def test_msg_12_without_a_system_prompt_the_facts_message_comes_first_at_start(make):
+    """MSG-12: facts_at='start' with no system prompt puts the facts' message first; no facts, no message."""
     mem = chat(make, 3)
     got = mem.get_messages(token_budget=300, facts_at="start")
     assert got.messages[0] == {"role": "system", "content": "user:allergy: allergic to peanuts"}
@@ -167,8 +167,8 @@ def test_msg_11_without_a_system_prompt_the_facts_message_comes_first_at_start(m
     assert got.messages[-1]["role"] != "system" and got.prefix == len(got.messages)
 
 
-def test_msg_11_a_must_keep_fact_that_cannot_fit_raises_with_its_own_message_counted(make):
-    """MSG-10, MSG-11: TokenBudgetError counts the prompt's and the facts' messages, each with MESSAGE_TOKENS."""
+def test_msg_12_a_must_keep_fact_that_cannot_fit_raises_with_its_own_message_counted(make):
+    """MSG-11, MSG-12: TokenBudgetError counts the prompt's and the facts' messages, each with MESSAGE_TOKENS."""
     mem = make()
     mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
     mem.add_turn("user", "Hi")
@@ -183,8 +183,8 @@ def test_msg_11_a_must_keep_fact_that_cannot_fit_raises_with_its_own_message_cou
     assert error.value.needed == need
 
 
-def test_msg_12_the_next_request_repeats_the_prefix_when_the_cut_stays(make):
-    """MSG-12: after one more exchange the next request starts with the previous one's prefix messages exactly."""
+def test_msg_13_the_next_request_repeats_the_prefix_when_the_cut_stays(make):
+    """MSG-13: after one more exchange the next request starts with the previous one's prefix messages exactly."""
     mem = chat(make, 5)
     before = mem.get_messages(token_budget=2000, system="Be brief.", query="menu", cut="stable", facts_at="end")
     mem.add_turn("user", "what about the peanuts?")
@@ -194,8 +194,8 @@ def test_msg_12_the_next_request_repeats_the_prefix_when_the_cut_stays(make):
     assert after.prefix == before.prefix + 2
 
 
-def test_msg_12_todays_request_reports_a_prefix_only_without_facts(make):
-    """MSG-12: the default request has no fact-free prefix when facts are chosen; every message without facts."""
+def test_msg_13_todays_request_reports_a_prefix_only_without_facts(make):
+    """MSG-13: the default request has no fact-free prefix when facts are chosen; every message without facts."""
     mem = chat(make, 3)
     assert mem.get_messages(token_budget=300).prefix == 0
     mem.forget("user:allergy")
@@ -204,8 +204,8 @@ def test_msg_12_todays_request_reports_a_prefix_only_without_facts(make):
 
 
 @pytest.mark.parametrize("budget", prompt_cache.BUDGETS)
-def test_msg_13_an_agent_history_meets_the_cache_targets(budget):
-    """MSG-13: on the agent history every request is valid and within budget, >= 0.80 cacheable, mean >= 0.65, cheaper."""
+def test_msg_14_an_agent_history_meets_the_cache_targets(budget):
+    """MSG-14: on the agent history every request is valid and within budget, >= 0.80 cacheable, mean >= 0.65, cheaper."""
     agent = prompt_cache.agent_history(steps=120)
     run = prompt_cache.replay_agent(agent, "stable", budget).report()
     today = prompt_cache.replay_agent(agent, "today", budget).report()

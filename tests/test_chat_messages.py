@@ -322,7 +322,7 @@ def test_msg_4_messages_are_a_new_list_of_new_dicts_every_call(mem):
 
 def test_msg_8_the_validator_names_each_problem():
     """MSG-8: request_problems lists what a chat API refuses; validate_request raises it."""
-    assert sm.request_problems([]) == []
+    assert sm.request_problems([]) == ["messages is empty: a chat API needs at least one message"]
     assert (
         sm.request_problems([{"role": "system", "content": "s"}, {"role": "developer", "content": "d"}, user("hi")])
         == []
@@ -370,3 +370,19 @@ def test_msg_6_a_shared_memory_adds_a_batch_in_one_transaction(tmp_path):
     one.add_turn("assistant", "last")
     again = sm.create_memory(store=sm.JsonFileStore(path))
     assert [again[f"chat:{n}"]["role"] for n in range(1, 6)] == ["user", "user", "assistant", "tool", "assistant"]
+
+
+def test_msg_10_an_empty_request_is_returned_and_flagged(mem):
+    """MSG-10: with no system prompt, no fact and no turn get_messages returns []; request_problems flags it."""
+    empty = mem.get_messages(token_budget=100)
+    assert empty.messages == [] and empty.tokens == 0 and empty.entries == ()
+    assert sm.request_problems(empty.messages) == [sm.core.chat.EMPTY_REQUEST]
+    with pytest.raises(ValueError, match=r"^not a valid chat request: messages is empty"):
+        sm.validate_request(empty.messages)
+    # One message of any kind is a request: a system prompt alone, or a fact alone.
+    assert sm.request_problems(mem.get_messages(token_budget=100, system="Be brief.").messages) == []
+    mem.remember("user:name", "Jakub")
+    assert sm.request_problems(mem.get_messages(token_budget=100).messages) == []
+    # A fact that does not fit leaves nothing to send: [] again, flagged again.
+    assert mem.get_messages(token_budget=3).messages == []
+    assert sm.request_problems(mem.get_messages(token_budget=3).messages) == [sm.core.chat.EMPTY_REQUEST]

@@ -105,9 +105,12 @@ def test_per_2_a_suite_that_says_nothing_raises_not_implemented(name):
         getattr(StoreSuite(), name)(None)
 
 
-@pytest.mark.parametrize("factory", ["memory", "json_file", "sqlite", "docs_example"])
-def test_per_2_every_vector_passes_with_a_store_from_a_factory_in_the_loop(factory, tmp_path):
-    """PER-2, MW-1, MW-3: serve --store module:factory runs every vector with that store holding each case's memory."""
+@pytest.mark.parametrize(
+    "factory", ["memory", "json_file", "sqlite", "docs_example", "async_coroutines", "async_redis"]
+)
+def test_per_2_every_vector_passes_with_a_store_from_a_factory_in_the_loop(factory, tmp_path, request):
+    """PER-2, MW-1, MW-3, AIO-7: serve --store module:factory runs every vector with that store, sync or async, holding each case's memory."""
+    redis = {"SENTINEL_TEST_REDIS_URL": request.getfixturevalue("redis_server").url} if factory == "async_redis" else {}
     report = tmp_path / "report.json"
     serve = f"{sys.executable} -m sentinel_memory.conformance serve --store kit_stores:{factory}"
     result = subprocess.run(
@@ -122,7 +125,11 @@ def test_per_2_every_vector_passes_with_a_store_from_a_factory_in_the_loop(facto
             "--json",
             str(report),
         ],
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))},
+        env={
+            **os.environ,
+            **redis,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
+        },
         check=False,
         capture_output=True,
         text=True,

@@ -62,11 +62,14 @@ def report(measured: coverage.Coverage) -> str:
         total_taken += taken
         share = 100.0 if numbers.n_branches == 0 else 100.0 * taken / numbers.n_branches
         rows.append(f"| `{name}` | {numbers.n_statements} | {numbers.n_branches} | {taken} | {share:.1f}% |")
+        lines = []
         for line, targets in sorted(analysis.missing_branch_arcs().items()):
-            source = linecache.getline(filename, line).strip().replace("|", "\\|")
+            source = linecache.getline(filename, line).strip()
             for target in targets:
                 where = "exit" if target < 0 else str(target)
-                missed.append(f"| `{name}` | {line} -> {where} | `{source}` |")
+                lines.append(f"{line:>5} -> {where:<5} {source}")
+        if lines:  # source shown as code: a line may hold anything
+            missed += [f"### `{name}`", "", "```text", *lines, "```", ""]
     share = 100.0 * total_taken / total_branches if total_branches else 100.0
     lines = [
         f"The vectors take **{total_taken} of {total_branches} branches ({share:.1f}%)** of the core.",
@@ -77,12 +80,10 @@ def report(measured: coverage.Coverage) -> str:
         "",
         "## The branches no vector takes",
         "",
-        "Each is a place where a port's mistake would pass every vector.",
+        "Each is a place where a port's mistake would pass every vector: the line a branch leaves, the line it",
+        "would go to, and the source of the first.",
         "",
-        "| module | branch | line |",
-        "|---|---|---|",
         *missed,
-        "",
     ]
     return HEADER + "\n".join(lines)
 

@@ -48,7 +48,7 @@ from .core.errors import ReentrantCallError
 from .core.options import Duration, _caller_level
 from .core.state import MemoryState
 from .core.tokens import TokenizerLike
-from .core.values import Compaction, Entry, LoadResult
+from .core.values import Compaction, Entry, LoadResult, Ranking
 from .memory import Memory, _cycle_collector_paused, create_memory, wall_clock
 from .reading import Reads
 from .shell import Counters, Driven, Plumbing, Steps, read_clock
@@ -810,6 +810,7 @@ async def create_async_memory(
     clock: Callable[[], int | float] | None = None,
     recency_window: Duration | None = None,
     tokenizer: TokenizerLike | None = None,
+    ranking: Ranking | None = None,
     on_evict: Callable[[Compaction], Any] | None = None,
     working_ttl: Duration | None = None,
     cache_ttl: Duration | None = None,
@@ -835,6 +836,9 @@ async def create_async_memory(
             Defaults to None (one day).
         tokenizer: Counts tokens: a function ``(text) -> number`` or any object with
             ``encode(text)``. Defaults to None (``estimate_tokens``).
+        ranking: How ``recall`` and a query in ``get_context``/``get_messages`` rank the entries (BM-9):
+            ``"words"``, the default (REC-2), ``"bm25"`` (BM25 with stop words and English stems, the
+            ``bm25`` extra) or a function ``(query, entries) -> scores``.
         on_evict: Called with the ``Compaction`` of every automatic compaction that dropped
             something. Defaults to None.
         working_ttl: How long the working memory lives without a set, in milliseconds or a
@@ -876,6 +880,7 @@ async def create_async_memory(
         clock=clock,
         recency_window=recency_window,
         tokenizer=tokenizer,
+        ranking=ranking,
         on_evict=on_evict,
         working_ttl=working_ttl,
         cache_ttl=cache_ttl,

@@ -23,7 +23,7 @@ from typing import Any
 
 from .core.options import Duration
 from .core.tokens import TokenizerLike
-from .core.values import Compaction
+from .core.values import Compaction, Ranking
 from .memory import Memory, create_memory
 from .stores.contract import as_path
 from .stores.filestore import JsonFileStore
@@ -89,6 +89,7 @@ class MemoryFolder:
         clock: As for ``create_memory``. Defaults to None (``wall_clock``).
         recency_window: As for ``create_memory``. Defaults to None (one day).
         tokenizer: As for ``create_memory``. Defaults to None (``estimate_tokens``).
+        ranking: As for ``create_memory``. Defaults to None (``"words"``).
         on_evict: As for ``create_memory``. Defaults to None (no callback).
         working_ttl: As for ``create_memory``. Defaults to None (one hour).
         cache_ttl: As for ``create_memory``. Defaults to None (5 minutes).
@@ -115,6 +116,7 @@ class MemoryFolder:
         clock: Callable[[], int | float] | None = None,
         recency_window: Duration | None = None,
         tokenizer: TokenizerLike | None = None,
+        ranking: Ranking | None = None,
         on_evict: Callable[[Compaction], Any] | None = None,
         working_ttl: Duration | None = None,
         cache_ttl: Duration | None = None,
@@ -131,6 +133,7 @@ class MemoryFolder:
                 clock=clock,
                 recency_window=recency_window,
                 tokenizer=tokenizer,
+                ranking=ranking,
                 on_evict=on_evict,
                 working_ttl=working_ttl,
                 cache_ttl=cache_ttl,
@@ -169,6 +172,7 @@ class MemoryFolder:
         clock: Callable[[], int | float] | None = None,
         recency_window: Duration | None = None,
         tokenizer: TokenizerLike | None = None,
+        ranking: Ranking | None = None,
         on_evict: Callable[[Compaction], Any] | None = None,
         working_ttl: Duration | None = None,
         cache_ttl: Duration | None = None,
@@ -189,6 +193,7 @@ class MemoryFolder:
             clock: As for ``create_memory``. Defaults to None (the folder's).
             recency_window: As for ``create_memory``. Defaults to None (the folder's).
             tokenizer: As for ``create_memory``. Defaults to None (the folder's).
+            ranking: As for ``create_memory``. Defaults to None (the folder's).
             on_evict: As for ``create_memory``. Defaults to None (the folder's).
             working_ttl: As for ``create_memory``. Defaults to None (the folder's).
             cache_ttl: As for ``create_memory``. Defaults to None (the folder's).
@@ -215,6 +220,7 @@ class MemoryFolder:
             clock=clock,
             recency_window=recency_window,
             tokenizer=tokenizer,
+            ranking=ranking,
             on_evict=on_evict,
             working_ttl=working_ttl,
             cache_ttl=cache_ttl,

@@ -52,7 +52,7 @@ from . import core, shell, telemetry
 from .core.options import Duration, _caller_level, require_bool, require_callable
 from .core.state import MemoryState
 from .core.tokens import TokenizerLike
-from .core.values import JSON, Compaction, Entry, LoadResult
+from .core.values import JSON, Compaction, Entry, LoadResult, Ranking
 from .reading import Reads
 from .shell import Counters
 from .stores.contract import MemoryStore, Store, check_store, is_async_store
@@ -766,6 +766,7 @@ def create_memory(
     clock: Callable[[], int | float] | None = None,
     recency_window: Duration | None = None,
     tokenizer: TokenizerLike | None = None,
+    ranking: Ranking | None = None,
     on_evict: Callable[[Compaction], Any] | None = None,
     working_ttl: Duration | None = None,
     cache_ttl: Duration | None = None,
@@ -793,6 +794,9 @@ def create_memory(
         tokenizer: Counts tokens for ``get_context`` and ``get_messages``: a function
             ``(text) -> number`` or any object with ``encode(text)``. None, the default, means
             ``estimate_tokens``.
+        ranking: How ``recall`` and a query in ``get_context``/``get_messages`` rank the entries (BM-9):
+            ``"words"``, the default (REC-2), ``"bm25"`` (BM25 with stop words and English stems, the
+            ``bm25`` extra) or a function ``(query, entries) -> scores``.
         on_evict: Called with the ``Compaction`` of every automatic compaction that dropped
             something, for example to archive it. Defaults to None.
         working_ttl: How long the working memory lasts without a ``set``. None, the default, means one hour.
@@ -837,6 +841,7 @@ def create_memory(
         working_ttl=working_ttl,
         cache_ttl=cache_ttl,
         tokenizer=tokenizer,
+        ranking=ranking,
     )
     memory = Memory(
         MemoryState(config=config),

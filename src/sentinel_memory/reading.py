@@ -302,13 +302,13 @@ class Reads(Mapping[str, V]):
                 budget (MSG-2, MSG-9). Defaults to None.
             cut: ``"newest"`` (the default) fills the history newest first to the budget, so its
                 first turn moves on nearly every request; ``"stable"`` cuts it only at marks, so
-                consecutive requests share their start and a prompt cache serves it (MSG-10).
+                consecutive requests share their start and a prompt cache serves it (MSG-11).
             low_mark: With ``cut="stable"``, about the share of the budget a request fills right
                 after the history is cut, in [0, 1]. None, the default, means 0.5.
             facts_at: ``"system"`` (the default) puts the facts in the system message after
                 ``system``; ``"end"`` in a system message of their own after the history, so a
                 question that picks other facts changes only the end of the request; ``"start"``
-                right after the app's system message (MSG-11).
+                right after the app's system message (MSG-12).
 
         Returns:
             A ``Messages`` with the ``messages`` (a new list of dicts, ready for a chat-completions

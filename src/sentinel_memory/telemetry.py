@@ -30,11 +30,20 @@ the load and save spans around its store calls and tells the span it is in
 what a change did (``changed``), what a compaction dropped (``dropped``)
 and what a read built (``built``). So the sync and the async memory emit the
 same spans for the same calls, from this one module. The core emits nothing.
+
+An observer only (OTL-8). Every call into OpenTelemetry goes through this
+module, and each is guarded here, once for both memories: whatever the
+provider, its sampler, a span processor or an exporter raises (an
+``Exception``) is logged once, as a WARNING on the ``sentinel_memory``
+logger, and the operation goes on as it would with nobody listening. A span
+that failed to start is no span; one that failed to end still leaves the
+contexts it was current in, so the app's next span is not its child.
 """
 
 from __future__ import annotations
 
 import contextvars
+import logging
 import sys
 from typing import Any, TypeVar
 
@@ -58,6 +67,9 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+#: The library's logger (``logs.logger``, the same object): this module stands beside ``logs``, not above it.
+_LOGGER = logging.getLogger("sentinel_memory")
 
 #: The names taken from the OpenTelemetry semantic conventions, by the constant that holds each in
 #: ``opentelemetry-semantic-conventions`` (0.66b2): a test checks every one against the package.
@@ -209,11 +221,22 @@ def _tracer() -> Any:
     _load_api()
     # The package's version, read where it is defined: this module sits below the package's root.
     version = getattr(sys.modules.get("sentinel_memory"), "__version__", None)
-    tracer = provider.get_tracer("sentinel_memory", version)
+    try:
+        tracer = provider.get_tracer("sentinel_memory", version)
+    except Exception as error:  # OTL-8: a broken provider is no provider, this time; not cached, so asked again
+        _failed("get_tracer", error)
+        return None
     if isinstance(tracer, _SETTINGS.api.NoOpTracer):
         tracer = None  # a provider that never records costs nothing either
     _SETTINGS.cached = (provider, tracer)
     return tracer
+
+
+def _failed(where: str, error: Exception) -> None:
+    """OTL-8: telemetry raised at ``where``: one WARNING with the exception's type, and the memory goes on."""
+    _LOGGER.warning(
+        "telemetry failed at %s (%s); the memory goes on without it", where, _qualified(type(error)), exc_info=error
+    )
 
 
 class _Off:
@@ -241,7 +264,11 @@ class _Operation:
 
     def __enter__(self) -> None:
         api = _SETTINGS.api
-        self._otel_token = _SETTINGS.context.attach(api.set_span_in_context(self._span))
+        try:
+            self._otel_token = _SETTINGS.context.attach(api.set_span_in_context(self._span))
+        except Exception as error:  # OTL-8: the span is still ours to annotate and end
+            _failed("attach", error)
+            self._otel_token = None
         self._token = _CURRENT.set(self._span)
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
@@ -253,10 +280,17 @@ class _Operation:
                 span.set_attribute(_ERROR_TYPE, name)
                 span.add_event("exception", {_EXCEPTION_TYPE: name})
                 span.set_status(_SETTINGS.api.Status(_SETTINGS.api.StatusCode.ERROR))
-        finally:
+        except Exception as failure:  # OTL-8: the block's own exception, if any, goes on unchanged
+            _failed("error", failure)
+        try:
             span.end()
+        except Exception as failure:  # OTL-8: a processor's on_end, after the change is committed
+            _failed("end", failure)
+        finally:
+            # Both contexts go back, whatever happened above: the app's next span is not this one's child.
             _CURRENT.reset(self._token)
-            _SETTINGS.context.detach(self._otel_token)
+            if self._otel_token is not None:
+                _SETTINGS.context.detach(self._otel_token)
 
 
 def _qualified(kind: type[BaseException]) -> str:
@@ -287,16 +321,33 @@ def operation(name: str, store: object, token_budget: object = None) -> Any:
             attributes[_DB_SYSTEM_NAME] = system
     if isinstance(token_budget, (int, float)) and not isinstance(token_budget, bool):
         attributes["sentinel_memory.token_budget"] = token_budget
-    span = tracer.start_span(PREFIX + name, attributes=attributes)
+    try:
+        span = tracer.start_span(PREFIX + name, attributes=attributes)
+    except Exception as error:  # OTL-8: a sampler or a processor's on_start: no span, the operation goes on
+        _failed("start", error)
+        return _OFF
     return _Operation(span)
 
 
 def _recording() -> Any:
-    """The span this module has open here, when it records; else None."""
+    """The span this module has open here, when it records; else None (also when asking raised, OTL-8)."""
     span = _CURRENT.get()
-    if span is None or not span.is_recording():
+    if span is None:
         return None
-    return span
+    try:
+        recording = span.is_recording()
+    except Exception as error:
+        _failed("is_recording", error)
+        return None
+    return span if recording else None
+
+
+def _annotate(span: Any, method: str, *args: Any) -> None:
+    """``span.<method>(*args)``, guarded (OTL-8)."""
+    try:
+        getattr(span, method)(*args)
+    except Exception as error:
+        _failed(method, error)
 
 
 def _written(result: Any) -> int:
@@ -320,8 +371,8 @@ def changed(
         automatic: What its automatic compaction dropped.
         explicit: What ``compact()`` dropped.
     """
-    span = _CURRENT.get()
-    if span is None or not span.is_recording():
+    span = _recording()
+    if span is None:
         return
     removed = 0
     if name == "forget":
@@ -329,14 +380,16 @@ def changed(
     elif name == "clear":
         removed = len(before.entries)
     kept = before if state is None else state
-    span.set_attributes(
+    _annotate(
+        span,
+        "set_attributes",
         {
             "sentinel_memory.entries.written": _written(result),
             "sentinel_memory.entries.removed": removed,
             "sentinel_memory.entries.expired": len(automatic.expired) + len(explicit.expired),
             "sentinel_memory.entries.evicted": len(automatic.evicted) + len(explicit.evicted),
             "sentinel_memory.entries.stored": len(kept.entries),
-        }
+        },
     )
 
 
@@ -347,10 +400,14 @@ def dropped(compaction: Compaction, *, automatic: bool) -> None:
         compaction: What it dropped; nothing is recorded when it dropped nothing.
         automatic: A change's or a load's compaction, not ``compact()``'s.
     """
-    span = _CURRENT.get()  # first: the cheapest test, and the one that fails when nobody listens
-    if span is None or not compaction or not span.is_recording():
+    if _CURRENT.get() is None or not compaction:  # first: the cheapest test, the one that fails when nobody listens
         return
-    span.add_event(
+    span = _recording()
+    if span is None:
+        return
+    _annotate(
+        span,
+        "add_event",
         "sentinel_memory.compaction",
         {
             "sentinel_memory.entries.expired": len(compaction.expired),
@@ -365,7 +422,9 @@ def loaded(result: LoadResult, state: MemoryState, generation: int) -> None:
     span = _recording()
     if span is None:
         return
-    span.set_attributes(
+    _annotate(
+        span,
+        "set_attributes",
         {
             "sentinel_memory.load.loaded": result.loaded,
             "sentinel_memory.load.dropped": result.dropped,
@@ -373,7 +432,7 @@ def loaded(result: LoadResult, state: MemoryState, generation: int) -> None:
             "sentinel_memory.load.working_dropped": result.working_dropped,
             "sentinel_memory.entries.stored": len(state.entries),
             "sentinel_memory.generation": generation,
-        }
+        },
     )
 
 
@@ -386,13 +445,15 @@ def saved(what: Changes | dict[str, Any], generation: int) -> None:
         incremental, entries, deletes = True, len(what.upserts), len(what.deletes)
     else:
         incremental, entries, deletes = False, len(what.get("entries") or ()), 0
-    span.set_attributes(
+    _annotate(
+        span,
+        "set_attributes",
         {
             "sentinel_memory.save.incremental": incremental,
             "sentinel_memory.save.entries": entries,
             "sentinel_memory.save.deletes": deletes,
             "sentinel_memory.generation": generation,
-        }
+        },
     )
 
 
@@ -400,7 +461,7 @@ def preserved() -> None:
     """OTL-5: the store kept a copy of what the last load dropped, before the save that overwrites it."""
     span = _recording()
     if span is not None:
-        span.add_event("sentinel_memory.preserved")
+        _annotate(span, "add_event", "sentinel_memory.preserved")
 
 
 def built(result: T) -> T:
@@ -418,5 +479,5 @@ def built(result: T) -> T:
         if isinstance(result, Messages):
             attributes["sentinel_memory.messages"] = len(result.messages)
             attributes["sentinel_memory.entries.pending"] = len(result.pending)
-        span.set_attributes(attributes)
+        _annotate(span, "set_attributes", attributes)
     return result

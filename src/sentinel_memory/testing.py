@@ -9,7 +9,7 @@ passes the same tests as the built-in ones when its test module subclasses
 
     class TestMyStore(StoreSuite):
         def make_store(self, tmp_path):
-            return MyStore(dsn=..., key=f"test-{tmp_path.name}")
+            return MyStore(dsn=..., key=f"test-{uuid.uuid4().hex}")  # tmp_path.name repeats across runs
 
         def reopen(self, store):  # as another process would open it
             return MyStore(dsn=..., key=store.key)
@@ -31,10 +31,11 @@ import contextlib
 import itertools
 import json
 import os
+import random
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -45,7 +46,15 @@ from .core.values import LoadResult
 from .fakeclock import FakeClock
 from .memory import Memory, create_memory
 
-__all__ = ["AsyncStoreSuite", "FakeClock", "RecordingStore", "StoreSuite", "history_problems", "in_processes"]
+__all__ = [
+    "AsyncRecordingStore",
+    "AsyncStoreSuite",
+    "FakeClock",
+    "RecordingStore",
+    "StoreSuite",
+    "history_problems",
+    "in_processes",
+]
 
 #: The kit's clocks start here: 2026-10-17, in milliseconds.
 T0 = 1_792_310_400_000
@@ -327,6 +336,148 @@ def _reading(store: Any, stop: threading.Event, events: list[dict[str, Any]]) ->
             store.load()
         except Exception:  # recorded: a reader that cannot read is a problem of the history
             pass
+
+
+class AsyncRecordingStore:
+    """``RecordingStore`` for an async store: every coroutine call recorded with its start, end and outcome.
+
+    It has exactly the optional methods the store has; ``lock()`` is recorded by its outermost hold, which
+    it widens by ``pause`` seconds, so that a lock that excludes nobody shows in a short run.
+
+    Args:
+        store: The async store under test.
+        worker: Who uses this one (a name the history shows).
+        events: Where each call's record is appended.
+    """
+
+    _OPTIONAL = ("save_changes", "generation", "lock", "preserve", "close")
+    pause = 0.002
+
+    def __init__(self, store: Any, worker: str, events: list[dict[str, Any]]) -> None:
+        self.store, self.worker, self.events = store, worker, events
+        self._depth = 0
+
+    def __repr__(self) -> str:
+        return f"<{self.store!r} as seen by {self.worker}>"
+
+    def _record(self, op: str, start: int, error: BaseException | None = None, **fields: Any) -> None:
+        event = {"worker": self.worker, "op": op, "start": start, "end": time.monotonic_ns(), **fields}
+        if error is not None:
+            event["error"] = f"{type(error).__name__}: {error}"
+        self.events.append(event)
+
+    async def load(self) -> Any:
+        start = time.monotonic_ns()
+        try:
+            document = await self.store.load()
+        except Exception as error:
+            self._record("load", start, error)
+            raise
+        entries = document.get("entries") if isinstance(document, dict) else None
+        self._record(
+            "load",
+            start,
+            missing=document is None,
+            generation=_generation_of(document),
+            entries=len(entries) if isinstance(entries, list) else None,
+        )
+        return document
+
+    async def save(self, document: dict[str, Any]) -> None:
+        start = time.monotonic_ns()
+        try:
+            await self.store.save(document)
+        except Exception as error:
+            self._record("save", start, error, generation=_generation_of(document))
+            raise
+        self._record("save", start, generation=_generation_of(document))
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in self._OPTIONAL:
+            return getattr(self.store, name)
+        method = getattr(self.store, name)  # AttributeError when the store has none: so has the recorder
+        if name == "lock":
+            return lambda: self._lock(method)
+
+        async def recorded(*args: Any) -> Any:
+            start = time.monotonic_ns()
+            try:
+                result = method(*args)
+                if asyncio.iscoroutine(result):
+                    result = await result
+            except Exception as error:
+                self._record(name, start, error)
+                raise
+            fields: dict[str, Any] = {}
+            if name == "generation":
+                fields["generation"] = result
+            elif name == "save_changes":
+                fields["generation"] = args[0].generation
+            self._record(name, start, **fields)
+            return result
+
+        return recorded
+
+    @contextlib.asynccontextmanager
+    async def _lock(self, lock: Callable[[], Any]) -> AsyncIterator[None]:
+        async with lock():
+            self._depth += 1
+            held = time.monotonic_ns()
+            if self._depth == 1:
+                await asyncio.sleep(self.pause)
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if not self._depth:
+                    self._record("lock", held)
+
+
+async def _remembering_async(
+    store: Any, worker: str, count: int, events: list[dict[str, Any]], *, shared: bool = True
+) -> None:
+    """A writer of the async history checks: ``count`` autosaved remembers of keys of its own."""
+    from .aio import create_async_memory
+
+    try:
+        mem = await create_async_memory(store=store, autosave=True, shared=shared, limit=100_000, clock=lambda: T0)
+    except Exception as error:
+        events.append({"worker": worker, "op": "remember", "key": "", "start": 0, "end": 0, "error": repr(error)})
+        return
+    for i in range(count):
+        key = f"{worker}:{i}"
+        start = time.monotonic_ns()
+        try:
+            await mem.remember(key, i)
+        except Exception as error:
+            events.append(
+                {
+                    "worker": worker,
+                    "op": "remember",
+                    "key": key,
+                    "start": start,
+                    "end": time.monotonic_ns(),
+                    "error": f"{type(error).__name__}: {error}",
+                }
+            )
+            return
+        events.append({"worker": worker, "op": "remember", "key": key, "start": start, "end": time.monotonic_ns()})
+        await asyncio.sleep(0.001)  # let the others in between
+
+
+async def _reading_async(store: Any, stop: Callable[[], bool]) -> None:
+    """A reader of the async history checks: loads until ``stop()``, each load recorded by its recorder.
+
+    Between loads it yields to the loop a varying number of times (a fixed sequence), so that its loads
+    fall on every point of a writer's steps: with a fixed pace, asyncio's round robin could keep it in
+    step with the writer and never let it read between two of them.
+    """
+    pace = random.Random(20261017)
+    while not stop():
+        with contextlib.suppress(Exception):  # recorded: a reader that cannot read is a problem of the history
+            await store.load()
+        for _ in range(pace.randrange(1, 4)):
+            await asyncio.sleep(0)
 
 
 class StoreSuite:
@@ -835,6 +986,11 @@ class AsyncStoreSuite:
 
     #: The seconds a check may take before the kit calls it a deadlock.
     deadline = 30.0
+    #: Whether the many-writers history also runs forked writers (each opening the store with ``reopen``).
+    processes = True
+    #: How many writers a history check runs, and how many remembers each makes.
+    history_writers = 3
+    history_each = 10
 
     def make_store(self, tmp_path: Any) -> Any:
         """A new, empty async store; ``tmp_path`` is pytest's temporary folder for the test.
@@ -857,6 +1013,30 @@ class AsyncStoreSuite:
             A store on the same data.
         """
         return store
+
+    def damage(self, store: Any) -> Any:
+        """Put something that is not a memory where the store keeps one; what ``snapshot`` then gives, or None.
+
+        May be a coroutine function. The default, None, skips the damage check.
+
+        Args:
+            store: A store ``make_store`` made.
+
+        Returns:
+            The snapshot of the damaged store, or None when it cannot be damaged from outside.
+        """
+        return None
+
+    def snapshot(self, store: Any) -> Any:
+        """Everything the store keeps, to show that a damaged one was left alone; may be a coroutine function.
+
+        Args:
+            store: A store ``make_store`` made.
+
+        Returns:
+            Any value that compares equal when the store is unchanged.
+        """
+        raise NotImplementedError("a suite that damages its store says how to see all of it")
 
     def _run(self, check: Callable[[], Any], what: str) -> Any:
         # On a thread of its own: a deadlocked change cannot be cancelled (a memory finishes the change it
@@ -970,3 +1150,381 @@ class AsyncStoreSuite:
             assert final.generation == writers * each
 
         self._run(check, "shared writers in tasks")
+
+    # -- the sync kit's checks, for async stores --------------------------------------------------------
+
+    def _async_history(self, tmp_path: Any, store: Any, mode: str, *, shared: bool = True) -> tuple[list[Any], Any]:
+        """Writers (and a reader beside them) in ``mode``: ``tasks`` each on a store object of its own from
+        ``reopen``, ``one object`` sharing ``store``, ``processes`` forked, each on its own event loop."""
+        events: list[dict[str, Any]] = []
+        count, each = (self.history_writers, self.history_each) if shared else (1, 3 * self.history_each)
+
+        def own() -> Any:
+            return store if mode == "one object" else self.reopen(store)
+
+        pids: list[int] = []
+        folder = tempfile.mkdtemp(prefix="sentinel-kit-history-", dir=tmp_path)
+        if mode == "processes":  # forked before any event loop runs here: a child starts its own
+            for worker in range(count):
+                pid = os.fork()
+                if pid == 0:
+                    mine: list[dict[str, Any]] = []
+                    try:
+                        name = f"writer {worker}"
+                        asyncio.run(_remembering_async(AsyncRecordingStore(own(), name, mine), name, each, mine))
+                    finally:
+                        with open(os.path.join(folder, f"{worker}.json"), "w", encoding="utf-8") as out:
+                            json.dump(mine, out)
+                        os._exit(0)
+                pids.append(pid)
+
+        async def check() -> Any:
+            done: list[bool] = []
+            reader = asyncio.ensure_future(
+                _reading_async(AsyncRecordingStore(own(), "reader", events), lambda: bool(done))
+            )
+            try:
+                if mode == "processes":
+                    for pid in pids:
+                        await asyncio.to_thread(os.waitpid, pid, 0)
+                else:
+                    await asyncio.gather(
+                        *(
+                            _remembering_async(
+                                AsyncRecordingStore(own(), f"writer {w}", events),
+                                f"writer {w}",
+                                each,
+                                events,
+                                shared=shared,
+                            )
+                            for w in range(count)
+                        )
+                    )
+            finally:
+                done.append(True)
+                await reader
+            return await self.reopen(store).load()
+
+        final = self._run(check, f"writers in {mode}")
+        for worker in range(len(pids)):
+            path = os.path.join(folder, f"{worker}.json")
+            if not os.path.exists(path):
+                pytest.fail(f"writer {worker} (a forked process) ended without a history")
+            with open(path, encoding="utf-8") as kept:
+                events.extend(json.load(kept))
+        return events, final
+
+    @pytest.mark.parametrize("mode", ["tasks", "one object", "processes"])
+    def test_mw_6_many_writers_leave_a_history_one_at_a_time_could(self, tmp_path: Any, mode: str) -> None:
+        """MW-6, MW-2, MW-3, AIO-2: shared async writers (tasks on objects of their own, tasks on one object, processes) and a reader: no lost update, stale read, torn document or lock held twice."""
+        store = self.make_store(tmp_path)
+        self._needs(store, "lock", "generation")
+        if mode == "processes" and not self.processes:
+            pytest.skip("the store lives in one process (processes = False)")
+        problems = history_problems(*self._async_history(tmp_path, store, mode))
+        assert not problems, f"with async writers in {mode}:\n" + "\n".join(problems)
+
+    @pytest.mark.parametrize("mode", ["tasks", "one object"])
+    def test_per_3_a_reader_beside_a_saving_writer_sees_whole_documents(self, tmp_path: Any, mode: str) -> None:
+        """PER-3, MW-1, AIO-3: a reader task loading while a writer autosaves never sees nothing, part of a document or an older one than was acknowledged."""
+        store = self.make_store(tmp_path)
+        problems = history_problems(*self._async_history(tmp_path, store, mode, shared=False))
+        assert not problems, f"a reader beside an async writer ({mode}):\n" + "\n".join(problems)
+
+    def test_mw_3_first_saves_racing_one_wins(self, tmp_path: Any) -> None:
+        """MW-3, AIO-3: three store objects save generation 1 of an empty store at once: one is acknowledged, the others get ConflictError."""
+        store = self.make_store(tmp_path)
+
+        async def check() -> None:
+            stores = [self.reopen(store) for _ in range(3)]
+            for one in stores:
+                assert await one.load() is None
+            documents = [
+                {
+                    "version": 1,
+                    "generation": 1,
+                    "entries": [{"key": f"first:{i}", "data": i, "importance": 0.5, "createdAt": T0, "updatedAt": T0}],
+                    "working": {"data": {}, "updatedAt": None},
+                }
+                for i in range(3)
+            ]
+            outcomes = await asyncio.gather(
+                *(one.save(document) for one, document in zip(stores, documents, strict=True)), return_exceptions=True
+            )
+            won = [i for i, outcome in enumerate(outcomes) if outcome is None]
+            assert all(outcome is None or isinstance(outcome, ConflictError) for outcome in outcomes), outcomes
+            assert len(won) == 1, (
+                f"{len(won)} of 3 first saves of generation 1 were acknowledged: a first save must conflict with "
+                "another one as any save does (there is no row to lock before it: insert the row first, MW-3)"
+            )
+            final = await self.reopen(store).load()
+            assert [entry["key"] for entry in final["entries"]] == [f"first:{won[0]}"]
+
+        self._run(check, "first saves racing")
+
+    def test_mw_4_incremental_saves_keep_the_order(self, tmp_path: Any) -> None:
+        """MW-4, PER-1, AIO-3: save_changes keeps the order a whole save writes, through rewrites, forgets, evictions and batches; a load gives it back."""
+        from .aio import create_async_memory
+
+        store = self.make_store(tmp_path)
+        self._needs(store, "save_changes")
+
+        async def check() -> None:
+            clock = FakeClock()
+            mem = await create_async_memory(store=store, autosave=True, limit=6, clock=clock)
+            for key in ("zeta", "alpha", "mid", "beta", "omega", "b10", "b9"):
+                await mem.remember(key, key, importance=0.9 if key != "omega" else 0.1)
+                clock.advance(1)
+            await mem.remember("alpha", "again")
+            await mem.forget("mid")
+            await mem.remember("mid", "back")
+            batch = [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"}]
+            await mem.add_messages(batch, importance=1.0)  # a batch written in one change, kept in its order
+            await mem.working.set({"step": 1})
+            whole = to_document(mem.state, generation=mem.generation)
+            stored = await self.reopen(store).load()
+            order = [entry["key"] for entry in whole["entries"]]
+            assert [entry["key"] for entry in stored["entries"]] == order, "save_changes changed the stored order"
+            assert stored == whole
+            again = await create_async_memory(store=self.reopen(store), limit=6, clock=clock)
+            assert _fields(again) == _fields(mem)  # type: ignore[arg-type]
+
+        self._run(check, "incremental saves")
+
+    def test_mw_2_lock_excludes_another_store_object(self, tmp_path: Any) -> None:
+        """MW-2, AIO-2: while one store object holds lock(), another on the same data cannot take it until it is let go."""
+        store = self.make_store(tmp_path)
+        self._needs(store, "lock")
+        other = self.reopen(store)
+        if other is store:
+            pytest.skip("reopen gives the same object: no other object to exclude")
+        if hasattr(other, "lock_wait"):
+            other.lock_wait = 0.3
+
+        async def check() -> None:
+            held = asyncio.Event()
+
+            async def take() -> str:  # started before the hold: not one of the holder's tasks
+                await held.wait()
+                try:
+                    async with other.lock():
+                        return "taken"
+                except LockTimeoutError:
+                    return "timed out"
+
+            taker = asyncio.ensure_future(take())
+            async with store.lock():
+                held.set()
+                await asyncio.sleep(0.5)
+                early = taker.done() and taker.result() == "taken"
+            got = await asyncio.wait_for(taker, 10) if not taker.done() else taker.result()
+            assert not early, "another store object took lock() while it was held elsewhere"
+            assert got in ("taken", "timed out")
+
+        self._run(check, "lock() against another store object")
+
+    def test_aio_2_lock_excludes_another_task_of_the_same_object(self, tmp_path: Any) -> None:
+        """AIO-2, MW-2: lock() lets in its holder and the tasks the holder starts, not any other task of the same store object."""
+        store = self.make_store(tmp_path)
+        self._needs(store, "lock")
+        if hasattr(store, "lock_wait"):
+            store.lock_wait = 0.3
+
+        async def check() -> None:
+            held, release = asyncio.Event(), asyncio.Event()
+            taken: list[str] = []
+
+            async def hold() -> None:
+                async with store.lock():
+                    held.set()
+                    await release.wait()
+
+            async def stranger() -> None:  # started before the hold, from outside it: not the holder's task
+                await held.wait()
+                try:
+                    async with store.lock():
+                        taken.append("taken" if not release.is_set() else "after")
+                except LockTimeoutError:
+                    taken.append("timed out")
+
+            holder, other = asyncio.ensure_future(hold()), asyncio.ensure_future(stranger())
+            await held.wait()
+            await asyncio.sleep(0.5)
+            early = list(taken)
+            release.set()
+            await asyncio.gather(holder, other)
+            assert "taken" not in early, (
+                "a task that is neither the holder nor one it started took lock() while it was held: lock() must "
+                "exclude other tasks of the same store object (AIO-2)"
+            )
+
+        self._run(check, "lock() against another task of the same object")
+
+    def test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing(self, tmp_path: Any) -> None:
+        """MW-8, WRP-1, AIO-3: while another store object holds the lock, a shared write raises LockTimeoutError after lock_wait; the retry works."""
+        from .aio import create_async_memory
+
+        store = self.make_store(tmp_path)
+        self._needs(store, "lock", "generation")
+        if not hasattr(store, "lock_wait"):
+            pytest.skip("the store has no lock_wait")
+
+        async def check() -> None:
+            mem = await create_async_memory(store=store, autosave=True, shared=True, clock=FakeClock())
+            await mem.remember("before", 1)
+            store.lock_wait = 0.2
+            other = self.reopen(store)
+            held, release = asyncio.Event(), asyncio.Event()
+
+            async def hold() -> None:
+                async with other.lock():
+                    held.set()
+                    await release.wait()
+
+            holder = asyncio.ensure_future(hold())
+            await held.wait()
+            started = time.monotonic()
+            try:
+                with pytest.raises(LockTimeoutError):
+                    await mem.remember("during", 2)
+                waited = time.monotonic() - started
+                assert 0.18 <= waited < 2, f"lock_wait was 0.2 s, but the async lock gave up after {waited:.2f} s"
+                assert not mem.has("during")
+            finally:
+                release.set()
+                await holder
+            await mem.remember("during", 2)
+            final = await create_async_memory(store=self.reopen(store))
+            assert final.get("during") == 2
+
+        self._run(check, "a lock held elsewhere")
+
+    def test_aio_4_a_cancel_inside_lock_lets_it_go(self, tmp_path: Any) -> None:
+        """AIO-4, MW-2: a task cancelled while it holds lock(), or while it waits for it, leaves the lock free for another store object."""
+        store = self.make_store(tmp_path)
+        self._needs(store, "lock")
+        other = self.reopen(store)
+        for one in (store, other):
+            if hasattr(one, "lock_wait"):
+                one.lock_wait = 2
+
+        async def check() -> None:
+            inside = asyncio.Event()
+
+            async def hold() -> None:
+                async with store.lock():
+                    inside.set()
+                    await asyncio.sleep(60)
+
+            holder = asyncio.ensure_future(hold())
+            await inside.wait()
+            waiter = asyncio.ensure_future(other.lock().__aenter__())  # waits: the lock is held
+            await asyncio.sleep(0.05)
+            for task in (waiter, holder):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, LockTimeoutError):
+                    await task
+            third = self.reopen(store)
+            if hasattr(third, "lock_wait"):
+                third.lock_wait = 2
+            try:
+                async with asyncio.timeout(5):
+                    async with third.lock():
+                        pass
+            except (LockTimeoutError, TimeoutError):
+                pytest.fail("a task cancelled inside lock() left it held: another store object cannot take it")
+
+        self._run(check, "a cancel inside lock()")
+
+    def test_aio_4_a_cancelled_save_is_whole_or_nothing(self, tmp_path: Any) -> None:
+        """AIO-4, PER-3: a save cancelled at any point leaves the document it replaced or the new one, whole, and the next save goes on."""
+        store = self.make_store(tmp_path)
+
+        def document(generation: int, size: int) -> dict[str, Any]:
+            entries = [
+                {"key": f"k{i}", "data": generation, "importance": 0.5, "createdAt": T0, "updatedAt": T0}
+                for i in range(size)
+            ]
+            return {
+                "version": 1,
+                "generation": generation,
+                "entries": entries,
+                "working": {"data": {}, "updatedAt": None},
+            }
+
+        async def check() -> None:
+            await store.save(document(1, 3))
+            current, size = 1, 3
+            for delay in range(12):
+                task = asyncio.ensure_future(store.save(document(current + 1, 4 + delay)))
+                for _ in range(delay):
+                    await asyncio.sleep(0)
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                found = await self.reopen(store).load()
+                assert found in (document(current, size), document(current + 1, 4 + delay)), (
+                    f"a save cancelled after {delay} steps left a document that is neither the old one nor the new one"
+                )
+                current, size = found["generation"], len(found["entries"])
+            await self.reopen(store).save(document(current + 1, 2))  # the next save, from another object
+            assert (await self.reopen(store).load())["generation"] == current + 1
+
+        self._run(check, "cancelled saves")
+
+    def test_wrp_5_close_lets_go_and_the_store_opens_again(self, tmp_path: Any) -> None:
+        """WRP-5, MW-2, AIO-3: a memory closed after a transaction leaves the lock free for another object, and its store opens again."""
+        from .aio import create_async_memory
+
+        store = self.make_store(tmp_path)
+        self._needs(store, "close", "lock", "generation")
+
+        async def check() -> None:
+            mem = await create_async_memory(store=store, autosave=True, shared=True, clock=FakeClock())
+            async with mem.transaction():
+                await mem.remember("a", 1)
+            await mem.close()
+            other = self.reopen(store)
+            if hasattr(other, "lock_wait"):
+                other.lock_wait = 1
+            try:
+                async with asyncio.timeout(5):
+                    async with other.lock():
+                        pass
+            except (LockTimeoutError, TimeoutError):
+                pytest.fail("after close() another store object cannot take lock(): the closed store still holds it")
+            await mem.remember("b", 2)  # a closed store opens again
+            await mem.close()
+            final = await create_async_memory(store=self.reopen(store))
+            assert sorted(final) == ["a", "b"]
+
+        self._run(check, "close()")
+
+    def test_per_13_damage_is_reported_and_left_alone(self, tmp_path: Any) -> None:
+        """PER-13, MW-7, AIO-3: whatever the store keeps, when it is not a memory, raises DamagedStoreError on load and save and stays as it was."""
+        from .aio import create_async_memory
+
+        store = self.make_store(tmp_path)
+
+        async def check() -> bool:
+            damaged = self.damage(store)
+            damaged = await damaged if asyncio.iscoroutine(damaged) else damaged
+            if damaged is None:
+                return False
+            for what, call in (
+                ("a memory loading the damaged store", lambda: create_async_memory(store=store, autosave=True)),
+                ("store.load()", store.load),
+                ("store.save() over the damage (MW-7)", lambda: store.save({"version": 1, "entries": []})),
+            ):
+                try:
+                    await call()
+                except DamagedStoreError:
+                    continue
+                pytest.fail(f"{what} did not raise DamagedStoreError")
+            now = self.snapshot(store)
+            now = await now if asyncio.iscoroutine(now) else now
+            assert now == damaged, "the damaged store was changed"
+            return True
+
+        if not self._run(check, "a damaged store"):
+            pytest.skip("this store cannot be damaged from outside")

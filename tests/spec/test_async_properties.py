@@ -248,3 +248,32 @@ def test_aio_6_one_event_loop_after_another_loses_nothing(kind, loops):
         asyncio.run(mem.close())
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@settings(max_examples=15, deadline=None)
+@given(writers=st.integers(2, 4), pauses=st.lists(st.integers(0, 3), min_size=4, max_size=4))
+def test_aio_7_racing_first_saves_of_the_recipe_acknowledge_one(writers, pauses):
+    """AIO-7, MW-3: however many store objects race the first save of an empty memory, by the recipe exactly one is acknowledged and stored."""
+    from test_async_recipe import AsyncRecipeStore
+
+    folder = scratch()
+
+    async def race() -> tuple[list[object], dict]:
+        stores = [AsyncRecipeStore(folder / "m.db", key="raced") for _ in range(writers)]
+
+        async def first_save(i: int) -> None:
+            for _ in range(pauses[i]):
+                await asyncio.sleep(0)
+            document = {"version": 1, "generation": 1, "entries": [], "working": {"data": {"by": i}, "updatedAt": 1}}
+            await stores[i].save(document)
+
+        outcomes = await asyncio.gather(*(first_save(i) for i in range(writers)), return_exceptions=True)
+        return outcomes, await stores[0].load()
+
+    try:
+        outcomes, final = asyncio.run(race())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    won = [i for i, outcome in enumerate(outcomes) if outcome is None]
+    assert len(won) == 1 and all(isinstance(o, sm.ConflictError) for o in outcomes if o is not None), outcomes
+    assert final["generation"] == 1 and final["working"]["data"] == {"by": won[0]}

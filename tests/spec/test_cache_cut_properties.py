@@ -1,4 +1,4 @@
-"""Properties of requests a prompt cache can serve, on random histories with tool calls (MSG-10 .. MSG-13)."""
+"""Properties of requests a prompt cache can serve, on random histories with tool calls (MSG-11 .. MSG-14)."""
 
 from __future__ import annotations
 
@@ -57,8 +57,8 @@ def _store(mem, units, tag):
     low=st.sampled_from([0, 0.25, 0.5, 0.75, 1]),
     where=st.sampled_from(["system", "end", "start"]),
 )
-def test_msg_10_random_histories_give_valid_stable_requests(units, more, budget, low, where):
-    """MSG-10, MSG-11, MSG-12: valid, within budget, the newest question and the must-keep fact in; the prefix kept unless cut."""
+def test_msg_11_random_histories_give_valid_stable_requests(units, more, budget, low, where):
+    """MSG-11, MSG-12, MSG-13: valid, within budget, the newest question and the must-keep fact in; the prefix kept unless cut."""
     mem = sm.create_memory()
     mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
     _store(mem, units, "a")
@@ -93,8 +93,8 @@ def test_msg_10_random_histories_give_valid_stable_requests(units, more, budget,
 
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 10_000), budget=st.sampled_from(prompt_cache.BUDGETS))
-def test_msg_13_a_replayed_agent_sends_only_valid_requests_within_budget(seed, budget):
-    """MSG-13: every request of a replayed random agent history is valid and within budget, and most of it repeats."""
+def test_msg_14_a_replayed_agent_sends_only_valid_requests_within_budget(seed, budget):
+    """MSG-14: every request of a replayed random agent history is valid and within budget, and most of it repeats."""
     run = prompt_cache.replay_agent(prompt_cache.agent_history(steps=30, seed=seed), "stable", budget).report()
     assert run["problems"] == 0 and run["over"] == 0
     assert run["share"] >= 0.5

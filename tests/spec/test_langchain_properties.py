@@ -188,7 +188,7 @@ class HistoryComparison(RuleBasedStateMachine):
 
     @rule(budget=st.integers(0, 120), system=st.sampled_from([None, "Be brief."]))
     def budgeted_view(self, budget: int, system: str | None) -> None:
-        """LC-6, MSG-8: get_messages of the history is the memory's get_messages read back, and a valid request."""
+        """LC-6, MSG-8, MSG-10: get_messages of the history is the memory's get_messages read back, and a valid request."""
         try:
             view = self.history.get_messages(budget, system=system)
         except sm.TokenBudgetError:
@@ -198,7 +198,8 @@ class HistoryComparison(RuleBasedStateMachine):
             {"user": "human", "assistant": "ai", "system": "system", "tool": "tool"}.get(m["role"], "chat")
             for m in direct
         ]
-        assert sm.request_problems(convert_to_openai_messages(view)) == []
+        # MSG-8, MSG-10: a valid request, or [] (flagged) when there is nothing to send
+        assert sm.request_problems(convert_to_openai_messages(view)) == ([] if view else [sm.core.chat.EMPTY_REQUEST])
 
     @rule(batch=st.lists(messages(), max_size=3), bad=refused, at=st.integers(0, 3), asynchronous=st.booleans())
     def add_a_refused_batch(self, batch: list[BaseMessage], bad: Any, at: int, asynchronous: bool) -> None:

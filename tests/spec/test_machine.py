@@ -660,7 +660,9 @@ class MemoryComparison(RankingComparison):
             assert error.needed > budget == error.budget
             return
         note(f"messages {result!r}")
-        assert sm.request_problems(result.messages) == []
+        # MSG-8, MSG-10: a valid request, or [] (flagged) when there is nothing to send
+        assert sm.request_problems(result.messages) == ([] if result.messages else [sm.core.chat.EMPTY_REQUEST])
+        assert result.messages or (system is None and result.entries == ())
         assert result.tokens <= budget
         assert len(result.entries) + result.omitted == self.mem.size()
         if system is not None:

@@ -261,7 +261,9 @@ def test_msg_2_messages_are_the_restated_steps(items, budget, share, query, late
     assert result.tokens == tokens <= budget
     assert result.omitted == omitted
     assert [e.key for e in result.pending] == pending
-    assert sm.request_problems(result.messages) == []
+    # MSG-8, MSG-10: a valid request, or [] (flagged) when there is nothing to send
+    assert sm.request_problems(result.messages) == ([] if result.messages else [sm.core.chat.EMPTY_REQUEST])
+    assert result.messages or (system is None and result.entries == ())
     assert (
         sum(model_estimate(body(m) if m["role"] != "system" else m["content"]) + 3 for m in result.messages)
         == result.tokens

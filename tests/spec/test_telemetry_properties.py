@@ -1,4 +1,4 @@
-"""Telemetry as properties: for random operation sequences, the spans say what the calls returned, in counts, and never the data (OTL-1 .. OTL-7)."""
+"""Telemetry as properties: for random operation sequences, the spans say what the calls returned, in counts, and never the data; failing telemetry changes nothing (OTL-1 .. OTL-8)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from async_support import CoroutineStore
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from telemetry_support import as_data, recording, tree
+from test_telemetry_failures import POINTS, Counter
 
 import sentinel_memory as sm
 from sentinel_memory import telemetry
@@ -258,3 +259,34 @@ def test_otl_2_sync_and_async_memories_emit_the_same_spans(ops, limit):
     expected = sync_tree()
     assert async_tree(sm.MemoryStore) == expected
     assert async_tree(CoroutineStore) == expected
+
+
+def _outcome(value: Any) -> Any:
+    """A result as comparable data: an exception by its type and message."""
+    return (type(value).__name__, str(value)) if isinstance(value, Exception) else value
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    ops=operations,
+    limit=st.integers(1, 4),
+    autosave=st.booleans(),
+    point=st.sampled_from(sorted(POINTS)),
+)
+def test_otl_8_telemetry_that_fails_anywhere_changes_no_result_and_no_document(ops, limit, autosave, point):
+    """OTL-8: for random operations and any failing telemetry point, every result, the state and the store's document are as with no provider."""
+
+    def run(provider: Any) -> tuple[list[Any], Any, Any]:
+        now = [T0]
+        store = sm.MemoryStore()
+        if provider is not None:
+            telemetry.instrument(provider)
+        try:
+            mem = sm.create_memory(limit=limit, store=store, autosave=autosave, clock=lambda: now[0])
+            results = [_outcome(call(mem, op, now)) for op in ops]
+            assert telemetry._CURRENT.get() is None
+        finally:
+            telemetry.uninstrument()
+        return results, mem.state, store.load()
+
+    assert run(POINTS[point](Counter())) == run(None)

@@ -13,6 +13,8 @@ a port can build the same ones.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import inspect
 import itertools
@@ -29,12 +31,15 @@ from typing import IO, Any, TypeVar
 import attrs
 
 from .. import __version__
+from ..core import make_config
+from ..core.bm25 import MissingStemmerError
 from ..core.document import declared_generation, generation_of, problem
 from ..core.errors import ConflictError, DamagedStoreError
 from ..core.lexical import words
 from ..core.tokens import Tokenizer, additive, estimate_tokens, per_line, upper_bound_tokens, utf16_len
 from ..core.values import Compaction, Entry
 from ..memory import Memory, create_memory
+from ..stores.contract import is_async_store
 from ..stores.generations import check_generation
 from ..stores.jsontext import _nesting, _no_repeats, dumps, loads
 from ..stores.redisstore import RedisStore, entry_fields
@@ -93,7 +98,7 @@ FORMATS: Mapping[str, Callable[[Entry], Any] | None] = {
 }
 
 #: The config keys a case may set, all optional.
-CONFIG_KEYS = ("limit", "recency_window", "working_ttl", "cache_ttl", "tokenizer", "autosave", "shared")
+CONFIG_KEYS = ("limit", "recency_window", "working_ttl", "cache_ttl", "tokenizer", "autosave", "shared", "ranking")
 
 
 class Unsupported(Exception):
@@ -431,14 +436,110 @@ def _takes_a_store(factory: Callable[..., Any]) -> bool:
 
 
 def store_factory(spec: str) -> Callable[[], Any]:
-    """The factory named ``module:function`` (``serve --store``), imported; ``TypeError`` when it is not callable."""
+    """The factory named ``module:function`` (``serve --store``), imported; ``TypeError`` when it is not callable.
+
+    An async store (its ``load`` a coroutine function, AIO-3) the factory makes is driven through
+    ``SyncOverAsync``: the vectors run with it as with any store (PER-2).
+    """
     module_name, _, name = spec.partition(":")
     if not module_name or not name:
         raise ValueError(f"--store must be a Redis URL or module:factory, got {spec!r}")
-    factory: Callable[[], Any] = getattr(importlib.import_module(module_name), name)
+    factory: Callable[..., Any] = getattr(importlib.import_module(module_name), name)
     if not callable(factory):
         raise TypeError(f"{spec} is not callable")
-    return factory
+
+    @functools.wraps(factory)  # the signature too: whether the factory reopens (_takes_a_store)
+    def made(*args: Any) -> Any:
+        store = factory(*(arg.store if isinstance(arg, SyncOverAsync) else arg for arg in args))
+        return SyncOverAsync(store) if is_async_store(store) else store
+
+    return made
+
+
+class _Loop:
+    """One event loop in a thread of its own, for every async store of the process: each stays on one loop (AIO-6)."""
+
+    loop: Any = None
+    guard = threading.Lock()
+
+    @classmethod
+    def run(cls, coroutine: Any) -> Any:
+        import asyncio
+
+        with cls.guard:
+            if cls.loop is None:
+                cls.loop = asyncio.new_event_loop()
+                threading.Thread(target=cls.loop.run_forever, name="sentinel-memory-async-stores", daemon=True).start()
+        return asyncio.run_coroutine_threadsafe(coroutine, cls.loop).result()
+
+
+class SyncOverAsync:
+    """An async store (AIO-3) as a sync one, for the protocol backend: each call awaited on one event loop.
+
+    ``lock()`` is entered and left by one task of its own, which holds it while the ``with`` block
+    runs, as an ``AsyncMemory``'s transaction holds it; ``save`` and the other calls run in tasks of
+    their own meanwhile, as an ``AsyncMemory``'s changes do. The optional methods are there only when
+    the store has them.
+    """
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def __repr__(self) -> str:
+        return repr(self.store)
+
+    def _call(self, name: str, *args: Any) -> Any:
+        async def call() -> Any:
+            result = getattr(self.store, name)(*args)
+            return await result if inspect.isawaitable(result) else result
+
+        return _Loop.run(call())
+
+    def load(self) -> Any:
+        return self._call("load")
+
+    def save(self, document: dict[str, Any]) -> None:
+        self._call("save", document)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("save_changes", "generation", "preserve", "close") and callable(getattr(self.store, name, None)):
+            return lambda *args: self._call(name, *args)
+        if name == "lock" and callable(getattr(self.store, "lock", None)):
+            return self._lock
+        raise AttributeError(name)
+
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        import asyncio
+
+        entered: Any = None
+        release: Any = None
+
+        async def hold(ready: Any) -> None:
+            nonlocal release
+            release = asyncio.Event()
+            async with self.store.lock():
+                ready.set_result(None)
+                await release.wait()
+
+        async def start() -> Any:
+            ready = asyncio.get_running_loop().create_future()
+            task = asyncio.ensure_future(hold(ready))
+            await asyncio.wait([ready, task], return_when=asyncio.FIRST_COMPLETED)
+            if not ready.done():
+                task.result()  # the lock() raised: LockTimeoutError, a lost connection
+            return task
+
+        entered = _Loop.run(start())
+        try:
+            yield
+        finally:
+
+            async def leave() -> None:
+                release.set()
+                await entered
+
+            _Loop.run(leave())
 
 
 def _as_redis_document(raw: bytes) -> dict[str, Any] | None:
@@ -507,12 +608,17 @@ class Session:
         if number not in self.memories:
             evicted: list[Compaction] = []
             config = self.config
-            options = {
+            options: dict[str, Any] = {
                 name: wire.decode(config[name])
                 for name in ("limit", "recency_window", "working_ttl", "cache_ttl")
                 if name in config
             }
             for_memory = getattr(self.store, "for_memory", None)
+            if "ranking" in config:
+                try:
+                    options["ranking"] = make_config(ranking=config["ranking"]).ranking  # BM-9: a name, checked
+                except MissingStemmerError as error:
+                    raise Unsupported(str(error)) from None
             made = create_memory(
                 store=for_memory(number) if callable(for_memory) else self.store,
                 clock=lambda: self.now,
@@ -618,7 +724,7 @@ class Session:
         low_mark: Any = None,
         facts_at: Any = None,
     ) -> Any:
-        # MSG-12: the prefix is in the result of a call that asks for a cut or a place of the facts.
+        # MSG-13: the prefix is in the result of a call that asks for a cut or a place of the facts.
         return wire.messages(
             self.memory.get_messages(
                 token_budget=token_budget,

@@ -193,7 +193,7 @@ def context(value: Context) -> dict[str, Any]:
 
 
 def messages(value: Messages, *, prefix: bool = False) -> dict[str, Any]:
-    """``{"messages", "entries", "tokens", "omitted", "pending"}``, and ``"prefix", "prefixTokens"`` when asked (MSG-12)."""
+    """``{"messages", "entries", "tokens", "omitted", "pending"}``, and ``"prefix", "prefixTokens"`` when asked (MSG-13)."""
     out = {
         "messages": [dict(message) for message in value.messages],
         "entries": entries(value.entries),

@@ -19,11 +19,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import NoOpenCallError
-from .jsondata import clone, copy_json
+from .jsondata import clone, copy_json, read_items, read_list
 from .message import FIELDS, ROLES, body_of, is_stored_message
 from .shown import shown
 
 __all__ = [
+    "EMPTY_REQUEST",
     "FIELDS",
     "ROLES",
     "body_of",
@@ -34,6 +35,9 @@ __all__ = [
     "request_problems",
     "validate_request",
 ]
+
+#: MSG-10: the problem ``request_problems`` finds in a request without any message.
+EMPTY_REQUEST = "messages is empty: a chat API needs at least one message"
 
 #: Roles other libraries use for the same speakers: named in the error so the fix is obvious.
 _HINTS = {"human": "user", "ai": "assistant", "bot": "assistant", "model": "assistant", "function": "tool"}
@@ -74,12 +78,14 @@ def _fields(value: object, allowed: Sequence[str], where: str) -> dict[str, Any]
     if not isinstance(value, Mapping):
         raise TypeError(f"{where} must be a dict, got {type(value).__name__}")
     out: dict[str, Any] = {}
-    for key, item in value.items():
+    # Read once through the caller's items(), guarded; each key compared as the plain str it holds (WRP-4).
+    for key, item in read_items(value, where):
         if item is None:
             continue  # an SDK's model_dump() writes absent fields as None
-        if key not in allowed:
+        name = str.__str__(key) if isinstance(key, str) else None
+        if name is None or name not in allowed:
             raise ValueError(f"{where} has a field {shown(key)} that is not one of {', '.join(allowed)}")
-        out[key] = item
+        out[name] = item
     return out
 
 
@@ -88,22 +94,24 @@ def _check_content(content: object, where: str) -> Any:
         return copy_json(content, what=where)  # no lone surrogate (ENT-2)
     if not isinstance(content, list | tuple):
         raise TypeError(f"{where} must be a str or a list of content parts, got {type(content).__name__}")
-    if not content:
+    parts = read_list(content, where)  # the caller's own iteration, guarded (WRP-4)
+    if not parts:
         raise ValueError(f"{where} must not be an empty list")
-    for i, part in enumerate(content):
+    for i, part in enumerate(parts):
         if not isinstance(part, Mapping):
             raise TypeError(f"{where}[{i}] must be a dict, got {type(part).__name__}")
-        _nonempty_str(part.get("type"), f"{where}[{i}].type")
-        if part["type"] == "text" and not isinstance(part.get("text"), str):
-            raise TypeError(f"{where}[{i}].text must be a str, got {type(part.get('text')).__name__}")
-    return copy_json(content, what=where)  # JSON data (ENT-2), copied (ENT-3)
+        fields = {str.__str__(k): v for k, v in read_items(part, f"{where}[{i}]") if isinstance(k, str)}
+        kind = _nonempty_str(fields.get("type"), f"{where}[{i}].type")
+        if str.__str__(kind) == "text" and not isinstance(fields.get("text"), str):
+            raise TypeError(f"{where}[{i}].text must be a str, got {type(fields.get('text')).__name__}")
+    return copy_json(content, what=where, inside=1)  # JSON data (ENT-2), copied (ENT-3), inside its message (ENT-13)
 
 
 def _check_call(call: object, where: str) -> dict[str, Any]:
     fields = _fields(call, ("id", "type", "function"), where)
     call_id = _nonempty_str(fields.get("id"), f"{where}.id")
     kind = fields.get("type", "function")
-    if kind != "function":
+    if not isinstance(kind, str) or str.__str__(kind) != "function":
         raise ValueError(f"{where}.type must be 'function', got {shown(kind)}")
     function = _fields(fields.get("function", {}), ("name", "arguments"), f"{where}.function")
     name = _nonempty_str(function.get("name"), f"{where}.function.name")
@@ -149,6 +157,8 @@ def check_message(message: object, where: str = "message") -> dict[str, Any]:
     calls = fields.get("tool_calls")
     if calls is not None and not isinstance(calls, list | tuple):
         raise TypeError(f"{where}.tool_calls must be a list, got {type(calls).__name__}")
+    if calls is not None:
+        calls = read_list(calls, f"{where}.tool_calls")  # the caller's own iteration, guarded (WRP-4)
     if calls and role != "assistant":
         raise ValueError(f"{where}.tool_calls: only an assistant message calls tools, not {role!r}")
     if "content" in fields:
@@ -205,7 +215,7 @@ def check_messages(messages: object, open_calls: Iterable[str] | None) -> list[d
         raise TypeError(f"messages must be a list of messages, got {type(messages).__name__}")
     pending = None if open_calls is None else set(open_calls)
     out = []
-    for i, message in enumerate(messages):
+    for i, message in enumerate(read_list(messages, "messages")):
         where = f"messages[{i}]"
         checked = check_message(message, where)
         if checked["role"] == "tool":
@@ -231,13 +241,18 @@ def request_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     the leading ``system``/``developer`` messages the first message is the
     user's; every tool message follows the assistant message whose
     ``tool_calls`` hold its id (only tool messages between), once; and every
-    call is answered before the next message that is not a tool result.
+    call is answered before the next message that is not a tool result; and
+    there is at least one message (MSG-10: ``get_messages`` returns ``[]``
+    when it has nothing to send, and a chat API refuses that).
 
     Args:
         messages: The messages of a request, dicts in the chat-completions form.
 
     Returns:
         One line per problem, naming the message; empty when the request is valid.
+
+    Raises:
+        TypeError: ``messages`` is a str, a dict or no iterable, or its own iteration raised.
 
     Examples:
         >>> from sentinel_memory.core.chat import request_problems
@@ -246,11 +261,16 @@ def request_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
         >>> request_problems([{"role": "tool", "tool_call_id": "c1", "content": "4 °C"}])
         ['messages[0]: the first message after the system messages is from tool, not the user', "messages[0]: tool result 'c1' answers no open call"]
     """
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
+        raise TypeError(f"messages must be a list of messages, got {type(messages).__name__}")
+    listed = read_list(messages, "messages")
+    if not listed:  # what get_messages returns with nothing to send (MSG-10)
+        return [EMPTY_REQUEST]
     problems: list[str] = []
     pending: set[str] | None = None
     opened_at = -1
     started = False
-    for i, message in enumerate(messages):
+    for i, message in enumerate(listed):
         try:
             checked = check_message(message, f"messages[{i}]")
         except (TypeError, ValueError) as error:
@@ -285,6 +305,7 @@ def validate_request(messages: Sequence[Mapping[str, Any]]) -> None:
 
     Raises:
         ValueError: The request is not valid; the message lists every problem.
+        TypeError: As ``request_problems``: ``messages`` cannot be read as a list.
 
     Examples:
         >>> from sentinel_memory.core.chat import validate_request

@@ -6,6 +6,7 @@ from .options import Duration, number_option
 from .tokens import TokenizerLike, as_tokenizer
 from .values import (
     Config,
+    Ranking,
 )
 
 
@@ -16,6 +17,7 @@ def make_config(
     working_ttl: Duration | None = None,
     cache_ttl: Duration | None = None,
     tokenizer: TokenizerLike | None = None,
+    ranking: Ranking | None = None,
 ) -> Config:
     """A ``Config`` from raw options: numbers by the number rule, a tokenizer as its count (NUM-1, NUM-3, OPT-1, CTX-9).
 
@@ -35,11 +37,17 @@ def make_config(
         tokenizer: Counts tokens: a function ``(text) -> number`` or any object with ``encode(text)``.
             Defaults to None (``estimate_tokens``).
 
+        ranking: How recall and a context's query rank (BM-9): ``"words"`` (REC-2), ``"bm25"``
+            (BM-1 .. BM-8) or a function ``(query, entries) -> scores``. Defaults to None (``"words"``).
+
     Returns:
         A frozen ``Config``.
 
     Raises:
-        TypeError: The tokenizer is neither callable nor has ``encode``.
+        TypeError: The tokenizer is neither callable nor has ``encode``, or the ranking is neither a
+            str nor callable.
+        ValueError: The ranking is a str other than ``"words"`` and ``"bm25"``.
+        MissingStemmerError: ``ranking="bm25"`` without the Snowball stemmer (the ``bm25`` extra).
 
     Examples:
         >>> config = core.make_config(limit=2)
@@ -55,4 +63,5 @@ def make_config(
         working_ttl=number_option("working_ttl", working_ttl),
         cache_ttl=number_option("cache_ttl", cache_ttl),
         tokenizer=counter if counter is not None else Config().tokenizer,
+        ranking=ranking,
     )

@@ -1,4 +1,4 @@
-"""Where a budgeted history starts and where its facts go, so that consecutive requests share a prefix (MSG-10 .. MSG-13).
+"""Where a budgeted history starts and where its facts go, so that consecutive requests share a prefix (MSG-11 .. MSG-14).
 
 A chat API's prompt cache serves a request's leading tokens when an earlier
 request began with exactly the same ones. ``get_messages`` fills the history
@@ -30,10 +30,10 @@ from .shown import shown
 
 __all__ = ["CUTS", "FACTS_AT", "Plan", "check_choice", "marks", "plan", "stable_taken", "stride"]
 
-#: MSG-10: how the history is cut: the newest units that fit, or at marks.
+#: MSG-11: how the history is cut: the newest units that fit, or at marks.
 CUTS = ("newest", "stable")
 
-#: MSG-11: where the facts go: in the system message after the app's prompt, in their own system message at
+#: MSG-12: where the facts go: in the system message after the app's prompt, in their own system message at
 #: the end, or in their own system message right after the app's prompt.
 FACTS_AT = ("system", "end", "start")
 
@@ -60,7 +60,7 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
 
 
 def stride(token_budget: int | float, low_mark: float) -> int:
-    """MSG-10: the tokens between two marks, ``floor(token_budget * (1 - low_mark))`` (0: every user unit is a mark).
+    """MSG-11: the tokens between two marks, ``floor(token_budget * (1 - low_mark))`` (0: every user unit is a mark).
 
     Examples:
         >>> stride(1000, 0.5), stride(1001, 0.5), stride(1000, 1)
@@ -70,7 +70,7 @@ def stride(token_budget: int | float, low_mark: float) -> int:
 
 
 def marks(costs: Sequence[int | float], users: Sequence[bool], step: int) -> list[bool]:
-    """MSG-10: which units, oldest first, are marks.
+    """MSG-11: which units, oldest first, are marks.
 
     A unit is a mark when it opens with a user message and either no older
     unit does, or the tokens before it (the sum of the costs of every older
@@ -99,7 +99,7 @@ def marks(costs: Sequence[int | float], users: Sequence[bool], step: int) -> lis
 
 
 def stable_taken(unit: Callable[[int], tuple[int | float, bool] | None], must: int, taken: int, step: int) -> int:
-    """MSG-10: how many units, newest first, the stable cut keeps, from the ``taken`` of the newest-first fill.
+    """MSG-11: how many units, newest first, the stable cut keeps, from the ``taken`` of the newest-first fill.
 
     ``unit(i)`` is the cost of the unit ``i`` places back from the newest and
     whether it opens with a user message (None past the oldest); the first
@@ -162,7 +162,7 @@ def plan(
     message_tokens: int,
     separator: str,
 ) -> Plan:
-    """MSG-10, MSG-11: the facts first, within ``reserve``, then the history's units within what is left.
+    """MSG-11, MSG-12: the facts first, within ``reserve``, then the history's units within what is left.
 
     ``unit(i)`` is the unit ``i`` places back from the newest and its cost
     (MSG-7); the first ``must`` of them (costing ``required``) are always in.

@@ -74,6 +74,7 @@ import operator
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from .bm25 import Postings
 from .lexical import holding
 from .persistent import HashTable, SortedRun
 from .retention import FRESHNESS_WEIGHT, keep_order, retentions, scored_ranking
@@ -153,6 +154,7 @@ class Index:
     """The orders and counts of one state's entries. Build one with ``of``, change it with ``changed``."""
 
     __slots__ = (
+        "_bm25",
         "_by_units",
         "_expired_kept",
         "_held_words",
@@ -193,6 +195,8 @@ class Index:
     _skipped: int
     #: The turns and the facts kept apart (MSG-1), once a read has asked: see ``split``.
     _split: Split | None
+    #: The BM25 postings (BM-7), once a search has asked: see ``postings``.
+    _bm25: Postings | None
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Index:
@@ -218,6 +222,7 @@ class Index:
         index._by_units = None
         index._expired_kept, index._live_view, index._skipped = None, None, 0
         index._split = None
+        index._bm25 = None
         return index
 
     def changed(
@@ -270,7 +275,31 @@ class Index:
         # The new index's own, worked out when asked.
         index._expired_kept, index._live_view, index._skipped = None, None, 0
         index._split = None if self._split is None else self._split.changed(removed, added, expired_at)
+        index._bm25 = None if self._bm25 is None else self._bm25.changed(removed, added, len(index.by_age))
         return index
+
+    def postings(self) -> Postings:
+        """The BM25 postings of the stored entries (BM-7): worked out on first use, then kept current by ``changed``."""
+        if self._bm25 is None:
+            self._bm25 = Postings.of(map(_entry, self.by_age))
+        return self._bm25
+
+    def neighbours(self, entry: Entry, now: int | float) -> list[Entry]:
+        """The live entries just before and just after ``entry`` in age order, those that exist (BM-8, ENT-6)."""
+        expired = self.expired_seqs(now) or frozenset()
+        found = []
+        for item in self.by_age.descending_below((entry.updated_at, entry.seq)):
+            if item[-2] not in expired:
+                found.append(item[-1])
+                break
+        probe: tuple[Any, ...] = (entry.updated_at, entry.seq + 1)
+        after = self.by_age.ceiling(probe)
+        while after is not None:
+            if after[-2] not in expired:
+                found.append(after[-1])
+                break
+            after = self.by_age.ceiling((after[0], after[1] + 1))
+        return found
 
     def split(self) -> Split:
         """The turns and the facts kept apart (MSG-1): worked out on first use, then kept current by ``changed``.

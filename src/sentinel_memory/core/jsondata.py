@@ -21,7 +21,17 @@ from typing import Any
 from .message import body_of, is_stored_message
 from .shown import shown
 
-__all__ = ["MAX_DEPTH", "canonical_json", "clone", "copy_json", "fits_double", "is_json_text", "text_of"]
+__all__ = [
+    "MAX_DEPTH",
+    "canonical_json",
+    "clone",
+    "copy_json",
+    "fits_double",
+    "is_json_text",
+    "read_items",
+    "read_list",
+    "text_of",
+]
 
 #: ENT-13: how many containers deep a value may be nested. JSON parsers
 #: recurse (CPython's at most about a thousand levels, serde_json's 128), so
@@ -59,22 +69,39 @@ def _check_text(value: str, what: str) -> str:
     return value
 
 
-def copy_json(value: Any, *, what: str = "data") -> Any:
+def copy_json(value: Any, *, what: str = "data", inside: int = 0) -> Any:
     """Check that ``value`` is strict JSON and return a deep copy of it (ENT-2, ENT-3).
 
     Tuples come back as lists, int and float subclasses as plain ``int`` and
     ``float``. Anything else (a set, a date, NaN, an int too large for a
     double, a dict with a non-str key, a circular structure) raises
     ``TypeError``; a value nested more than [`MAX_DEPTH`][sentinel_memory.core.jsondata.MAX_DEPTH] containers deep
-    raises ``ValueError`` (ENT-13). Either way the caller has changed nothing
-    yet.
+    raises ``ValueError`` (ENT-13), counting the ``inside`` containers the
+    value will be stored in (a message's content is inside the message). Either
+    way the caller has changed nothing yet.
     """
     if type(value) is str:  # the usual data: nothing to copy, only the check
         return _check_text(value, what)
-    return _copy(value, what, set())
+    return _copy(value, what, set(), (what, MAX_DEPTH - inside))
 
 
-def _copy(value: Any, where: str, open_containers: set[int]) -> Any:
+def read_items(value: Any, where: str) -> list[tuple[Any, Any]]:
+    """A mapping's ``items()`` as a list; ``TypeError`` naming ``where`` when its own ``items()`` raises (WRP-4)."""
+    try:
+        return list(value.items())
+    except Exception as error:
+        raise TypeError(f"{where} cannot be read: its items() raised {type(error).__name__}") from error
+
+
+def read_list(value: Any, where: str) -> list[Any]:
+    """A list's or a tuple's items as a new list; ``TypeError`` naming ``where`` when its own iteration raises (WRP-4)."""
+    try:
+        return list(value)
+    except Exception as error:
+        raise TypeError(f"{where} cannot be read: its iteration raised {type(error).__name__}") from error
+
+
+def _copy(value: Any, where: str, open_containers: set[int], root: tuple[str, int]) -> Any:
     # ``open_containers`` holds the containers being copied, outermost first,
     # so its size is the current depth.
     if value is None or value is True or value is False:
@@ -95,20 +122,22 @@ def _copy(value: Any, where: str, open_containers: set[int]) -> Any:
         marker = id(value)
         if marker in open_containers:
             raise TypeError(f"{where} contains itself; JSON cannot be circular")
-        if len(open_containers) >= MAX_DEPTH:
-            root = where.split("[", 1)[0]
-            raise ValueError(f"{root} is nested more than {MAX_DEPTH} containers deep")
+        if len(open_containers) >= root[1]:
+            # The value the caller named (``data``, ``messages[3].content``), not the part found too deep.
+            raise ValueError(f"{root[0]} is nested more than {MAX_DEPTH} containers deep")
         open_containers.add(marker)
         try:
             if isinstance(value, dict):
                 copied = {}
-                for key, item in value.items():
-                    if not isinstance(key, str):
-                        raise TypeError(f"{where} has a key {shown(key)} that is not a str")
+                for given, item in read_items(value, where):
+                    if not isinstance(given, str):
+                        raise TypeError(f"{where} has a key {shown(given)} that is not a str")
+                    key = str.__str__(given)  # a str subclass's own methods never run (WRP-4)
                     _check_text(key, where)
-                    copied[str(key)] = _copy(item, f"{where}[{shown(key)}]", open_containers)
+                    copied[key] = _copy(item, f"{where}[{shown(key)}]", open_containers, root)
                 return copied
-            return [_copy(item, f"{where}[{i}]", open_containers) for i, item in enumerate(value)]
+            items = read_list(value, where)
+            return [_copy(item, f"{where}[{i}]", open_containers, root) for i, item in enumerate(items)]
         finally:
             open_containers.discard(marker)
     raise TypeError(f"{where} of type {type(value).__name__} is not JSON-serializable")

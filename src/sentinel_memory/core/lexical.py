@@ -26,7 +26,17 @@ from typing import Protocol, TypeVar
 
 from . import unicode14
 
-__all__ = ["FRESHNESS_BONUS", "Recallable", "best_holders", "best_matches", "holding", "relevance", "score", "words"]
+__all__ = [
+    "FRESHNESS_BONUS",
+    "Recallable",
+    "best_holders",
+    "best_matches",
+    "holding",
+    "relevance",
+    "score",
+    "word_sequence",
+    "words",
+]
 
 #: REC-2: the most freshness can add to a recall score.
 FRESHNESS_BONUS = 0.05
@@ -53,16 +63,21 @@ def words(text: str) -> frozenset[str]:
     linear in the text at C speed, plus one look-up per distinct character: a
     message of megabytes from a user cannot stall a server.
     """
+    return frozenset(word_sequence(text))
+
+
+def word_sequence(text: str) -> list[str]:
+    """The words of ``text`` in their order, repeats kept: what ``words`` makes distinct (REC-1, BM-1)."""
     lowered = text.lower()
     if lowered.isascii():
-        return frozenset(_ASCII_WORD.findall(lowered))
+        return _ASCII_WORD.findall(lowered)
     if not unicode14.runtime_is_reference:
         # A later Unicode knows code points 14.0.0 leaves unassigned; REC-1 reads them as separators,
         # so they become spaces before lower() can map them, or count them as cased for Final_Sigma.
         lowered = text.translate({ord(c): " " for c in set(text) if not unicode14.assigned(ord(c))}).lower()
     decomposed = unicodedata.normalize("NFD", lowered)
     table = {ord(char): _kept_as(char) for char in set(decomposed)}
-    return frozenset(decomposed.translate(table).split())
+    return decomposed.translate(table).split()
 
 
 def relevance(query_words: frozenset[str], entry_words: frozenset[str]) -> float:

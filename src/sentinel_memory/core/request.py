@@ -13,6 +13,7 @@ from .cut import CUTS, FACTS_AT, check_choice
 from .cut import plan as cut_plan
 from .errors import TokenBudgetError
 from .expiry import is_past
+from .jsondata import is_json_text
 from .options import number_option
 from .prompt import render_default
 from .search import _query_words
@@ -73,12 +74,12 @@ def messages(
             Defaults to None (0.5).
         system: The app's own system prompt, the start of the system message. Defaults to None.
         cut: ``"newest"`` (the default) fills the history newest first to the budget; ``"stable"``
-            cuts it only at marks, so consecutive requests share their start (MSG-10).
+            cuts it only at marks, so consecutive requests share their start (MSG-11).
         low_mark: With ``cut="stable"``, about the share of the budget a request fills right after
             the history is cut, in [0, 1]. Defaults to None (0.5).
         facts_at: ``"system"`` (the default) puts the facts in the system message after ``system``;
             ``"end"`` in a system message of their own after the history, ``"start"`` right after
-            the app's system message (MSG-11).
+            the app's system message (MSG-12).
 
     Returns:
         A ``Messages`` with the ``messages`` (a new list of new dicts in the chat-completions form),
@@ -101,8 +102,12 @@ def messages(
     _check_now(now)
     _check_budget(token_budget)
     _query_words(query, optional=True)  # a bad query is refused even when no fact needs it (REC-4)
-    if system is not None and not isinstance(system, str):
-        raise TypeError(f"system must be a str, got {type(system).__name__}")
+    if system is not None:
+        if not isinstance(system, str):
+            raise TypeError(f"system must be a str, got {type(system).__name__}")
+        system = str.__str__(system)  # a str subclass's own methods never run (WRP-4)
+        if not is_json_text(system):  # no request can carry it, nor any tokenizer count it (ENT-2)
+            raise TypeError("system holds a lone surrogate, which no chat request can carry")
     counting = as_tokenizer(tokenizer) or state.config.tokenizer
     # A tokenizer counted line by line remembers each message's count (CTX-12); the count is the same.
     per_message = counting.measure if isinstance(counting, LineCounter) else counting
@@ -241,7 +246,7 @@ def _planned(
     where: str,
     low: float,
 ) -> Messages:
-    """MSG-10 .. MSG-13: the request of a stable cut or of the facts at the end (``cut.plan``)."""
+    """MSG-11 .. MSG-14: the request of a stable cut or of the facts at the end (``cut.plan``)."""
     facts = _facts_of(state)
     seqs = {e.seq for e in kept}
     got = cut_plan(

@@ -13,6 +13,7 @@ from .basics import _check_now, _copies
 from .index import Index
 from .lexical import best_holders, best_matches, words
 from .options import number_option
+from .ranking import matches, uses_words
 from .state import MemoryState
 from .values import (
     Entry,
@@ -111,6 +112,9 @@ def recall(state: MemoryState, query: str, *, now: int | float, limit: int | Non
     count = number_option("recall_limit", limit)
     if not query_words:
         return ()
-    found = _matches(state, query_words, now, count)
+    if not uses_words(state.config):  # BM-9
+        found = matches(state, query, now, count)
+    else:
+        found = _matches(state, query_words, now, count)
     copies = _copies(state, [entry for _, entry in found])
     return tuple(Hit(entry, value) for entry, (value, _) in zip(copies, found, strict=True))

@@ -17,7 +17,7 @@ import functools
 import itertools
 import operator
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 import attrs
@@ -129,6 +129,14 @@ class Entry:
     def words(self) -> frozenset[str]:
         """The recall words of key and text together (REC-1), computed once per entry version."""
         return words(self.key) | words(self.text)
+
+    @functools.cached_property
+    def bm25_terms(self) -> tuple[collections.Counter[str], int]:
+        """The BM25 terms of key and text together with their counts, and how many there are (BM-1), computed once."""
+        from .bm25 import terms
+
+        found = terms(self.key) + terms(self.text)
+        return collections.Counter(found), len(found)
 
     @property
     def order(self) -> tuple[int | float, int]:
@@ -324,6 +332,31 @@ class Counters:
     evicted: int = 0
 
 
+#: BM-9: how recall and a context's query rank: REC-2's share of words, BM25, or the app's own scorer.
+Ranking: TypeAlias = "str | Callable[[str, Sequence[Entry]], Sequence[float]]"
+#: BM-9: the rankings named by a string.
+RANKINGS = ("words", "bm25")
+
+
+def _ranking(ranking: Any) -> Any:
+    """BM-9: ``"words"`` (REC-2, the default), ``"bm25"`` (its stemmer must be installed), or a scorer function."""
+    if ranking is None:
+        return "words"
+    if isinstance(ranking, str):
+        if ranking not in RANKINGS:
+            raise ValueError(
+                f'ranking must be "words", "bm25" or a function (query, entries) -> scores, got {ranking!r}'
+            )
+        if ranking == "bm25":
+            from .bm25 import require_stemmer
+
+            require_stemmer()
+        return ranking
+    if not callable(ranking):
+        raise TypeError(f"ranking must be a str or a function (query, entries) -> scores, got {type(ranking).__name__}")
+    return ranking
+
+
 def _counting(tokenizer: Any) -> Tokenizer:
     """The counting function of ``Config(tokenizer=...)``: None is the estimator (CTX-7, CTX-9)."""
     return as_tokenizer(tokenizer) or estimate_tokens
@@ -342,6 +375,8 @@ class Config:
         cache_ttl: How long a cached item lives by default. Defaults to 5 minutes.
         tokenizer: The counting function; a tokenizer object becomes its ``LineCounter``
             (CTX-9, CTX-12). Defaults to ``estimate_tokens``.
+        ranking: How recall and a context's query rank the entries (BM-9): ``"words"`` (REC-2),
+            ``"bm25"`` (BM-1 .. BM-8) or a function ``(query, entries) -> scores``. Defaults to ``"words"``.
 
     Examples:
         >>> Config().limit, make_config(limit=500).limit
@@ -354,6 +389,7 @@ class Config:
     cache_ttl: int | float = 300_000
     # A tokenizer object given here directly becomes its counter, as make_config makes it (CTX-9).
     tokenizer: Tokenizer = attrs.field(default=estimate_tokens, converter=_counting)
+    ranking: Ranking = attrs.field(default="words", converter=_ranking)
 
 
 @attrs.frozen
@@ -446,7 +482,7 @@ class Messages:
             yet, left out of ``messages`` (MSG-7). Defaults to ``()``.
         prefix: How many leading messages hold no facts: the system prompt and the history, which
             the next request repeats until its cut moves; a prompt cache's breakpoint goes on the
-            last of them (MSG-12). Defaults to 0.
+            last of them (MSG-13). Defaults to 0.
         prefix_tokens: What those messages count (MSG-3). Defaults to 0.
 
     Examples:

@@ -13,6 +13,7 @@ from typing import Literal
 from .basics import _check_now, _copies, _live_count, _seq
 from .options import is_number, number_option, require_callable
 from .prompt import fill, render_default
+from .ranking import matches, uses_words
 from .retention import by_retention
 from .search import _matches, _query_words
 from .shown import shown
@@ -113,6 +114,11 @@ def context(
             live.extend(index.live_by_age(now))
         return live
 
+    def _query_matches(limit: int, among: Sequence[Entry] | None = None) -> list[tuple[float, Entry]]:
+        if not uses_words(state.config):  # BM-9
+            return matches(state, query, now, limit, among=among, in_context=True)  # type: ignore[arg-type]
+        return _matches(state, query_words, now, limit, among=among)
+
     def by_retention_start(at_least: int | None) -> list[Entry] | None:
         return None if at_least is None else index.ranking_start(at_least, now, window)
 
@@ -124,7 +130,7 @@ def context(
         if not query_words:
             start = by_retention_start(at_least)
             return start if start is not None else by_retention(oldest_first(), now, window, in_age_order=True)
-        matched = [entry for _, entry in _matches(state, query_words, now, count if at_least is None else at_least)]
+        matched = [entry for _, entry in _query_matches(count if at_least is None else at_least)]
         if at_least is not None and len(matched) >= at_least:
             return matched
         # Fewer than asked for: these are all the matches. The first
@@ -137,9 +143,7 @@ def context(
 
     def rank_among(some: Sequence[Entry]) -> list[Entry]:
         """``some`` live entries in the order ``rank`` gives them: matches by score first, then by retention."""
-        matched = (
-            [entry for _, entry in _matches(state, query_words, now, len(some), among=some)] if query_words else []
-        )
+        matched = [entry for _, entry in _query_matches(len(some), some)] if query_words else []
         taken = {entry.seq for entry in matched}
         return matched + by_retention([e for e in some if e.seq not in taken], now, window)
 

@@ -52,7 +52,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 
 from ..core.jsondata import copy_json
 from ..core.options import is_number
-from ..core.values import Entry
+from ..core.values import Entry, Ranking
 from ..folder import MemoryFolder
 from ..memory import Memory, wall_clock
 
@@ -96,6 +96,8 @@ class SentinelStore(BaseStore):
         ttl: A ``TTLConfig``: ``default_ttl`` minutes for items put without a ttl, and
             ``refresh_on_read`` (default False: expiry is absolute). Defaults to None.
         clock: Returns the time in milliseconds since the epoch. Defaults to the wall clock.
+        ranking: How ``search`` ranks items for a query (BM-9). Defaults to ``"bm25"`` (BM25 with stop
+            words and English stems, so "lives" finds "live"); ``"words"`` is REC-2's share of query words.
 
     Examples:
         >>> store = SentinelStore(tmp / "graph-store", limit=100)
@@ -117,9 +119,10 @@ class SentinelStore(BaseStore):
         limit: int | None = None,
         ttl: TTLConfig | None = None,
         clock: Callable[[], int | float] | None = None,
+        ranking: Ranking | None = "bm25",
     ) -> None:
         self._clock = clock or wall_clock
-        self.folder = MemoryFolder(path, limit=limit, clock=self._clock, autosave=True, shared=True)
+        self.folder = MemoryFolder(path, limit=limit, clock=self._clock, autosave=True, shared=True, ranking=ranking)
         self.ttl_config = TTLConfig(refresh_on_read=False, omit_expired=True, **(ttl or {}))
         self._memories: dict[tuple[str, ...], Memory] = {}
         self._lock = threading.Lock()
