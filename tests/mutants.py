@@ -34,6 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = Path("src/sentinel_memory")
 
 
+#: The stable cut, the facts' places and the prefix: their example tests, then their properties.
+CACHE_CUT = ("tests/test_cache_cut.py", "tests/spec/test_cache_cut_properties.py")
 #: The test files a mutant runs unless it names its own: the spec's state machines and properties.
 SPEC = ("tests/spec/test_machine.py", "tests/spec/test_properties.py")
 #: The example tests of the exact edges and small contracts (issue 45).
@@ -83,6 +85,84 @@ class Mutant:
 
 
 MUTANTS = [
+    # -- requests a prompt cache can serve (MSG-11 .. MSG-13) -------------------------------------
+    Mutant(
+        "the stride is not floored",
+        "core/cut.py",
+        "    return max(0, math.floor(token_budget * (1 - low_mark)))",
+        "    return max(0, token_budget * (1 - low_mark))",
+        tests=CACHE_CUT,
+    ),
+    Mutant(
+        "a mark needs a stride beyond the next one",
+        "core/cut.py",
+        "            mark = step == 0 or last is None or here > last",
+        "            mark = step == 0 or last is None or here > last + 1",
+        tests=CACHE_CUT,
+    ),
+    Mutant(
+        "a mark is compared with the previous unit's stride whatever its role",
+        "core/cut.py",
+        "        if user:\n            here = 0 if step == 0 else math.floor(before / step)",
+        "        if True:\n            here = 0 if step == 0 else math.floor(before / step)",
+        tests=CACHE_CUT,
+    ),
+    Mutant(
+        "the position counts the unit itself",
+        "core/cut.py",
+        "            here = 0 if step == 0 else math.floor(before / step)",
+        "            here = 0 if step == 0 else math.floor((before + cost) / step)",
+        tests=CACHE_CUT,
+    ),
+    Mutant(
+        "the stable cut takes the newest mark, not the oldest",
+        "core/cut.py",
+        "    for at in range(taken - 1, must - 1, -1):  # the oldest taken unit first",
+        "    for at in range(must, taken):  # the oldest taken unit first",
+        tests=CACHE_CUT,
+    ),
+    Mutant(
+        "the stable cut is never applied",
+        "core/cut.py",
+        '    if cut == "stable":',
+        "    if False:",
+        tests=CACHE_CUT,
+    ),
+    Mutant(
+        "the facts' own message is not counted",
+        "core/cut.py",
+        "            return chosen, system, own, chosen.text, chosen.tokens + message_tokens",
+        "            return chosen, system, own, chosen.text, chosen.tokens",
+        tests=CACHE_CUT,
+    ),
+    Mutant(
+        "a missing must-keep fact is not looked for again in all the room",
+        "core/cut.py",
+        "    if not complete and reserve < most:",
+        "    if False:",
+        tests=CACHE_CUT,
+    ),
+    Mutant(
+        "the history may reach exactly one token over the budget",
+        "core/cut.py",
+        "    while (got := unit(taken)) is not None and fixed + spent + got[1] <= token_budget:",
+        "    while (got := unit(taken)) is not None and fixed + spent + got[1] <= token_budget + 1:",
+        tests=CACHE_CUT,
+    ),
+    Mutant(
+        "the facts at the start go after the history",
+        "core/request.py",
+        '    if got.facts is not None and where == "start":',
+        "    if False:",
+        tests=CACHE_CUT,
+    ),
+    Mutant(
+        "the prefix counts the facts' message at the end",
+        "core/request.py",
+        '        out.append({"role": "system", "content": got.facts})\n    elif picked:',
+        '        out.append({"role": "system", "content": got.facts})\n        stable += 1\n    elif picked:',
+        tests=CACHE_CUT,
+    ),
     # -- the model's memory tools ----------------------------------------------------------------
     Mutant(
         "the tools' length bound refuses exactly the bound",

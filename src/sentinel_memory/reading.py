@@ -271,6 +271,9 @@ class Reads(Mapping[str, V]):
         must_keep: float | None = None,
         facts_share: float | None = None,
         system: str | None = None,
+        cut: str | None = None,
+        low_mark: float | None = None,
+        facts_at: str | None = None,
     ) -> Messages:
         """A chat request a chat API accepts, within ``token_budget``: your system prompt and the facts, then recent turns (MSG-1 .. MSG-9).
 
@@ -300,6 +303,15 @@ class Reads(Mapping[str, V]):
                 None, the default, means 0.5.
             system: The app's own system prompt: the start of the system message, counted in the
                 budget (MSG-2, MSG-9). Defaults to None.
+            cut: ``"newest"`` (the default) fills the history newest first to the budget, so its
+                first turn moves on nearly every request; ``"stable"`` cuts it only at marks, so
+                consecutive requests share their start and a prompt cache serves it (MSG-11).
+            low_mark: With ``cut="stable"``, about the share of the budget a request fills right
+                after the history is cut, in [0, 1]. None, the default, means 0.5.
+            facts_at: ``"system"`` (the default) puts the facts in the system message after
+                ``system``; ``"end"`` in a system message of their own after the history, so a
+                question that picks other facts changes only the end of the request; ``"start"``
+                right after the app's system message (MSG-12).
 
         Returns:
             A ``Messages`` with the ``messages`` (a new list of dicts, ready for a chat-completions
@@ -332,6 +344,9 @@ class Reads(Mapping[str, V]):
                     must_keep=must_keep,
                     facts_share=facts_share,
                     system=system,
+                    cut=cut,
+                    low_mark=low_mark,
+                    facts_at=facts_at,
                 )
             )
 

@@ -720,7 +720,11 @@ class Session:
         must_keep: Any = None,
         facts_share: Any = None,
         system: Any = None,
+        cut: Any = None,
+        low_mark: Any = None,
+        facts_at: Any = None,
     ) -> Any:
+        # MSG-13: the prefix is in the result of a call that asks for a cut or a place of the facts.
         return wire.messages(
             self.memory.get_messages(
                 token_budget=token_budget,
@@ -729,7 +733,11 @@ class Session:
                 must_keep=must_keep,
                 facts_share=facts_share,
                 system=system,
-            )
+                cut=cut,
+                low_mark=low_mark,
+                facts_at=facts_at,
+            ),
+            prefix=cut is not None or low_mark is not None or facts_at is not None,
         )
 
     # -- the L0 cache and the L1 working memory ----------------------------------

@@ -192,15 +192,18 @@ def context(value: Context) -> dict[str, Any]:
     return {"text": value.text, "entries": entries(value.entries), "tokens": value.tokens, "omitted": value.omitted}
 
 
-def messages(value: Messages) -> dict[str, Any]:
-    """``{"messages", "entries", "tokens", "omitted", "pending"}``."""
-    return {
+def messages(value: Messages, *, prefix: bool = False) -> dict[str, Any]:
+    """``{"messages", "entries", "tokens", "omitted", "pending"}``, and ``"prefix", "prefixTokens"`` when asked (MSG-13)."""
+    out = {
         "messages": [dict(message) for message in value.messages],
         "entries": entries(value.entries),
         "tokens": value.tokens,
         "omitted": value.omitted,
         "pending": entries(value.pending),
     }
+    if prefix:
+        out["prefix"], out["prefixTokens"] = value.prefix, value.prefix_tokens
+    return out
 
 
 def load_result(value: LoadResult) -> dict[str, Any]:

@@ -114,6 +114,7 @@ NUMBER_RULES: types.MappingProxyType[str, NumberRule] = types.MappingProxyType(
         "recent_n": NumberRule(default=10, minimum=0, integer=True),
         "must_keep": NumberRule(default=None, minimum=0, maximum=1, none_means="no must-keep facts"),
         "facts_share": NumberRule(default=0.5, minimum=0, maximum=1),
+        "low_mark": NumberRule(default=0.5, minimum=0, maximum=1),
     }
 )
 
@@ -154,6 +155,7 @@ _ARGUMENT = {
     "recent_n": "get_recent n",
     "must_keep": "get_context must_keep",
     "facts_share": "get_messages facts_share",
+    "low_mark": "get_messages low_mark",
 }
 
 _ONE_MS = timedelta(milliseconds=1)

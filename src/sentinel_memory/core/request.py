@@ -9,6 +9,8 @@ from typing import Any
 
 from .basics import _check_now, _copies, _live_count
 from .chat import ROLES, body_of
+from .cut import CUTS, FACTS_AT, check_choice
+from .cut import plan as cut_plan
 from .errors import TokenBudgetError
 from .expiry import is_past
 from .jsondata import is_json_text
@@ -41,6 +43,9 @@ def messages(
     must_keep: float | None = None,
     facts_share: float | None = None,
     system: str | None = None,
+    cut: str | None = None,
+    low_mark: float | None = None,
+    facts_at: str | None = None,
 ) -> Messages:
     """A valid chat request within ``token_budget``: the system message, then whole units of turns (MSG-2 .. MSG-9).
 
@@ -68,6 +73,13 @@ def messages(
         facts_share: The share of the budget, in [0, 1], kept for facts while there are any.
             Defaults to None (0.5).
         system: The app's own system prompt, the start of the system message. Defaults to None.
+        cut: ``"newest"`` (the default) fills the history newest first to the budget; ``"stable"``
+            cuts it only at marks, so consecutive requests share their start (MSG-11).
+        low_mark: With ``cut="stable"``, about the share of the budget a request fills right after
+            the history is cut, in [0, 1]. Defaults to None (0.5).
+        facts_at: ``"system"`` (the default) puts the facts in the system message after ``system``;
+            ``"end"`` in a system message of their own after the history, ``"start"`` right after
+            the app's system message (MSG-12).
 
     Returns:
         A ``Messages`` with the ``messages`` (a new list of new dicts in the chat-completions form),
@@ -115,9 +127,31 @@ def messages(
             else ("the turns from the newest user message on")
         )
         raise TokenBudgetError(own + required, token_budget, what)
+    how = check_choice("cut", cut, CUTS)
+    where = check_choice("facts_at", facts_at, FACTS_AT)
+    low = number_option("low_mark", low_mark)
     kept: list[Entry] = []
     if keep is not None:
         kept = list(itertools.takewhile(lambda e: e.importance >= keep, facts.index.by_importance_desc(now)))
+    if how != "newest" or where != "system":
+        return _planned(
+            state,
+            now,
+            newest,
+            must,
+            required,
+            token_budget,
+            query,
+            counting,
+            per_message,
+            keep,
+            kept,
+            share,
+            system,
+            how,
+            where,
+            low,
+        )
 
     def head_of(chosen: Context | None) -> tuple[str | None, int | float]:
         """The system message's content and cost: the app's prompt, then the facts' text."""
@@ -182,12 +216,94 @@ def messages(
     out.extend(message for _, message in said)
     used.extend(_copies(state, [entry for entry, _ in said]))
     newest.get(0)  # the pending calls are known once the walk has passed the newest message
+    facts_in = chosen is not None and bool(chosen.entries)
     return Messages(
         messages=out,
         entries=tuple(used),
         tokens=head + spent,
         omitted=_live_count(state, now) - len(used),
         pending=_copies(state, newest.pending),
+        prefix=0 if facts_in else len(out),
+        prefix_tokens=0 if facts_in else head + spent,
+    )
+
+
+def _planned(
+    state: MemoryState,
+    now: int | float,
+    newest: _NewestUnits,
+    must: int,
+    required: int | float,
+    token_budget: int | float,
+    query: str | None,
+    counting: Any,
+    per_message: Any,
+    keep: float | None,
+    kept: list[Entry],
+    share: float,
+    system: str | None,
+    how: str,
+    where: str,
+    low: float,
+) -> Messages:
+    """MSG-11 .. MSG-14: the request of a stable cut or of the facts at the end (``cut.plan``)."""
+    facts = _facts_of(state)
+    seqs = {e.seq for e in kept}
+    got = cut_plan(
+        unit=newest.get,
+        must=must,
+        required=required,
+        token_budget=token_budget,
+        reserve=math.floor(token_budget * share) if _live_count(facts, now) else 0,
+        system=system,
+        count=lambda text: count_tokens(per_message, text),
+        empty=count_tokens(counting, ""),
+        choose=lambda left: context(facts, now=now, token_budget=left, query=query, tokenizer=counting, must_keep=keep),
+        has_all=lambda chosen: seqs <= (set() if chosen is None else {e.seq for e in chosen.entries}),
+        cut=how,
+        facts_at=where,
+        low_mark=low,
+        message_tokens=MESSAGE_TOKENS,
+        separator=SYSTEM_SEPARATOR,
+    )
+    if not got.complete:
+        text = "\n".join(map(render_default, sorted_by_age(kept)))
+        facts_cost = count_tokens(counting, text) + MESSAGE_TOKENS
+        if system is not None:
+            facts_cost += count_tokens(per_message, system)
+            facts_cost += MESSAGE_TOKENS if where == "end" else count_tokens(per_message, SYSTEM_SEPARATOR)
+        what = "the system prompt, the must-keep facts" if system is not None else "the must-keep facts"
+        needed = max(facts_cost + required, math.floor(token_budget) + 1)
+        raise TokenBudgetError(
+            needed,
+            token_budget,
+            what + " and the turns from the newest user message on",
+        )
+    units = _from_a_user(newest.units[: got.taken][::-1])
+    said = [pair for unit, _ in units for pair in unit]
+    out = [] if got.system is None else [{"role": "system", "content": got.system}]
+    out.extend(message for _, message in said)
+    turns = _copies(state, [entry for entry, _ in said])
+    picked = () if got.chosen is None or not got.chosen.entries else tuple(got.chosen.entries)
+    stable, stable_tokens = len(out), got.head + got.spent
+    if got.facts is not None and where == "start":
+        out.insert(len(out) - len(said), {"role": "system", "content": got.facts})
+        stable, stable_tokens = len(out) - len(said) - 1, got.head
+    elif got.facts is not None:
+        out.append({"role": "system", "content": got.facts})
+    elif picked:
+        stable, stable_tokens = 0, 0  # the facts are in the system message, the first
+    newest.get(0)  # the pending calls are known once the walk has passed the newest message
+    waiting = _copies(state, newest.pending)
+    used = turns + picked if where == "end" else picked + turns
+    return Messages(
+        messages=out,
+        entries=used,
+        tokens=got.head + got.spent + got.facts_cost,
+        omitted=_live_count(state, now) - len(used),
+        pending=waiting,
+        prefix=stable,
+        prefix_tokens=stable_tokens,
     )
 
 

@@ -480,6 +480,10 @@ class Messages:
         omitted: How many live entries were left out (the pending ones included).
         pending: The turns of an assistant's tool calls at the end that are not all answered
             yet, left out of ``messages`` (MSG-7). Defaults to ``()``.
+        prefix: How many leading messages hold no facts: the system prompt and the history, which
+            the next request repeats until its cut moves; a prompt cache's breakpoint goes on the
+            last of them (MSG-13). Defaults to 0.
+        prefix_tokens: What those messages count (MSG-3). Defaults to 0.
 
     Examples:
         >>> mem.add_turn("user", "Hello!").key
@@ -494,6 +498,8 @@ class Messages:
     tokens: int | float
     omitted: int
     pending: tuple[Entry, ...] = ()
+    prefix: int = 0
+    prefix_tokens: int | float = 0
 
 
 @attrs.frozen

@@ -1,0 +1,100 @@
+"""Properties of requests a prompt cache can serve, on random histories with tool calls (MSG-11 .. MSG-14)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sentinel_memory as sm
+from sentinel_memory.core import MESSAGE_TOKENS
+from sentinel_memory.core.chat import body_of
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import prompt_cache  # the benchmark's replay
+
+
+def cost(message):
+    """MSG-3: a message's count with the estimator."""
+    return sm.estimate_tokens(body_of(message)) + MESSAGE_TOKENS
+
+
+def history_start(result):
+    """The first message of the history (after the leading system messages), or None."""
+    return next((m for m in result.messages if m["role"] != "system"), None)
+
+
+_unit = st.one_of(
+    st.tuples(st.just("user"), st.integers(1, 40)),
+    st.tuples(st.just("assistant"), st.integers(1, 40)),
+    st.tuples(st.just("tools"), st.integers(1, 3), st.integers(1, 60)),
+)
+
+
+def _store(mem, units, tag):
+    for n, unit in enumerate(units):
+        if unit[0] == "tools":
+            calls = [
+                {"id": f"{tag}-{n}-{k}", "type": "function", "function": {"name": "look", "arguments": "{}"}}
+                for k in range(unit[1])
+            ]
+            mem.add_messages(
+                [{"role": "assistant", "content": None, "tool_calls": calls}]
+                + [{"role": "tool", "tool_call_id": c["id"], "content": "x " * unit[2]} for c in calls]
+            )
+        else:
+            mem.add_turn(unit[0], f"{unit[0]} {tag} {n} " + "w " * unit[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    units=st.lists(_unit, min_size=1, max_size=40),
+    more=st.lists(_unit, min_size=1, max_size=3),
+    budget=st.integers(0, 900),
+    low=st.sampled_from([0, 0.25, 0.5, 0.75, 1]),
+    where=st.sampled_from(["system", "end", "start"]),
+)
+def test_msg_11_random_histories_give_valid_stable_requests(units, more, budget, low, where):
+    """MSG-11, MSG-12, MSG-13: valid, within budget, the newest question and the must-keep fact in; the prefix kept unless cut."""
+    mem = sm.create_memory()
+    mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
+    _store(mem, units, "a")
+    options = {
+        "token_budget": budget,
+        "system": "Be brief.",
+        "must_keep": 0.9,
+        "cut": "stable",
+        "facts_at": where,
+        "low_mark": low,
+    }
+    try:
+        before = mem.get_messages(**options)
+    except sm.TokenBudgetError:
+        return
+    assert not sm.request_problems(before.messages)
+    assert before.tokens == sum(cost(m) for m in before.messages) <= budget
+    assert "user:allergy" in {e.key for e in before.entries}
+    users = [u for u in units if u[0] == "user"]
+    if users:
+        newest = max(i for i, u in enumerate(units) if u[0] == "user")
+        assert any(m["role"] == "user" and m["content"].startswith(f"user a {newest} ") for m in before.messages)
+    assert before.prefix_tokens == sum(cost(m) for m in before.messages[: before.prefix])
+    _store(mem, more, "b")
+    try:
+        after = mem.get_messages(**options)
+    except sm.TokenBudgetError:
+        return
+    if where != "system" and history_start(after) == history_start(before) and history_start(before) is not None:
+        assert after.messages[: before.prefix] == before.messages[: before.prefix]
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), budget=st.sampled_from(prompt_cache.BUDGETS))
+def test_msg_14_a_replayed_agent_sends_only_valid_requests_within_budget(seed, budget):
+    """MSG-14: every request of a replayed random agent history is valid and within budget, and most of it repeats."""
+    run = prompt_cache.replay_agent(prompt_cache.agent_history(steps=30, seed=seed), "stable", budget).report()
+    assert run["problems"] == 0 and run["over"] == 0
+    assert run["share"] >= 0.5
