@@ -190,3 +190,35 @@ def test_mw_3_the_recipe_without_its_first_row_loses_a_racing_first_save(tmp_pat
         assert "first saves of generation 1 were acknowledged" in str(failure)
     else:
         raise AssertionError("the kit passed a store whose first saves race")
+
+
+#: The locks of LockInOneProcess: a dict of this process's memory, which a forked process copies and no other sees.
+_HELD_HERE: dict[str, str] = {}
+
+
+class LockInOneProcess(AsyncRecipeStore):
+    """The recipe with lock() kept in the process's memory instead of a row: it excludes every task and store object
+    of one process, and no writer of another."""
+
+    def _take(self, token: str) -> bool:
+        return _HELD_HERE.setdefault(self.key, token) == token
+
+    def _let_go(self, token: str) -> None:
+        if _HELD_HERE.get(self.key) == token:
+            del _HELD_HERE[self.key]
+
+
+def test_aio_7_a_lock_of_one_process_fails_the_kit_with_processes_and_passes_it_without(tmp_path):
+    """AIO-7, MW-2, MW-6: a lock that excludes only its own process passes the many-writers history with tasks and fails it with forked writers."""
+    suite = TestAsyncRecipeStore()
+    suite.make_store = lambda tmp: LockInOneProcess(tmp / "memories.db", key="one-process")  # type: ignore[method-assign]
+    suite.reopen = lambda store: LockInOneProcess(store.path, key=store.key)  # type: ignore[method-assign]
+    for mode in ("tasks", "processes"):
+        (tmp_path / mode).mkdir()
+    suite.test_mw_6_many_writers_leave_a_history_one_at_a_time_could(tmp_path / "tasks", "tasks")
+    try:
+        suite.test_mw_6_many_writers_leave_a_history_one_at_a_time_could(tmp_path / "processes", "processes")
+    except AssertionError as failure:
+        assert "with async writers in processes" in str(failure) and "lock held twice" in str(failure)
+    else:
+        raise AssertionError("the kit passed a lock that lets another process in")
