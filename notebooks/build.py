@@ -2171,6 +2171,386 @@ print({bug: len(ids) for bug, ids in found.items()})""",
             ),
         ],
     ),
+    (
+        "12-recall-quality",
+        "Recall quality: why word counts miss and BM25 finds",
+        About(
+            learn=(
+                "why the default ranking, the share of the query's words an entry holds, is fooled by common words",
+                "what `ranking=\"bm25\"` does instead: rare words weigh more, stop words count for nothing, "
+                "\"lives\" finds \"live\"",
+                "how to measure a ranking on your own conversation, and how to plug in a scorer of your own",
+            ),
+            need="Lessons 2 (a query ranks the context) and 6. The Snowball stemmer BM25 uses comes with the "
+            "`[course]` extra (or `[bm25]`).",
+            minutes=20,
+            recap=(
+                "The default ranking scores an entry by the share of the query's words it holds, so \"what\", "
+                "\"is\" and \"she\" count as much as \"allergic\".",
+                "`create_memory(ranking=\"bm25\")` leaves stop words out, reduces words to their stems and weighs "
+                "a word more the fewer entries hold it.",
+                "Both are lexical: a question whose words the answer does not use (\"hobby\" for \"pottery "
+                "class\") is found by neither; `ranking=` also takes your own scorer for that.",
+                "Measure on your own conversations: ask questions whose answers you know and count how often the "
+                "context holds them.",
+            ),
+        ),
+        [
+            (
+                "md",
+                """\
+# 12 · Recall quality: why word counts miss and BM25 finds
+
+A context is only as good as what it chooses. With a query, `get_context`
+ranks the entries that share its words first (lesson 2), and by default an
+entry's score is the share of the query's words it holds. Every word counts
+the same, so a question full of "what", "is" and "the" ranks every chatty
+line that says them. This lesson measures that on a short conversation
+written for it, with questions whose answers we know, and compares BM25, the
+ranking search engines use.""",
+            ),
+            setup("MINUTE"),
+            (
+                "code",
+                """\
+conversation = [
+    "Hi! I moved to Brno last spring, from a small town near Ostrava.",
+    "Welcome! How do you like living in Brno?",
+    "I love it, but the winters are cold and the trams are always full.",
+    "My sister Eva lives in Vienna, so I take the train there every month.",
+    "That is a short ride. What do you do on the weekends?",
+    "I go to a pottery class on Saturdays, and I am learning to throw bowls.",
+    "What do you think about the weather this week? Is it going to be nice?",
+    "It looks like rain for the whole week, I am afraid.",
+    "I did not like the film we saw yesterday, it was too long for me.",
+    "Oh, and I am allergic to cats, so I could never have one at home.",
+    "Noted. Do you have any other pets in mind?",
+    "Maybe a fish. What is the best way to get to the station from my street?",
+    "Take the number 4 tram, it is the fastest way to the main station.",
+    "Thanks! What did you say about the weekend, was it the rain again?",
+    "Yes, rain on Saturday and Sunday, so take an umbrella to the class.",
+]
+# Each question with the line that answers it.
+questions = {
+    "Where does her sister live?": 3,
+    "What is she allergic to?": 9,
+    "Which tram goes to the main station?": 12,
+    "Where did she move from?": 0,
+    "What did she think of the film?": 8,
+    "Which hobby did she take up?": 5,
+}
+
+
+def memory(ranking):
+    clock = FakeClock()
+    mem = create_memory(clock=clock, ranking=ranking)
+    for i, text in enumerate(conversation):
+        mem.remember(f"line:{i}", text, importance=0.5)
+        clock.advance(MINUTE)
+    return mem
+
+
+def rank_of_answer(mem, question):
+    \"\"\"Where the answering line comes in recall's hits (1 is first), or None when it is not a hit.\"\"\"
+    hits = [hit.entry.key for hit in mem.recall(question, limit=len(conversation))]
+    answer = f"line:{questions[question]}"
+    return hits.index(answer) + 1 if answer in hits else None
+
+
+memories = {"words (the default)": memory("words"), "bm25": memory("bm25")}
+for name, mem in memories.items():
+    ranks = [rank_of_answer(mem, q) for q in questions]
+    in_context = sum(f"line:{line}" in [e.key for e in mem.get_context(token_budget=60, query=q).entries]
+                     for q, line in questions.items())
+    print(f"{name:<20} rank of each answer: {ranks}; answers in a 60-token context: {in_context} of {len(questions)}")""",
+            ),
+            (
+                "md",
+                """\
+Each bar is how high the answering line ranks for one question: 1 when it
+comes first, a half when second, and so on; no bar when it is no hit at
+all.""",
+            ),
+            (
+                "code",
+                """\
+from figures import grouped_bars
+
+grouped_bars(
+    [q.removesuffix("?") for q in questions],
+    {name: [1 / r if (r := rank_of_answer(mem, q)) else 0 for q in questions] for name, mem in memories.items()},
+    "1 / rank of the answer",
+    rotate=True,
+)""",
+                "alt: For six questions, one over the rank of the answering line under the default ranking and under BM25: BM25 puts the answer first for five of them; the default ranks three answers lower or misses them; neither finds the hobby question's answer.",
+            ),
+            (
+                "md",
+                """\
+Three things make the difference:
+
+* **Stop words.** "What is she allergic to?" shares "what", "is" and "to"
+  with other lines; BM25 leaves 153 such words out, so only "allergic" is
+  looked for.
+* **Rare words weigh more.** A word that few lines hold (its *idf*) says more
+  about a line than one that many do; the default counts them all the same.
+* **Stems.** BM25 reduces each word to its Snowball stem, so "live" finds
+  "lives" and "living".
+
+Neither ranking finds the hobby: the answer says "pottery class", not
+"hobby". Recall is lexical, same words, not same meaning. The
+[recall quality](../../recall-quality/) page measures both rankings, and two
+other BM25 libraries, on LoCoMo's long conversations.
+
+## Exercises
+
+1. With BM25, what does `recall("what is she to")` return, and why?
+2. Ask "Where does she live?" of both memories. Which lines does each find,
+   and which of the three differences above explains it?
+
+## Build it
+
+`ranking=` also takes a function `(query, entries) -> scores`, one number per
+entry (each has a `.text`), for embeddings or synonyms. Write
+`with_synonyms(query, entries)`, which scores an entry by the query's words,
+and their synonyms from a small table of your own (`"hobby"`: `"class"`,
+`"pottery"`), that it holds, each weighing more the fewer entries hold it. Check that a memory with it ranks the
+pottery line first for the hobby question.""",
+            ),
+            solution(
+                """\
+bm25 = memories["bm25"]
+assert bm25.recall("what is she to") == ()  # only stop words: nothing to look for
+words = memories["words (the default)"]
+print("words finds", len(words.recall("what is she to", limit=20)), "lines for the same query")
+
+found = {name: [h.entry.key for h in mem.recall("Where does she live?")] for name, mem in memories.items()}
+assert "line:3" in found["bm25"] and "line:3" not in found["words (the default)"]
+print(found)  # the stem: "live" is the stem of "lives" and "living\"""",
+            ),
+            solution(
+                """\
+import re
+
+SYNONYMS = {"hobby": {"class", "pottery"}}
+
+
+def words_of(text):
+    return set(re.findall(r"\\w+", text.lower()))
+
+
+def with_synonyms(query, entries):
+    wanted = words_of(query)
+    wanted |= {synonym for word in wanted for synonym in SYNONYMS.get(word, ())}
+    texts = [words_of(entry.text) for entry in entries]
+    holders = {word: sum(word in text for text in texts) for word in wanted}
+    return [sum(1 / holders[word] for word in wanted & text) for text in texts]  # rare words weigh more
+
+
+mine = memory(with_synonyms)
+assert mine.recall("Which hobby did she take up?")[0].entry.key == "line:5"
+print("the hobby question now finds:", conversation[5])""",
+            ),
+        ],
+    ),
+    (
+        "13-cached-prompts",
+        "Cached prompts: a history that keeps its start",
+        About(
+            learn=(
+                "how a chat API's prompt cache bills the start a request shares with the one before it",
+                "why a history filled newest first shares almost nothing from one request to the next",
+                "how `cut=\"stable\"` and `facts_at=\"end\"` keep the start still, and where the cache "
+                "breakpoint goes (`prefix`)",
+            ),
+            need="Lesson 6 (how `get_messages` fills the budget).",
+            minutes=20,
+            recap=(
+                "A prompt cache serves the leading tokens a request shares exactly with an earlier one, at a "
+                "fraction of the price.",
+                "Filled newest first, the history's first turn moves on every request, so only the system message "
+                "is shared.",
+                "`cut=\"stable\"` cuts the history only at marks, so consecutive requests share it up to the new "
+                "turns; `facts_at=\"end\"` moves the facts after the history; `low_mark` sets how far back a cut goes.",
+                "`prompt.prefix` counts the leading messages the next request will repeat: put the cache "
+                "breakpoint on message `prefix - 1`.",
+            ),
+        ),
+        [
+            (
+                "md",
+                """\
+# 13 · Cached prompts: a history that keeps its start
+
+Chat APIs cache prompts: when a request starts with exactly the tokens an
+earlier one started with, those tokens are read from the cache, at about a
+tenth of the price and faster. A chat bot sends nearly the same history
+again and again, so it could pay for most of it at a tenth. But only if the
+start stays the same. `get_messages` fills the budget newest first
+(lesson 6), so once the history is longer than the budget, its first turn
+moves on with every request, and nothing after the system message is
+shared. Here is an evening of 40 questions, each request drawn as a bar: the
+part it shares with the request before it, and the rest.""",
+            ),
+            setup("MINUTE"),
+            (
+                "code",
+                """\
+from sentinel_memory import estimate_tokens
+
+SYSTEM = "You are the waiter of a small restaurant."
+
+
+def tokens(messages):
+    return sum(estimate_tokens(m["content"]) + 3 for m in messages)  # MSG-3's count with the estimator
+
+
+def shared(before, after):
+    \"\"\"The leading messages two requests have exactly in common, and their tokens.\"\"\"
+    n = 0
+    while n < min(len(before), len(after)) and before[n] == after[n]:
+        n += 1
+    return n, tokens(after[:n])
+
+
+def evening(**options):
+    \"\"\"Forty questions; the request before each answer, built with these options.\"\"\"
+    clock = FakeClock()
+    mem = create_memory(clock=clock)
+    mem.remember("user:name", "Jakub", importance=1.0)
+    mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
+    requests = []
+    for i in range(40):
+        question = f"Question {i}: tell me about dish number {i} and what goes well with it tonight."
+        mem.add_turn("user", question)
+        requests.append(mem.get_messages(token_budget=400, system=SYSTEM, query=question, must_keep=0.9, **options))
+        mem.add_turn("assistant", f"Dish {i} is rice with vegetables; a glass of white wine goes well with it.")
+        clock.advance(MINUTE)
+    return requests
+
+
+newest = evening()
+stable = evening(cut="stable", facts_at="end")
+for name, requests in [("newest first", newest), ("stable cut", stable)]:
+    sizes = [tokens(r.messages) for r in requests]
+    common = [0] + [shared(a.messages, b.messages)[1] for a, b in zip(requests, requests[1:])]
+    print(f"{name:<13} shared with the request before: {sum(common) / sum(sizes):.0%} of {sum(sizes):,} tokens; "
+          f"largest request {max(sizes)} of 400")""",
+            ),
+            (
+                "code",
+                """\
+from figures import stacked_bars
+
+for name, requests in [("newest first (the default)", newest), ('cut="stable", facts_at="end"', stable)]:
+    common = [0] + [shared(a.messages, b.messages)[1] for a, b in zip(requests, requests[1:])]
+    rest = [tokens(r.messages) - c for r, c in zip(requests, common)]
+    stacked_bars(range(1, 41), {f"{name}: shared with the request before": common, "new in this request": rest},
+                 "request number", width=0.8)""",
+                "alt: Two bar charts of forty requests. Filled newest first, each request at the budget shares only its system message with the one before. With the stable cut, each request shares everything but its newest turns with the one before, and every few requests the history is cut back and the shared part starts over.",
+            ),
+            (
+                "md",
+                """\
+With the default, the requests reach the budget after a few questions and
+from then on share only the system message: every request pays for its whole
+history again. With `cut="stable"` the history is cut back only at
+**marks**, turns that open a new stretch of about `(1 - low_mark)` of the
+budget; between two cuts each request repeats the one before and adds the
+newest turns. The requests are smaller on average (they fill from half the
+budget back up), and most of each one is served from the cache.
+`facts_at="end"` puts the facts in a system message of their own after the
+history, so the facts a question picks change only the end of the request.""",
+            ),
+            (
+                "code",
+                """\
+def cost(requests):
+    \"\"\"The input cost of the requests, each with a cache breakpoint on its message before the last.\"\"\"
+    total, cached = 0.0, []
+    for r in requests:
+        _, hit = shared(cached, r.messages)
+        written = tokens(r.messages[:-1])
+        total += (tokens(r.messages) - hit) + 0.1 * hit + 0.25 * max(0, written - hit)
+        cached = r.messages[:-1]
+    return total
+
+
+plain, cut = cost(newest), cost(stable)
+print(f"input cost, newest first: {plain:,.0f}; stable cut: {cut:,.0f} ({cut / plain:.0%} of it)")
+print("the next request will repeat the last one's first", stable[-1].prefix, "messages:",
+      stable[-1].prefix_tokens, "tokens")""",
+            ),
+            (
+                "md",
+                """\
+## Exercises
+
+1. Try `low_mark=0.2` and `low_mark=0.8` with the stable cut. How do the
+   mean request size and the cost change, and why?
+2. With the facts in the system message (`cut="stable"` alone), what is
+   `prefix`, and why can the next request not repeat the system message?
+
+## Build it
+
+Write `send(mem, question, client)`, one turn of a cached bot: keep the
+question, build the request with the stable cut, and mark the breakpoint the
+way Anthropic's API wants it, `{"cache_control": {"type": "ephemeral"}}` on
+the message `prefix - 1` (a copy of the messages; the memory's own stay as
+they are). Check with a stand-in client that the marked message is the same
+from one request to the next until the history is cut.""",
+            ),
+            solution(
+                """\
+for mark in (0.2, 0.8):
+    requests = evening(cut="stable", facts_at="end", low_mark=mark)
+    mean = sum(tokens(r.messages) for r in requests) / len(requests)
+    cuts = sum(shared(a.messages, b.messages)[0] < a.prefix for a, b in zip(requests, requests[1:]))
+    print(f"low_mark={mark}: mean request {mean:.0f} tokens, {cuts} cuts, cost {cost(requests):,.0f}")
+# A low mark cuts far back: the requests start small and grow for longer before the next cut,
+# so the cache is rebuilt less often, and the model sees less history right after a cut.
+
+facts_inside = evening(cut="stable")[-1]
+assert facts_inside.prefix == 0  # the facts sit in the system message, and the next question may pick others
+print("facts in the system message: prefix", facts_inside.prefix)""",
+            ),
+            solution(
+                """\
+def send(mem, question, client):
+    mem.add_turn("user", question)
+    prompt = mem.get_messages(token_budget=400, system=SYSTEM, query=question, must_keep=0.9,
+                              cut="stable", facts_at="end")
+    messages = [dict(m) for m in prompt.messages]
+    if prompt.prefix:
+        messages[prompt.prefix - 1]["cache_control"] = {"type": "ephemeral"}
+    reply = client(messages)
+    mem.add_turn("assistant", reply)
+    return messages
+
+
+def unmarked(messages):
+    return [{k: v for k, v in m.items() if k != "cache_control"} for m in messages]
+
+
+bot = create_memory(clock=FakeClock())
+bot.remember("user:allergy", "allergic to peanuts", importance=1.0)
+before, repeated, cuts, marked = None, 0, 0, []
+for i in range(30):
+    sent = send(bot, f"Question {i}: what goes well with dish {i}?", lambda messages: f"Answer {len(messages)}.")
+    marked.append(next(k for k, m in enumerate(sent) if "cache_control" in m))
+    if before is not None:
+        cached = unmarked(before[: marked[-2] + 1])  # what the previous request wrote to the cache
+        if unmarked(sent[: len(cached)]) == cached:
+            repeated += 1
+        else:
+            cuts += 1
+    before = sent
+assert repeated > cuts > 0
+print(repeated, "requests repeat the cached start of the one before,", cuts, "follow a cut")
+print("breakpoint on message:", marked)""",
+            ),
+        ],
+    ),
 ]
 
 NOTEBOOKS = {name: cells for name, _, _, cells in COURSE}
