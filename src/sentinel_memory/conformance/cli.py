@@ -259,7 +259,9 @@ def _regen(options: argparse.Namespace) -> int:
         for case in cases:
             if case["id"] not in chosen:
                 continue
-            answer = run_case({"id": case["id"], "config": case.get("config", {}), "steps": case.get("steps", [])})
+            answer = wire.encode(
+                run_case({"id": case["id"], "config": case.get("config", {}), "steps": case.get("steps", [])})
+            )
             before = answer_of(case)
             if "error" in answer:
                 case.pop("steps", None)

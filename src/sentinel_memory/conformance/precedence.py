@@ -30,6 +30,7 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from . import wire
 from .backend import run_case
 
 __all__ = ["DESCRIPTION", "MESSAGE_FIELDS", "OPS", "cases"]
@@ -204,7 +205,7 @@ def _case(case_id: str, description: str, rules: Sequence[str], steps: list[dict
         }
     )
     every = setup + steps
-    answer = run_case({"id": case_id, "config": {"limit": 100000}, "steps": every})
+    answer = wire.encode(run_case({"id": case_id, "config": {"limit": 100000}, "steps": every}))
     for step, result in zip(every, answer["results"], strict=True):
         step["expect"] = result
     return {
