@@ -2177,20 +2177,20 @@ print({bug: len(ids) for bug, ids in found.items()})""",
         About(
             learn=(
                 "why the default ranking, the share of the query's words an entry holds, is fooled by common words",
-                "what `ranking=\"bm25\"` does instead: rare words weigh more, stop words count for nothing, "
-                "\"lives\" finds \"live\"",
+                'what `ranking="bm25"` does instead: rare words weigh more, stop words count for nothing, '
+                '"lives" finds "live"',
                 "how to measure a ranking on your own conversation, and how to plug in a scorer of your own",
             ),
             need="Lessons 2 (a query ranks the context) and 6. The Snowball stemmer BM25 uses comes with the "
             "`[course]` extra (or `[bm25]`).",
             minutes=20,
             recap=(
-                "The default ranking scores an entry by the share of the query's words it holds, so \"what\", "
-                "\"is\" and \"she\" count as much as \"allergic\".",
-                "`create_memory(ranking=\"bm25\")` leaves stop words out, reduces words to their stems and weighs "
+                'The default ranking scores an entry by the share of the query\'s words it holds, so "what", '
+                '"is" and "she" count as much as "allergic".',
+                '`create_memory(ranking="bm25")` leaves stop words out, reduces words to their stems and weighs '
                 "a word more the fewer entries hold it.",
-                "Both are lexical: a question whose words the answer does not use (\"hobby\" for \"pottery "
-                "class\") is found by neither; `ranking=` also takes your own scorer for that.",
+                'Both are lexical: a question whose words the answer does not use ("hobby" for "pottery '
+                'class") is found by neither; `ranking=` also takes your own scorer for that.',
                 "Measure on your own conversations: ask questions whose answers you know and count how often the "
                 "context holds them.",
             ),
@@ -2360,7 +2360,7 @@ print("the hobby question now finds:", conversation[5])""",
             learn=(
                 "how a chat API's prompt cache bills the start a request shares with the one before it",
                 "why a history filled newest first shares almost nothing from one request to the next",
-                "how `cut=\"stable\"` and `facts_at=\"end\"` keep the start still, and where the cache "
+                'how `cut="stable"` and `facts_at="end"` keep the start still, and where the cache '
                 "breakpoint goes (`prefix`)",
             ),
             need="Lesson 6 (how `get_messages` fills the budget).",
@@ -2370,8 +2370,8 @@ print("the hobby question now finds:", conversation[5])""",
                 "fraction of the price.",
                 "Filled newest first, the history's first turn moves on every request, so only the system message "
                 "is shared.",
-                "`cut=\"stable\"` cuts the history only at marks, so consecutive requests share it up to the new "
-                "turns; `facts_at=\"end\"` moves the facts after the history; `low_mark` sets how far back a cut goes.",
+                '`cut="stable"` cuts the history only at marks, so consecutive requests share it up to the new '
+                'turns; `facts_at="end"` moves the facts after the history; `low_mark` sets how far back a cut goes.',
                 "`prompt.prefix` counts the leading messages the next request will repeat: put the cache "
                 "breakpoint on message `prefix - 1`.",
             ),
@@ -2396,6 +2396,8 @@ part it shares with the request before it, and the rest.""",
             (
                 "code",
                 """\
+import itertools
+
 from sentinel_memory import estimate_tokens
 
 SYSTEM = "You are the waiter of a small restaurant."
@@ -2433,7 +2435,7 @@ newest = evening()
 stable = evening(cut="stable", facts_at="end")
 for name, requests in [("newest first", newest), ("stable cut", stable)]:
     sizes = [tokens(r.messages) for r in requests]
-    common = [0] + [shared(a.messages, b.messages)[1] for a, b in zip(requests, requests[1:])]
+    common = [0] + [shared(a.messages, b.messages)[1] for a, b in itertools.pairwise(requests)]
     print(f"{name:<13} shared with the request before: {sum(common) / sum(sizes):.0%} of {sum(sizes):,} tokens; "
           f"largest request {max(sizes)} of 400")""",
             ),
@@ -2443,8 +2445,8 @@ for name, requests in [("newest first", newest), ("stable cut", stable)]:
 from figures import stacked_bars
 
 for name, requests in [("newest first (the default)", newest), ('cut="stable", facts_at="end"', stable)]:
-    common = [0] + [shared(a.messages, b.messages)[1] for a, b in zip(requests, requests[1:])]
-    rest = [tokens(r.messages) - c for r, c in zip(requests, common)]
+    common = [0] + [shared(a.messages, b.messages)[1] for a, b in itertools.pairwise(requests)]
+    rest = [tokens(r.messages) - c for r, c in zip(requests, common, strict=True)]
     stacked_bars(range(1, 41), {f"{name}: shared with the request before": common, "new in this request": rest},
                  "request number", width=0.8)""",
                 "alt: Two bar charts of forty requests. Filled newest first, each request at the budget shares only its system message with the one before. With the stable cut, each request shares everything but its newest turns with the one before, and every few requests the history is cut back and the shared part starts over.",
@@ -2505,7 +2507,7 @@ from one request to the next until the history is cut.""",
 for mark in (0.2, 0.8):
     requests = evening(cut="stable", facts_at="end", low_mark=mark)
     mean = sum(tokens(r.messages) for r in requests) / len(requests)
-    cuts = sum(shared(a.messages, b.messages)[0] < a.prefix for a, b in zip(requests, requests[1:]))
+    cuts = sum(shared(a.messages, b.messages)[0] < a.prefix for a, b in itertools.pairwise(requests))
     print(f"low_mark={mark}: mean request {mean:.0f} tokens, {cuts} cuts, cost {cost(requests):,.0f}")
 # A low mark cuts far back: the requests start small and grow for longer before the next cut,
 # so the cache is rebuilt less often, and the model sees less history right after a cut.

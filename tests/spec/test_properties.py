@@ -591,12 +591,13 @@ STDLIB = set(sys.stdlib_module_names)
 
 
 #: Optional extras a module may import, but only inside a function, so importing the package never needs them
-#: (OpenTelemetry: the telemetry module, once a tracer provider is there, OTL-1).
-OPTIONAL = {"redis", "opentelemetry"}
+#: (OpenTelemetry: the telemetry module, once a tracer provider is there, OTL-1; the Snowball stemmer: BM25's terms,
+#: once a memory ranks by BM25, DEP-1).
+OPTIONAL = {"redis", "opentelemetry", "snowballstemmer"}
 #: LC-5: adapter modules the package never imports, each with the extra it may import at its top.
 ADAPTERS = {
     "integrations/langchain/__init__.py": {"langchain_core"},
-    "integrations/langchain/middleware.py": {"langchain_core", "langchain"},
+    "integrations/langchain/middleware.py": {"langchain_core", "langchain", "langgraph"},
     "integrations/langgraph.py": {"langgraph"},
     "integrations/pydantic_ai.py": {"pydantic_ai", "pydantic", "anyio"},
     "integrations/openai_agents.py": {"agents"},
