@@ -185,7 +185,7 @@ def test_per_14_documents_with_invalid_entries(tmp_path_factory, entries):
 @given(
     depth=st.integers(sm.MAX_DEPTH - 3, sm.MAX_DEPTH + 3),
     where=st.sampled_from(["data", "cache", "working"]),
-    spare=st.integers(20, 200),
+    spare=st.integers(40, 200),  # the frames a load takes before it parses (driving the store, the path) are fixed
 )
 def test_ent_13_the_nesting_limit_and_loading_from_any_depth(tmp_path_factory, depth, where, spare):
     """ENT-13, PER-17: up to MAX_DEPTH is accepted and loads again from a stack with little room; deeper raises ValueError."""

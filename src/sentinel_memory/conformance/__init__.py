@@ -26,7 +26,7 @@ PROTOCOL = 1
 REQUIRED_GROUPS = ("entries", "expiry", "compaction", "numbers", "recall", "context", "text")
 
 #: A case needing one of these is skipped by a backend that lacks it.
-OPTIONAL_GROUPS = ("cache", "working", "persistence", "messages", "sessions")
+OPTIONAL_GROUPS = ("cache", "working", "persistence", "messages", "sessions", "bm25")
 
 #: The stable error codes a step may answer (PROTOCOL.md, "Errors").
 ERROR_CODES = ("E_TYPE", "E_RANGE", "E_PARSE", "E_CONFLICT", "E_UNSUPPORTED")

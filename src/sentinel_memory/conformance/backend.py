@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import importlib.util
 import inspect
 import itertools
 import json
@@ -855,7 +856,10 @@ def run_case(case: Mapping[str, Any], store: ProtocolStore | None = None) -> dic
 
 def handshake() -> dict[str, Any]:
     """The answer to ``{"op": "start", "protocol": 1}``."""
-    return {"protocol": PROTOCOL, "implementation": IMPLEMENTATION, "groups": [*REQUIRED_GROUPS, *OPTIONAL_GROUPS]}
+    groups = [*REQUIRED_GROUPS, *OPTIONAL_GROUPS]
+    if importlib.util.find_spec("snowballstemmer") is None:  # BM25 needs the [bm25] extra (BM-9)
+        groups.remove("bm25")
+    return {"protocol": PROTOCOL, "implementation": IMPLEMENTATION, "groups": groups}
 
 
 def _integer(digits: str) -> int:

@@ -163,12 +163,15 @@ def encode(value: Any) -> Any:
 
 
 def case_groups(case: Mapping[str, Any]) -> set[str]:
-    """The groups a case needs: those of its ops, persistence for an autosaving config, sessions for several memories."""
+    """The groups a case needs: those of its ops, persistence for an autosaving config, sessions for several memories,
+    bm25 for a config that sets the ranking."""
     needed = {OP_GROUPS.get(step.get("op"), "entries") for step in case.get("steps", [])}
     if case.get("config", {}).get("autosave") is True:
         needed.add("persistence")
     if "shared" in case.get("config", {}) or any("memory" in step for step in case.get("steps", [])):
         needed.update(("sessions", "persistence"))
+    if "ranking" in case.get("config", {}):  # the BM25 ranking is an option a port may leave out (BM-9)
+        needed.add("bm25")
     return needed
 
 

@@ -106,10 +106,22 @@ def lock_path(target: Path) -> Path:
 
 #: Every SidecarLock of this process, for the fork handler below.
 _LOCKS: weakref.WeakSet[SidecarLock] = weakref.WeakSet()
+#: Held while a sidecar is opened and its descriptor noted, and across a fork: a child never inherits a
+#: descriptor its lock does not know of (opened, not yet noted), which would keep the parent's flock held.
+_OPENING = threading.Lock()
+
+
+def _before_fork() -> None:
+    _OPENING.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _OPENING.release()
 
 
 def _after_fork_in_child() -> None:
     """MW-9: in a forked child, let go of what other threads of the parent held."""
+    _OPENING.release()
     me = threading.get_ident()
     for lock in list(_LOCKS):
         if lock._owner == me:
@@ -123,7 +135,7 @@ def _after_fork_in_child() -> None:
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
 
 
 class SidecarLock:
@@ -159,7 +171,8 @@ class SidecarLock:
         acquire(self._threads, wait, sidecar)
         try:
             if fcntl is not None:
-                self._fd = os.open(sidecar, os.O_RDWR | os.O_CREAT, 0o600)
+                with _OPENING:
+                    self._fd = os.open(sidecar, os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 if self._fd is not None:
                     _flock(self._fd, deadline, sidecar, wait)
