@@ -239,3 +239,28 @@ def test_mw_9_a_process_forked_while_a_thread_holds_the_lock_does_not_keep_it(tm
         pass
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+def test_mw_9_a_fork_waits_for_a_sidecar_being_opened():
+    """MW-9: a fork waits while a sidecar's descriptor is being opened and noted, so no child inherits one its lock does not know of."""
+    from sentinel_memory.stores import locking
+
+    events: list[str] = []
+    locking._OPENING.acquire()  # as a thread between opening a sidecar and noting its descriptor
+
+    def finish_opening() -> None:
+        time.sleep(0.3)
+        events.append("noted")
+        locking._OPENING.release()
+
+    opener = threading.Thread(target=finish_opening)
+    opener.start()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if not locking._OPENING.locked() else 1)
+    events.append("forked")
+    _, status = os.waitpid(pid, 0)
+    opener.join()
+    assert events == ["noted", "forked"]
+    assert os.waitstatus_to_exitcode(status) == 0  # the child can open sidecars: the fork let go of the lock
+    assert not locking._OPENING.locked()
