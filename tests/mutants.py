@@ -690,8 +690,8 @@ MUTANTS = [
     Mutant(
         "a process forked while a thread holds a file's lock keeps its copy of the flock",
         "stores/locking.py",
-        "    os.register_at_fork(after_in_child=_after_fork_in_child)",
-        "    pass",
+        "    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)",
+        "    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent)",
         tests=("tests/test_many_writers.py",),
     ),
     # Chat messages (MSG-1 .. MSG-9).
