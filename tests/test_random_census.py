@@ -11,6 +11,7 @@ of the random mode silently testing less.
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
@@ -45,6 +46,14 @@ class Census(Differential):
     process: ClassVar[Any] = object()  # never started: teardown sends nothing
     seen: ClassVar[Counter[tuple[str, ...]]] = Counter()
 
+    def send(self, op: str, wait: int | float = 0, **args: object) -> None:
+        """Send as the machine does, and note which rule sent the step and the wait before it."""
+        before = len(self.steps)
+        super().send(op, wait, **args)
+        if len(self.steps) > before:
+            self.steps[-1]["rule"] = sys._getframe(1).f_code.co_name
+            self.steps[-1]["wait"] = wait
+
     def teardown(self) -> None:
         seen = type(self).seen
         seen["configs", len(self.config)] += 1
@@ -56,13 +65,14 @@ class Census(Differential):
             seen["op", op] += 1
             for name, value in args.items():
                 seen["arg", op, name, kind(value)] += 1
+                seen["rule", step.get("rule", "-"), op, name, kind(value)] += 1
             if not args:
                 seen["arg", op, "-", "none"] += 1
             if step.get("memory") == 2:
                 seen["memory 2", op] += 1
             if isinstance(now, dict):
                 seen["now", "number-marker"] += 1
-            elif previous is not None and now < previous:
+            elif step.get("wait", 0) < 0:
                 seen["now", "went back"] += 1
             elif previous is not None and now == previous:
                 seen["now", "unchanged"] += 1
@@ -78,7 +88,7 @@ def census() -> Counter[tuple[str, ...]]:
     run_state_machine_as_test(
         Census,
         settings=settings(
-            max_examples=400,
+            max_examples=1000,  # enough that the rarest kind is sent about 25 times: no lottery on any platform
             stateful_step_count=15,
             derandomize=True,
             database=None,
@@ -164,6 +174,9 @@ def test_census_every_argument_kind_is_sent(census):
     """NUM-5, ENT-2, CTX-9: each op is sent with each kind of argument value it must be tested with, valid and not."""
     sent = {key[1:] for key in census if key[0] == "arg"}
     assert sorted(ARGUMENTS - sent) == []
+    # Other rules send data of a few kinds too (big numbers, bad arguments): the random remember rule sends them all.
+    remembered = {key[4] for key in census if key[:4] == ("rule", "remember", "remember", "data")}
+    assert {"str", "int", "float", "list", "dict"} <= remembered
     # An optional argument given as null (section 3), counted over each op, since any one of them is rare.
     assert {"remember", "get_messages", "get_recent"} <= {op for op, _, value in sent if value == "null"}
 
