@@ -170,13 +170,21 @@ ARGUMENTS = {
 }
 
 
+#: The kinds an argument must be sent with by the random rule of its own: (rule, op, argument) -> kinds.
+BY_RULE = {
+    ("remember", "remember", "data"): {"str", "int", "float", "list", "dict"},
+    ("remember", "remember", "importance"): {"int", "float", "str", "bool"},
+    ("add_turn", "add_turn", "role"): {"str", "int"},
+}
+
+
 def test_census_every_argument_kind_is_sent(census):
     """NUM-5, ENT-2, CTX-9: each op is sent with each kind of argument value it must be tested with, valid and not."""
     sent = {key[1:] for key in census if key[0] == "arg"}
     assert sorted(ARGUMENTS - sent) == []
-    # Other rules send data of a few kinds too (big numbers, bad arguments): the random remember rule sends them all.
-    remembered = {key[4] for key in census if key[:4] == ("rule", "remember", "remember", "data")}
-    assert {"str", "int", "float", "list", "dict"} <= remembered
+    # Other rules send a few of these kinds too (big numbers, bad arguments): the random rules send them all.
+    for (rule, op, name), kinds in BY_RULE.items():
+        assert kinds <= {key[4] for key in census if key[:4] == ("rule", rule, op, name)}, (rule, op, name)
     # An optional argument given as null (section 3), counted over each op, since any one of them is rare.
     assert {"remember", "get_messages", "get_recent"} <= {op for op, _, value in sent if value == "null"}
 
