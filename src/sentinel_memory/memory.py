@@ -250,6 +250,49 @@ class Memory(Reads[JSON]):
                 finally:
                     plumbing.transactions -= 1
 
+    @contextlib.contextmanager
+    def group(self) -> Iterator[Memory]:
+        """Make the block's changes one save, at its end; a block that raises keeps none of them (MW-10).
+
+        With autosave, the persisted changes in the block save nothing each:
+        the memory saves once when the block ends (only the changes, when the
+        store takes them, MW-4). If the block raises, or that save does, the
+        memory goes back to what it held when the block began, which is what
+        the store holds: a group that raises leaves the memory and its store
+        as they were (``on_evict`` may have heard of a compaction in it, as of
+        any change that raised, WRP-1). A ``save()`` or a load inside the
+        block makes what came before it stored, and a raise goes back no
+        further. Other threads' changes wait for the block, as for a
+        transaction; with ``shared=True`` the block is a transaction (MW-6):
+        the store stays locked until its one save, so no other process's
+        change comes in between or is lost. Groups nest; the outermost saves.
+
+        Yields:
+            This memory.
+
+        Raises:
+            ConflictError: As ``transaction()``, with ``shared=True``; or the group's save conflicted.
+            LockTimeoutError: As ``transaction()``, with ``shared=True``.
+
+        Examples:
+            >>> with mem.group():
+            ...     mem.add_turn("user", "What is on the menu?").key
+            ...     mem.remember("topic", "menu").key
+            'chat:1'
+            'topic'
+        """
+        plumbing = self._plumbing
+        with self._lock:
+            self._begin()
+            with self.transaction() if plumbing.shared else contextlib.nullcontext():
+                plumbing.begin_group()
+                try:
+                    yield self
+                except BaseException:
+                    self._run(plumbing.end_group(False))
+                    raise
+                self._run(plumbing.end_group(True))
+
     # -- entries -----------------------------------------------------------
 
     def remember(self, key: str, data: Any, *, importance: float | None = None, ttl: Duration | None = None) -> Entry:

@@ -44,7 +44,7 @@ from ..core.tokens import TokenizerLike, as_tokenizer, count_tokens, estimate_to
 from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory, create_memory
-from ..serving import UserMemories, check_reserve, current, newest_turns, unseen
+from ..serving import UserMemories, check_reserve, current, held, newest_turns, unseen
 
 try:
     from agents.memory.session import SessionABC
@@ -600,7 +600,7 @@ class SentinelSession(SessionABC):
         checked = _checked_items(items)
         if not checked:
             return
-        with self._memory.transaction():
+        with held(self._memory):
             messages = _turns(checked, self._open_calls())
             # Items the client sent again (its whole transcript as the input) are stored once (OAI-9, SRV-3).
             messages = [check_message(message) for message in messages]
@@ -624,7 +624,7 @@ class SentinelSession(SessionABC):
 
     def pop(self) -> dict[str, Any] | None:
         """Remove the newest item and return it, or None when there is none (OAI-1); the sync form."""
-        with self._memory.transaction():
+        with held(self._memory):
             for key, _, items in reversed(self._turns_now()):
                 if not items:
                     continue
@@ -647,7 +647,7 @@ class SentinelSession(SessionABC):
 
     def clear(self) -> None:
         """Forget every turn of the memory and nothing else: its facts stay (OAI-1); the sync form."""
-        with self._memory.transaction():
+        with held(self._memory):
             for key, _, _ in self._turns_now():
                 self._memory.forget(key)
 
@@ -696,7 +696,7 @@ class SentinelSession(SessionABC):
 
     def _forget_refused(self, request: Sequence[Any]) -> None:
         """OAI-10: forget the refused run's input: the memory's trailing input turns, when they end the request."""
-        with self._memory.transaction():
+        with held(self._memory):
             keys: list[str] = []
             items: list[dict[str, Any]] = []
             for key, message in reversed(newest_turns(self._memory, len(request))):
