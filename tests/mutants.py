@@ -64,6 +64,8 @@ AGENT = ("tests/test_langchain_agent.py",)
 SERVING = ("tests/test_agent_server.py", "tests/spec/test_serving_properties.py")
 #: The BM25 ranking's and the scorer seam's example tests, then their properties.
 BM25 = ("tests/test_bm25.py", "tests/spec/test_bm25_properties.py")
+#: Group commit and durability: the example tests, then the properties.
+GROUP = ("tests/test_group_commit.py", "tests/spec/test_group_properties.py")
 #: The model's memory tools: the operations' bounds, then their properties.
 TOOLS = ("tests/test_model_tools.py", "tests/spec/test_model_tools_properties.py")
 #: The MCP server through the SDK's client.
@@ -2799,6 +2801,91 @@ MUTANTS = [
         "                self.preserved.append(json.loads(self._text))",
         "                self.preserved[:] = [json.loads(self._text)]",
         tests=("tests/test_store_contract.py",),
+    ),
+    # -- group commit and durability (MW-10, PER-23, PER-24, SRV-5) ---------------------------------
+    Mutant(
+        "group commit: a change in a group saves at once",
+        "shell.py",
+        "                if self.groups:\n                    self.defer(before, keys)",
+        "                if False:\n                    self.defer(before, keys)",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: a group that raises keeps its changes",
+        "shell.py",
+        "            if not ok:\n                self.state, self.unsaved, self.dirty, self.deferred = point",
+        "            if False:\n                self.state, self.unsaved, self.dirty, self.deferred = point",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: an inner group saves too",
+        "shell.py",
+        "            if ok and len(self.groups) == 1 and self.deferred is not None:",
+        "            if ok and len(self.groups) >= 1 and self.deferred is not None:",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: a save inside a group is undone by a later raise",
+        "shell.py",
+        "            if self.groups:\n                self.saved_point(state)",
+        "            if False:\n                self.saved_point(state)",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: the group's save forgets the keys its changes touched",
+        "shell.py",
+        "            touched.update(keys)",
+        "            pass",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: a shared group does not hold the store",
+        "memory.py",
+        "            with self.transaction() if plumbing.shared else contextlib.nullcontext():",
+        "            with contextlib.nullcontext():",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: the async group that raises is not undone",
+        "aio.py",
+        "                await self._run(plumbing.end_group(False))",
+        "                await self._run(plumbing.end_group(True))",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: an adapter step is a transaction without a group",
+        "serving.py",
+        "    with memory.transaction(), memory.group():",
+        "    with memory.transaction():",
+        tests=GROUP,
+    ),
+    Mutant(
+        "durability: normal still fsyncs the folder",
+        "stores/filestore.py",
+        '        if durability == "full":\n            _sync(folder)',
+        '        if durability != "none":\n            _sync(folder)',
+        tests=GROUP,
+    ),
+    Mutant(
+        "durability: none still fsyncs the file",
+        "stores/filestore.py",
+        'sync=durability != "none")',
+        "sync=True)",
+        tests=GROUP,
+    ),
+    Mutant(
+        "durability: SQLite's normal is FULL",
+        "stores/sqlitestore.py",
+        '_SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL", "none": "OFF"}',
+        '_SYNCHRONOUS = {"full": "FULL", "normal": "FULL", "none": "OFF"}',
+        tests=GROUP,
+    ),
+    Mutant(
+        "layout: the entries' closing bracket is not on a line of its own",
+        "stores/jsontext.py",
+        '",\\n".join(json_text(entry) for entry in value) + "\\n]"',
+        '",\\n".join(json_text(entry) for entry in value) + "]"',
+        tests=GROUP,
     ),
 ]
 
