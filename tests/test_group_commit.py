@@ -420,3 +420,18 @@ def test_srv_5_lc_12_a_failed_langchain_run_is_undone_in_one_save(tmp_path):
     assert store.saves == before + 2  # the run's three turns stored in one save, then forgotten in one
     assert [mem[key]["content"] for key in mem.keys()] == ["old", "old answer"]
     assert stored_keys(store) == ["chat:1", "chat:2"]
+
+
+def test_oai_1_ent_3_items_read_once_copied_are_still_the_callers_own():
+    """OAI-1, ENT-3: the items a session reads (its turns' data copied once) can be changed without changing the memory."""
+    pytest.importorskip("agents")
+    from sentinel_memory.integrations.openai_agents import SentinelSession
+
+    session = SentinelSession("s", memory=sm.create_memory(clock=clock))
+    call = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+    session.add([{"role": "user", "content": "q"}, call])
+    read = session.items()
+    assert read[1] == call
+    read[1]["arguments"] = "changed"
+    read.clear()
+    assert session.items()[1] == call

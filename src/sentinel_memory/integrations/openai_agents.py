@@ -251,7 +251,7 @@ def chat_messages(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [check_message(message) for message in _turns(_checked_items(list(items)))]
 
 
-def items_of_turn(data: Any) -> list[dict[str, Any]]:
+def items_of_turn(data: Any, *, owned: bool = False) -> list[dict[str, Any]]:
     """The items a turn's data holds, as they came (OAI-1); a turn not written by a session reads as items too.
 
     A turn this adapter stored gives the items of its ``openai_agents_item``
@@ -262,11 +262,12 @@ def items_of_turn(data: Any) -> list[dict[str, Any]]:
 
     Args:
         data: A turn entry's data.
+        owned: ``data`` is the caller's own copy, which the items may share (``chat_message``'s).
 
     Returns:
         A new list of new item dicts; empty when ``data`` is no message.
     """
-    message = chat_message(data)
+    message = chat_message(data, owned=owned)
     if message is None:
         return []
     content = message.get("content")
@@ -486,9 +487,10 @@ class SentinelSession(SessionABC):
         found = []
         for key, data in current(self._memory).items():  # up to date (OAI-8), live, oldest first, at one now
             if is_turn_key(key):
-                message = chat_message(data)
+                # ``items()`` gave this copy of the data: the message and its items share it, copied once.
+                message = chat_message(data, owned=True)
                 if message is not None:
-                    found.append((turn_number(key), key, message, items_of_turn(data)))
+                    found.append((turn_number(key), key, message, items_of_turn(message, owned=True)))
         found.sort(key=lambda turn: turn[0])  # stable: entries of one N stay oldest first
         return [(key, message, items) for _, key, message, items in found]
 
