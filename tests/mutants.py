@@ -66,6 +66,8 @@ SERVING = ("tests/test_agent_server.py", "tests/spec/test_serving_properties.py"
 BM25 = ("tests/test_bm25.py", "tests/spec/test_bm25_properties.py")
 #: Group commit and durability: the example tests, then the properties.
 GROUP = ("tests/test_group_commit.py", "tests/spec/test_group_properties.py")
+#: Spans tied to a user and nested under the caller's span: the example tests, then the property.
+CONVERSATION = ("tests/test_telemetry_conversation.py", "tests/spec/test_conversation_properties.py")
 #: The model's memory tools: the operations' bounds, then their properties.
 TOOLS = ("tests/test_model_tools.py", "tests/spec/test_model_tools_properties.py")
 #: The MCP server through the SDK's client.
@@ -2886,6 +2888,34 @@ MUTANTS = [
         '",\\n".join(json_text(entry) for entry in value) + "\\n]"',
         '",\\n".join(json_text(entry) for entry in value) + "]"',
         tests=GROUP,
+    ),
+    Mutant(
+        "conversation: spans never carry the conversation id",
+        "telemetry.py",
+        "    if conversation is not None:\n        attributes[_CONVERSATION_ID] = conversation",
+        "    if False:\n        attributes[_CONVERSATION_ID] = conversation",
+        tests=CONVERSATION,
+    ),
+    Mutant(
+        "conversation: the hash is cut one digit short",
+        "telemetry.py",
+        'encode("utf-8", "surrogatepass")).hexdigest()[:32]',
+        'encode("utf-8", "surrogatepass")).hexdigest()[:31]',
+        tests=CONVERSATION,
+    ),
+    Mutant(
+        "conversation: an id given with hashed=False is hashed all the same",
+        "telemetry.py",
+        "conversation_id(conversation) if hashed else str.__str__(conversation)",
+        "conversation_id(conversation) if True else str.__str__(conversation)",
+        tests=CONVERSATION,
+    ),
+    Mutant(
+        "conversation: a folder's memory is not tagged",
+        "folder.py",
+        "        memory._plumbing.conversation = conversation_id(user_id)  # its spans from now on (OTL-9)",
+        "        pass",
+        tests=CONVERSATION,
     ),
 ]
 

@@ -200,7 +200,9 @@ class _Native:
 
         task = asyncio.current_task()
         plumbing = self.plumbing
-        with telemetry.operation(name, plumbing.store):  # as Memory._change's span (OTL-2)
+        with telemetry.operation(
+            name, plumbing.store, conversation=plumbing.conversation
+        ):  # as Memory._change's span (OTL-2)
             if plumbing.needs_transaction(name):
                 # As Memory._change: now and the arguments first, and a refused change leaves the memory as it was.
                 rehearsal = plumbing.rehearse(name, args, kwargs)

@@ -27,6 +27,7 @@ from .core.values import Compaction, Ranking
 from .memory import Memory, create_memory
 from .stores.contract import as_path, check_durability
 from .stores.filestore import JsonFileStore
+from .telemetry import conversation_id
 
 __all__ = ["MemoryFolder", "file_name_for"]
 
@@ -234,7 +235,9 @@ class MemoryFolder:
             shared=shared,
         )
         store = JsonFileStore(self.path_for(user_id), durability=self.durability)
-        return create_memory(store=store, **{**self.options, **given})
+        memory = create_memory(store=store, **{**self.options, **given})
+        memory._plumbing.conversation = conversation_id(user_id)  # its spans from now on (OTL-9)
+        return memory
 
 
 def _given(**options: Any) -> dict[str, Any]:

@@ -193,7 +193,9 @@ class Memory(Reads[JSON]):
         with self._lock:
             self._begin()
             plumbing = self._plumbing
-            with telemetry.operation(name, plumbing.store):  # the change's span, the reload's inside (OTL-2)
+            with telemetry.operation(
+                name, plumbing.store, conversation=plumbing.conversation
+            ):  # the change's span, the reload's inside (OTL-2)
                 if plumbing.needs_transaction(name):
                     # Now and the arguments are checked before the store is locked or read (section 3 of the
                     # protocol), and a change refused after the reload leaves the memory as it was (WRP-1).

@@ -300,6 +300,8 @@ class Plumbing:
         #: While a group defers its saves: the state the store holds, whether it holds it exactly (MW-4),
         #: and the keys the group's changes touched (None: not known, the whole document); else None (MW-10).
         self.deferred: Deferred | None = None
+        #: What this memory's spans carry as ``gen_ai.conversation.id`` (OTL-9), or None.
+        self.conversation: str | None = None
 
     def now(self) -> int | float:
         """Read the clock once for one operation (TIME-1)."""
@@ -414,7 +416,7 @@ class Plumbing:
 
         The save is a span of its own (OTL-5), inside the change's when it is an autosave.
         """
-        with telemetry.operation("save", self.store):
+        with telemetry.operation("save", self.store, conversation=self.conversation):
             generation = self.generation + 1
             if self.preserve_first:
                 preserve = getattr(self.store, "preserve", None)
@@ -508,7 +510,7 @@ class Plumbing:
         for the driver to emit where the caller is, a reload inside a
         transaction's too. The load is a span of its own (OTL-5).
         """
-        with telemetry.operation("load", self.store):
+        with telemetry.operation("load", self.store, conversation=self.conversation):
             start = self.state
             try:
                 document = yield Call(self.store.load, heavy=True)
