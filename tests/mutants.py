@@ -886,8 +886,8 @@ MUTANTS = [
     Mutant(
         "SQLite syncs at checkpoints only (synchronous=NORMAL)",
         "stores/sqlitestore.py",
-        'connection.execute("PRAGMA synchronous=FULL")',
-        'connection.execute("PRAGMA synchronous=NORMAL")',
+        '_SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL", "none": "OFF"}',
+        '_SYNCHRONOUS = {"full": "NORMAL", "normal": "NORMAL", "none": "OFF"}',
         tests=("tests/test_store_durability.py",),
     ),
     Mutant(
@@ -1532,8 +1532,12 @@ MUTANTS = [
         "on_evict runs after the autosave",
         "shell.py",
         "            if dropped and self.on_evict is not None:\n                self.on_evict(dropped)\n"
-        "            if persist and self.autosave:\n                yield from self.save(before, state, keys)\n",
-        "            if persist and self.autosave:\n                yield from self.save(before, state, keys)\n"
+        "            if persist and self.autosave:\n                if self.groups:\n"
+        "                    self.defer(before, keys)  # the group saves once, at its end (MW-10)\n"
+        "                else:\n                    yield from self.save(before, state, keys)\n",
+        "            if persist and self.autosave:\n                if self.groups:\n"
+        "                    self.defer(before, keys)  # the group saves once, at its end (MW-10)\n"
+        "                else:\n                    yield from self.save(before, state, keys)\n"
         "            if dropped and self.on_evict is not None:\n                self.on_evict(dropped)\n",
         tests=ASYNC_ENGINE,
     ),
@@ -2456,7 +2460,7 @@ MUTANTS = [
     Mutant(
         "telemetry: a save is no span of its own",
         "shell.py",
-        'with telemetry.operation("save", self.store):',
+        'with telemetry.operation("save", self.store, conversation=self.conversation):',
         "with telemetry._OFF:",
         tests=TELEMETRY,
     ),
@@ -2484,14 +2488,14 @@ MUTANTS = [
     Mutant(
         "telemetry: the sync memory's changes are no spans",
         "memory.py",
-        "with telemetry.operation(name, plumbing.store):",
+        "with telemetry.operation(\n                name, plumbing.store, conversation=plumbing.conversation\n            ):",
         "with telemetry._OFF:",
         tests=TELEMETRY,
     ),
     Mutant(
         "telemetry: the async memory's native changes are no spans",
         "aio.py",
-        "with telemetry.operation(name, plumbing.store):",
+        "with telemetry.operation(\n            name, plumbing.store, conversation=plumbing.conversation\n        ):",
         "with telemetry._OFF:",
         tests=TELEMETRY,
     ),
