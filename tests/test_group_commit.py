@@ -435,3 +435,19 @@ def test_oai_1_ent_3_items_read_once_copied_are_still_the_callers_own():
     read[1]["arguments"] = "changed"
     read.clear()
     assert session.items()[1] == call
+
+
+def test_msg_1_a_message_the_caller_owns_is_read_without_a_copy():
+    """MSG-1: chat_message(data, owned=True) returns a stored message itself; a legacy or plain turn is a new dict either way."""
+    from sentinel_memory.core.turns import chat_message
+
+    stored = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+    }
+    assert chat_message(stored, owned=True) is stored
+    copied = chat_message(stored)
+    assert copied == stored and copied is not stored and copied["tool_calls"] is not stored["tool_calls"]
+    assert chat_message("user: Hi", owned=True) == {"role": "user", "content": "Hi"}
+    assert chat_message(42, owned=True) is None
