@@ -64,6 +64,10 @@ AGENT = ("tests/test_langchain_agent.py",)
 SERVING = ("tests/test_agent_server.py", "tests/spec/test_serving_properties.py")
 #: The BM25 ranking's and the scorer seam's example tests, then their properties.
 BM25 = ("tests/test_bm25.py", "tests/spec/test_bm25_properties.py")
+#: Group commit and durability: the example tests, then the properties.
+GROUP = ("tests/test_group_commit.py", "tests/spec/test_group_properties.py")
+#: Spans tied to a user and nested under the caller's span: the example tests, then the property.
+CONVERSATION = ("tests/test_telemetry_conversation.py", "tests/spec/test_conversation_properties.py")
 #: The model's memory tools: the operations' bounds, then their properties.
 TOOLS = ("tests/test_model_tools.py", "tests/spec/test_model_tools_properties.py")
 #: The MCP server through the SDK's client.
@@ -882,8 +886,8 @@ MUTANTS = [
     Mutant(
         "SQLite syncs at checkpoints only (synchronous=NORMAL)",
         "stores/sqlitestore.py",
-        'connection.execute("PRAGMA synchronous=FULL")',
-        'connection.execute("PRAGMA synchronous=NORMAL")',
+        '_SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL", "none": "OFF"}',
+        '_SYNCHRONOUS = {"full": "NORMAL", "normal": "NORMAL", "none": "OFF"}',
         tests=("tests/test_store_durability.py",),
     ),
     Mutant(
@@ -1528,8 +1532,12 @@ MUTANTS = [
         "on_evict runs after the autosave",
         "shell.py",
         "            if dropped and self.on_evict is not None:\n                self.on_evict(dropped)\n"
-        "            if persist and self.autosave:\n                yield from self.save(before, state, keys)\n",
-        "            if persist and self.autosave:\n                yield from self.save(before, state, keys)\n"
+        "            if persist and self.autosave:\n                if self.groups:\n"
+        "                    self.defer(before, keys)  # the group saves once, at its end (MW-10)\n"
+        "                else:\n                    yield from self.save(before, state, keys)\n",
+        "            if persist and self.autosave:\n                if self.groups:\n"
+        "                    self.defer(before, keys)  # the group saves once, at its end (MW-10)\n"
+        "                else:\n                    yield from self.save(before, state, keys)\n"
         "            if dropped and self.on_evict is not None:\n                self.on_evict(dropped)\n",
         tests=ASYNC_ENGINE,
     ),
@@ -2452,7 +2460,7 @@ MUTANTS = [
     Mutant(
         "telemetry: a save is no span of its own",
         "shell.py",
-        'with telemetry.operation("save", self.store):',
+        'with telemetry.operation("save", self.store, conversation=self.conversation):',
         "with telemetry._OFF:",
         tests=TELEMETRY,
     ),
@@ -2480,14 +2488,14 @@ MUTANTS = [
     Mutant(
         "telemetry: the sync memory's changes are no spans",
         "memory.py",
-        "with telemetry.operation(name, plumbing.store):",
+        "with telemetry.operation(\n                name, plumbing.store, conversation=plumbing.conversation\n            ):",
         "with telemetry._OFF:",
         tests=TELEMETRY,
     ),
     Mutant(
         "telemetry: the async memory's native changes are no spans",
         "aio.py",
-        "with telemetry.operation(name, plumbing.store):",
+        "with telemetry.operation(\n            name, plumbing.store, conversation=plumbing.conversation\n        ):",
         "with telemetry._OFF:",
         tests=TELEMETRY,
     ),
@@ -2799,6 +2807,119 @@ MUTANTS = [
         "                self.preserved.append(json.loads(self._text))",
         "                self.preserved[:] = [json.loads(self._text)]",
         tests=("tests/test_store_contract.py",),
+    ),
+    # -- group commit and durability (MW-10, PER-23, PER-24, SRV-5) ---------------------------------
+    Mutant(
+        "group commit: a change in a group saves at once",
+        "shell.py",
+        "                if self.groups:\n                    self.defer(before, keys)",
+        "                if False:\n                    self.defer(before, keys)",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: a group that raises keeps its changes",
+        "shell.py",
+        "            if not ok:\n                self.state, self.unsaved, self.dirty, self.deferred = point",
+        "            if False:\n                self.state, self.unsaved, self.dirty, self.deferred = point",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: an inner group saves too",
+        "shell.py",
+        "            if ok and len(self.groups) == 1 and self.deferred is not None:",
+        "            if ok and len(self.groups) >= 1 and self.deferred is not None:",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: a save inside a group is undone by a later raise",
+        "shell.py",
+        "            if self.groups:\n                self.saved_point(state)",
+        "            if False:\n                self.saved_point(state)",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: the group's save forgets the keys its changes touched",
+        "shell.py",
+        "            touched.update(keys)",
+        "            pass",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: a shared group does not hold the store",
+        "memory.py",
+        "            with self.transaction() if plumbing.shared else contextlib.nullcontext():",
+        "            with contextlib.nullcontext():",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: the async group that raises is not undone",
+        "aio.py",
+        "                await self._run(plumbing.end_group(False))",
+        "                await self._run(plumbing.end_group(True))",
+        tests=GROUP,
+    ),
+    Mutant(
+        "group commit: an adapter step is a transaction without a group",
+        "serving.py",
+        "    with memory.transaction(), memory.group():",
+        "    with memory.transaction():",
+        tests=GROUP,
+    ),
+    Mutant(
+        "durability: normal still fsyncs the folder",
+        "stores/filestore.py",
+        '        if durability == "full":\n            _sync(folder)',
+        '        if durability != "none":\n            _sync(folder)',
+        tests=GROUP,
+    ),
+    Mutant(
+        "durability: none still fsyncs the file",
+        "stores/filestore.py",
+        'sync=durability != "none")',
+        "sync=True)",
+        tests=GROUP,
+    ),
+    Mutant(
+        "durability: SQLite's normal is FULL",
+        "stores/sqlitestore.py",
+        '_SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL", "none": "OFF"}',
+        '_SYNCHRONOUS = {"full": "FULL", "normal": "FULL", "none": "OFF"}',
+        tests=GROUP,
+    ),
+    Mutant(
+        "layout: the entries' closing bracket is not on a line of its own",
+        "stores/jsontext.py",
+        '",\\n".join(json_text(entry) for entry in value) + "\\n]"',
+        '",\\n".join(json_text(entry) for entry in value) + "]"',
+        tests=GROUP,
+    ),
+    Mutant(
+        "conversation: spans never carry the conversation id",
+        "telemetry.py",
+        "    if conversation is not None:\n        attributes[_CONVERSATION_ID] = conversation",
+        "    if False:\n        attributes[_CONVERSATION_ID] = conversation",
+        tests=CONVERSATION,
+    ),
+    Mutant(
+        "conversation: the hash is cut one digit short",
+        "telemetry.py",
+        'encode("utf-8", "surrogatepass")).hexdigest()[:32]',
+        'encode("utf-8", "surrogatepass")).hexdigest()[:31]',
+        tests=CONVERSATION,
+    ),
+    Mutant(
+        "conversation: an id given with hashed=False is hashed all the same",
+        "telemetry.py",
+        "conversation_id(conversation) if hashed else str.__str__(conversation)",
+        "conversation_id(conversation) if True else str.__str__(conversation)",
+        tests=CONVERSATION,
+    ),
+    Mutant(
+        "conversation: a folder's memory is not tagged",
+        "folder.py",
+        "        memory._plumbing.conversation = conversation_id(user_id)  # its spans from now on (OTL-9)",
+        "        pass",
+        tests=CONVERSATION,
     ),
 ]
 

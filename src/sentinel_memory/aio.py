@@ -124,6 +124,11 @@ class _Threaded:
         await self.run(block.__enter__)
         return block
 
+    async def enter_group(self) -> Any:
+        block = self.memory.group()
+        await self.run(block.__enter__)
+        return block
+
     async def exit_transaction(self, block: Any, error: BaseException | None) -> None:
         await self.run(block.__exit__, type(error) if error else None, error, error.__traceback__ if error else None)
 
@@ -195,7 +200,9 @@ class _Native:
 
         task = asyncio.current_task()
         plumbing = self.plumbing
-        with telemetry.operation(name, plumbing.store):  # as Memory._change's span (OTL-2)
+        with telemetry.operation(
+            name, plumbing.store, conversation=plumbing.conversation
+        ):  # as Memory._change's span (OTL-2)
             if plumbing.needs_transaction(name):
                 # As Memory._change: now and the arguments first, and a refused change leaves the memory as it was.
                 rehearsal = plumbing.rehearse(name, args, kwargs)
@@ -235,6 +242,24 @@ class _Native:
     async def enter_transaction(self) -> Any:
         block = contextlib.AsyncExitStack()
         await block.enter_async_context(self._transaction())
+        return block
+
+    @contextlib.asynccontextmanager
+    async def _group(self) -> AsyncIterator[None]:
+        """As ``Memory.group``: the same plumbing, its one save awaited (MW-10)."""
+        plumbing = self.plumbing
+        async with self._transaction() if plumbing.shared else contextlib.nullcontext():
+            plumbing.begin_group()
+            try:
+                yield
+            except BaseException:
+                await self._run(plumbing.end_group(False))
+                raise
+            await self._run(plumbing.end_group(True))
+
+    async def enter_group(self) -> Any:
+        block = contextlib.AsyncExitStack()
+        await block.enter_async_context(self._group())
         return block
 
     async def exit_transaction(self, block: Any, error: BaseException | None) -> None:
@@ -624,11 +649,46 @@ class AsyncMemory(Reads[Any]):
             >>> asyncio.run(main())
             3
         """
+        async with self._held(self._engine.enter_transaction):
+            yield self
+
+    @contextlib.asynccontextmanager
+    async def group(self) -> AsyncIterator[AsyncMemory]:
+        """Make the block's changes one save, at its end; a block that raises keeps none (MW-10, AIO-2).
+
+        ``Memory.group``'s rules: other tasks' changes wait for the block, and
+        with ``shared=True`` the store stays locked until the block's one save.
+
+        Yields:
+            This memory.
+
+        Raises:
+            ConflictError: As ``transaction()``, with ``shared=True``; or the group's save conflicted.
+            LockTimeoutError: As ``transaction()``, with ``shared=True``.
+            ReentrantCallError: Called from inside this memory's own ``on_evict`` or store.
+
+        Examples:
+            >>> import asyncio
+            >>> async def main():
+            ...     async with await create_async_memory(clock=lambda: 1_792_310_400_000) as mem:
+            ...         async with mem.group():
+            ...             await mem.add_turn("user", "Hi")
+            ...             await mem.remember("topic", "greeting")
+            ...         return len(mem)
+            >>> asyncio.run(main())
+            2
+        """
+        async with self._held(self._engine.enter_group):
+            yield self
+
+    @contextlib.asynccontextmanager
+    async def _held(self, enter: Callable[[], Awaitable[Any]]) -> AsyncIterator[None]:
+        """The memory's turn and the engine's block ``enter`` opened, for the body (MW-6, MW-10, AIO-2, AIO-4)."""
         import asyncio
 
         self._refuse_reentry()
         async with self._turn():
-            entering = asyncio.ensure_future(self._engine.enter_transaction())
+            entering = asyncio.ensure_future(enter())
             try:
                 block = await self._whole(entering)
             except asyncio.CancelledError:
@@ -641,7 +701,7 @@ class AsyncMemory(Reads[Any]):
                 self._flush()  # a reload on the way in may have lost something (PER-14)
             error: BaseException | None = None
             try:
-                yield self
+                yield
             except BaseException as raised:
                 error = raised
                 raise

@@ -25,8 +25,9 @@ from .core.options import Duration
 from .core.tokens import TokenizerLike
 from .core.values import Compaction, Ranking
 from .memory import Memory, create_memory
-from .stores.contract import as_path
+from .stores.contract import as_path, check_durability
 from .stores.filestore import JsonFileStore
+from .telemetry import conversation_id
 
 __all__ = ["MemoryFolder", "file_name_for"]
 
@@ -95,9 +96,12 @@ class MemoryFolder:
         cache_ttl: As for ``create_memory``. Defaults to None (5 minutes).
         load: As for ``create_memory``. Defaults to None (True: each memory loads its file).
         shared: As for ``create_memory``. Defaults to None (True, FLD-3).
+        durability: How long each file's save waits for the disk, as ``JsonFileStore`` takes it
+            (PER-23): ``"full"`` (the default), ``"normal"`` or ``"none"``.
 
     Raises:
         TypeError: ``store=`` is given, or any other name that is not an option.
+        ValueError: ``durability`` is not one of ``"full"``, ``"normal"``, ``"none"``.
 
     Examples:
         >>> users = MemoryFolder(tmp / "users", limit=500)
@@ -122,8 +126,11 @@ class MemoryFolder:
         cache_ttl: Duration | None = None,
         load: bool | None = None,
         shared: bool | None = None,
+        durability: str = "full",
     ) -> None:
         self.path = as_path(path)
+        #: How long each memory's file waits for the disk on a save (``JsonFileStore``'s, PER-23).
+        self.durability = check_durability(durability)
         #: The ``create_memory`` options every memory this folder opens gets: FLD-3's defaults and those given.
         self.options: dict[str, Any] = {
             **FOLDER_DEFAULTS,
@@ -227,7 +234,10 @@ class MemoryFolder:
             load=load,
             shared=shared,
         )
-        return create_memory(store=JsonFileStore(self.path_for(user_id)), **{**self.options, **given})
+        store = JsonFileStore(self.path_for(user_id), durability=self.durability)
+        memory = create_memory(store=store, **{**self.options, **given})
+        memory._plumbing.conversation = conversation_id(user_id)  # its spans from now on (OTL-9)
+        return memory
 
 
 def _given(**options: Any) -> dict[str, Any]:

@@ -193,7 +193,9 @@ class Memory(Reads[JSON]):
         with self._lock:
             self._begin()
             plumbing = self._plumbing
-            with telemetry.operation(name, plumbing.store):  # the change's span, the reload's inside (OTL-2)
+            with telemetry.operation(
+                name, plumbing.store, conversation=plumbing.conversation
+            ):  # the change's span, the reload's inside (OTL-2)
                 if plumbing.needs_transaction(name):
                     # Now and the arguments are checked before the store is locked or read (section 3 of the
                     # protocol), and a change refused after the reload leaves the memory as it was (WRP-1).
@@ -249,6 +251,49 @@ class Memory(Reads[JSON]):
                     yield self
                 finally:
                     plumbing.transactions -= 1
+
+    @contextlib.contextmanager
+    def group(self) -> Iterator[Memory]:
+        """Make the block's changes one save, at its end; a block that raises keeps none of them (MW-10).
+
+        With autosave, the persisted changes in the block save nothing each:
+        the memory saves once when the block ends (only the changes, when the
+        store takes them, MW-4). If the block raises, or that save does, the
+        memory goes back to what it held when the block began, which is what
+        the store holds: a group that raises leaves the memory and its store
+        as they were (``on_evict`` may have heard of a compaction in it, as of
+        any change that raised, WRP-1). A ``save()`` or a load inside the
+        block makes what came before it stored, and a raise goes back no
+        further. Other threads' changes wait for the block, as for a
+        transaction; with ``shared=True`` the block is a transaction (MW-6):
+        the store stays locked until its one save, so no other process's
+        change comes in between or is lost. Groups nest; the outermost saves.
+
+        Yields:
+            This memory.
+
+        Raises:
+            ConflictError: As ``transaction()``, with ``shared=True``; or the group's save conflicted.
+            LockTimeoutError: As ``transaction()``, with ``shared=True``.
+
+        Examples:
+            >>> with mem.group():
+            ...     mem.add_turn("user", "What is on the menu?").key
+            ...     mem.remember("topic", "menu").key
+            'chat:1'
+            'topic'
+        """
+        plumbing = self._plumbing
+        with self._lock:
+            self._begin()
+            with self.transaction() if plumbing.shared else contextlib.nullcontext():
+                plumbing.begin_group()
+                try:
+                    yield self
+                except BaseException:
+                    self._run(plumbing.end_group(False))
+                    raise
+                self._run(plumbing.end_group(True))
 
     # -- entries -----------------------------------------------------------
 

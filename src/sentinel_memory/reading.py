@@ -247,7 +247,7 @@ class Reads(Mapping[str, V]):
             >>> mem.get_context(token_budget=30, query="refund status").tokens <= 30
             True
         """
-        with telemetry.operation("get_context", self.store, token_budget):  # OTL-6
+        with telemetry.operation("get_context", self.store, token_budget, self._plumbing.conversation):  # OTL-6
             return telemetry.built(
                 core.context(
                     self.state,
@@ -333,7 +333,7 @@ class Reads(Mapping[str, V]):
             >>> [m["role"] for m in mem.get_messages(token_budget=200).messages]
             ['system', 'user']
         """
-        with telemetry.operation("get_messages", self.store, token_budget):  # OTL-6
+        with telemetry.operation("get_messages", self.store, token_budget, self._plumbing.conversation):  # OTL-6
             return telemetry.built(
                 core.messages(
                     self.state,

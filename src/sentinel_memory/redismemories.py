@@ -20,6 +20,7 @@ from .folder import file_name_for
 from .memory import create_memory
 from .stores.aioredis import AsyncRedisStore, _asyncio_redis, on_this_loop
 from .stores.redisstore import RedisStore, _redis
+from .telemetry import conversation_id
 
 __all__ = ["AsyncRedisMemories", "RedisMemories"]
 
@@ -115,7 +116,9 @@ class RedisMemories:
         """
         if "store" in options:
             raise TypeError("RedisMemories chooses each memory's store; do not pass store=")
-        return create_memory(store=self.store(user_id), **{**self.options, **options})
+        memory = create_memory(store=self.store(user_id), **{**self.options, **options})
+        memory._plumbing.conversation = conversation_id(user_id)  # its spans from now on (OTL-9)
+        return memory
 
 
 # -- what RedisStore and AsyncRedisStore share: arguments, answers and errors, with no I/O --
@@ -213,7 +216,9 @@ class AsyncRedisMemories:
         """
         if "store" in options:
             raise TypeError("AsyncRedisMemories chooses each memory's store; do not pass store=")
-        return await create_async_memory(store=self.store(user_id), **{**self.options, **options})
+        memory = await create_async_memory(store=self.store(user_id), **{**self.options, **options})
+        memory._plumbing.conversation = conversation_id(user_id)  # its spans from now on (OTL-9)
+        return memory
 
     async def close(self) -> None:
         """Close the client made from ``url``; a client passed in is the caller's (WRP-5)."""

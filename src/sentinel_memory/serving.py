@@ -17,9 +17,10 @@ at a time (SRV-4).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from . import core
@@ -33,6 +34,7 @@ __all__ = [
     "UserMemories",
     "check_reserve",
     "current",
+    "held",
     "is_memories",
     "newest_turns",
     "run_view",
@@ -152,6 +154,25 @@ def current(memory: Memory) -> Memory:
         with memory.transaction():
             pass
     return memory
+
+
+@contextlib.contextmanager
+def held(memory: Memory) -> Iterator[Memory]:
+    """``memory`` held for one adapter step: a transaction (MW-6) whose changes are one save, a group (MW-10, SRV-5).
+
+    What an adapter reads and changes in one step (the newest turns it
+    compares, the turns it stores or forgets) sees every other writer's
+    saved changes, and is saved once at the end; a step that raises stores
+    nothing.
+
+    Args:
+        memory: The memory the step changes.
+
+    Yields:
+        ``memory``.
+    """
+    with memory.transaction(), memory.group():
+        yield memory
 
 
 def newest_turns(memory: Memory, count: int) -> list[tuple[str, dict[str, Any]]]:

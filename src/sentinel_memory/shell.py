@@ -87,6 +87,9 @@ class Call(NamedTuple):
 #: What a ``Plumbing`` operation is: yields ``Call`` s, is sent their results, returns its own.
 Steps = Generator[Call, Any, T]
 
+#: A group's deferred save (MW-10): the state the store holds, whether exactly (MW-4), the keys touched or None.
+Deferred = tuple[MemoryState, bool, set[str] | None]
+
 
 class Driven(Generic[T]):
     """One ``Plumbing`` operation as a driver walks it: the store call it waits on, then its value.
@@ -292,6 +295,13 @@ class Plumbing:
         self.pending: list[Warning] = []
         #: The store lives and dies with this process (the ``MemoryStore`` ``create_memory`` made): nothing to warn of.
         self.ephemeral = False
+        #: The open groups, outermost first: what each puts back when its block raises (MW-10).
+        self.groups: list[tuple[MemoryState, int, bool, Deferred | None]] = []
+        #: While a group defers its saves: the state the store holds, whether it holds it exactly (MW-4),
+        #: and the keys the group's changes touched (None: not known, the whole document); else None (MW-10).
+        self.deferred: Deferred | None = None
+        #: What this memory's spans carry as ``gen_ai.conversation.id`` (OTL-9), or None.
+        self.conversation: str | None = None
 
     def now(self) -> int | float:
         """Read the clock once for one operation (TIME-1)."""
@@ -388,7 +398,10 @@ class Plumbing:
             if dropped and self.on_evict is not None:
                 self.on_evict(dropped)
             if persist and self.autosave:
-                yield from self.save(before, state, keys)
+                if self.groups:
+                    self.defer(before, keys)  # the group saves once, at its end (MW-10)
+                else:
+                    yield from self.save(before, state, keys)
         finally:
             self.changing = None
         self.state = state
@@ -403,7 +416,7 @@ class Plumbing:
 
         The save is a span of its own (OTL-5), inside the change's when it is an autosave.
         """
-        with telemetry.operation("save", self.store):
+        with telemetry.operation("save", self.store, conversation=self.conversation):
             generation = self.generation + 1
             if self.preserve_first:
                 preserve = getattr(self.store, "preserve", None)
@@ -422,6 +435,55 @@ class Plumbing:
             else:
                 yield Call(self.store.save, (what,))
             self.generation, self.dirty, self.in_sync, self.unsaved = generation, False, True, 0
+            if self.groups:
+                self.saved_point(state)
+
+    # -- groups (MW-10) ---------------------------------------------------------------------------
+
+    def defer(self, before: MemoryState, keys: tuple[str, ...] | None) -> None:
+        """A change inside a group: its save waits for the group's end, with the keys it touched (MW-10)."""
+        if self.deferred is None:
+            self.deferred = (before, self.in_sync, set())
+        base, in_sync, touched = self.deferred
+        if touched is not None and keys is not None:
+            touched.update(keys)
+        else:
+            self.deferred = (base, in_sync, None)
+        self.dirty = True  # a reload would lose it: a transaction's refresh refuses (MW-6)
+
+    def saved_point(self, state: MemoryState) -> None:
+        """A save or a load inside a group: the store holds ``state``; a raising group goes back no further."""
+        self.deferred = None
+        self.groups = [(state, self.unsaved, self.dirty, None) for _ in self.groups]
+
+    def begin_group(self) -> None:
+        """Open a group: persisted changes keep their saves for the end of the outermost one (MW-10)."""
+        deferred = self.deferred
+        if deferred is not None and deferred[2] is not None:
+            deferred = (deferred[0], deferred[1], set(deferred[2]))  # an inner group's keys stay out of this copy
+        self.groups.append((self.state, self.unsaved, self.dirty, deferred))
+
+    def end_group(self, ok: bool) -> Steps[None]:
+        """Close the innermost group; the outermost saves what its changes deferred, once (MW-10).
+
+        A group whose block raised (``ok`` False), or whose save raised, puts
+        the memory back as it was when the group opened (or at a save or load
+        inside it since), which is what the store holds: nothing of it is kept.
+        """
+        point = self.groups[-1]
+        try:
+            if ok and len(self.groups) == 1 and self.deferred is not None:
+                base, in_sync, touched = self.deferred
+                self.in_sync = in_sync
+                try:
+                    yield from self.save(base, self.state, None if touched is None else tuple(touched))
+                except BaseException:
+                    ok = False
+                    raise
+        finally:
+            self.groups.pop()
+            if not ok:
+                self.state, self.unsaved, self.dirty, self.deferred = point
 
     def save_all(self) -> Steps[None]:
         """``save()``: the whole memory as the next generation (PER-1, MW-3)."""
@@ -448,7 +510,7 @@ class Plumbing:
         for the driver to emit where the caller is, a reload inside a
         transaction's too. The load is a span of its own (OTL-5).
         """
-        with telemetry.operation("load", self.store):
+        with telemetry.operation("load", self.store, conversation=self.conversation):
             start = self.state
             try:
                 document = yield Call(self.store.load, heavy=True)
@@ -479,6 +541,12 @@ class Plumbing:
                 raise
             # A compaction on load is the load's, not a change of the user's: the LoadWarning tells of it (PER-14).
             self.unsaved = 0
+            if self.groups:
+                # What a group did before the load is gone with it; a compaction the load made is saved whole.
+                compacted = self.deferred is not None
+                self.saved_point(self.state)
+                if compacted:
+                    self.deferred, self.dirty = (self.state, False, None), True
             self.last_load = result
             if result.lost:
                 can_preserve = callable(getattr(self.store, "preserve", None))

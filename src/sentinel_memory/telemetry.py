@@ -15,7 +15,9 @@ the span names, the event name and the counts are this project's own, under
 ``sentinel_memory.``; the conventions' names are used where one means what
 we record: ``error.type`` and the ``exception`` event's ``exception.type``
 on a failure, ``db.system.name`` (``sqlite``, ``redis``) on the load and
-save spans of the SQLite and Redis stores. ``SEMCONV`` lists them, and a
+save spans of the SQLite and Redis stores, ``gen_ai.conversation.id`` on
+every span of a memory tagged with its user (OTL-9): a hash of the user id
+unless the app gives its own. ``SEMCONV`` lists them, and a
 test checks each against the package.
 
 No cost when nobody listens (OTL-1). This module imports nothing of
@@ -43,6 +45,7 @@ contexts it was current in, so the app's next span is not its child.
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import logging
 import sys
 from typing import Any, TypeVar
@@ -57,12 +60,14 @@ __all__ = [
     "SPANS",
     "built",
     "changed",
+    "conversation_id",
     "dropped",
     "instrument",
     "loaded",
     "operation",
     "preserved",
     "saved",
+    "set_conversation",
     "uninstrument",
 ]
 
@@ -77,10 +82,12 @@ SEMCONV = {
     "error.type": "opentelemetry.semconv.attributes.error_attributes.ERROR_TYPE",
     "exception.type": "opentelemetry.semconv.attributes.exception_attributes.EXCEPTION_TYPE",
     "db.system.name": "opentelemetry.semconv.attributes.db_attributes.DB_SYSTEM_NAME",
+    "gen_ai.conversation.id": "opentelemetry.semconv._incubating.attributes.gen_ai_attributes.GEN_AI_CONVERSATION_ID",
 }
 _ERROR_TYPE = "error.type"
 _EXCEPTION_TYPE = "exception.type"
 _DB_SYSTEM_NAME = "db.system.name"
+_CONVERSATION_ID = "gen_ai.conversation.id"
 
 #: The prefix of this project's own span, event and attribute names.
 PREFIX = "sentinel_memory."
@@ -299,13 +306,67 @@ def _qualified(kind: type[BaseException]) -> str:
     return kind.__qualname__ if module in (None, "builtins") else f"{module}.{kind.__qualname__}"
 
 
-def operation(name: str, store: object, token_budget: object = None) -> Any:
+def conversation_id(user_id: str) -> str:
+    """The stable id a user's or a conversation's spans carry: a hash of ``user_id``, never ``user_id`` itself (OTL-9).
+
+    The first 32 hex digits of the SHA-256 of its UTF-8 bytes: the same in
+    every process and on every run, and no way back to the id.
+
+    Args:
+        user_id: Any str.
+
+    Returns:
+        32 lowercase hex digits.
+
+    Raises:
+        TypeError: ``user_id`` is not a str.
+
+    Examples:
+        >>> conversation_id("user-42") == conversation_id("user-42"), len(conversation_id("user-42"))
+        (True, 32)
+    """
+    if not isinstance(user_id, str):
+        raise TypeError(f"a conversation's id must be a str, got {type(user_id).__name__}")
+    return hashlib.sha256(str.__str__(user_id).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def set_conversation(memory: Any, conversation: str | None, *, hashed: bool = True) -> None:
+    """Tag every span of ``memory`` with ``gen_ai.conversation.id``: ``conversation`` hashed, or as given (OTL-9).
+
+    A ``MemoryFolder`` and ``RedisMemories`` tag each memory they open with
+    its user id, hashed; call this for a memory you create yourself. Give
+    ``hashed=False`` only for an id that is no personal data (a random
+    session id of your app's own).
+
+    Args:
+        memory: A ``Memory`` or an ``AsyncMemory``.
+        conversation: The user's or the conversation's id; None removes the tag.
+        hashed: Record ``conversation_id(conversation)`` (the default) or ``conversation`` itself.
+
+    Raises:
+        TypeError: ``memory`` is no memory, or ``conversation`` is not a str or None.
+    """
+    plumbing = getattr(memory, "_plumbing", None)
+    if plumbing is None or not hasattr(plumbing, "conversation"):
+        raise TypeError(f"set_conversation needs a Memory or an AsyncMemory, got {type(memory).__name__}")
+    if conversation is not None and not isinstance(conversation, str):
+        raise TypeError(f"a conversation's id must be a str or None, got {type(conversation).__name__}")
+    if conversation is not None:
+        conversation = conversation_id(conversation) if hashed else str.__str__(conversation)
+    plumbing.conversation = conversation
+
+
+def operation(name: str, store: object, token_budget: object = None, conversation: str | None = None) -> Any:
     """A ``with`` block that is the span ``sentinel_memory.<name>``, or does nothing when nobody listens (OTL-1).
+
+    The span is a child of the span current where it starts (the app's or the
+    framework's), in OpenTelemetry's context (OTL-10).
 
     Args:
         name: The operation, one of ``SPANS``.
         store: The memory's store: its class name is the span's ``sentinel_memory.store.type``.
         token_budget: A read's budget, recorded when it is a number.
+        conversation: The memory's ``gen_ai.conversation.id`` (OTL-9), or None.
 
     Returns:
         A context manager; its block's exception is recorded by type and passed on (OTL-4).
@@ -321,6 +382,8 @@ def operation(name: str, store: object, token_budget: object = None) -> Any:
             attributes[_DB_SYSTEM_NAME] = system
     if isinstance(token_budget, (int, float)) and not isinstance(token_budget, bool):
         attributes["sentinel_memory.token_budget"] = token_budget
+    if conversation is not None:
+        attributes[_CONVERSATION_ID] = conversation
     try:
         span = tracer.start_span(PREFIX + name, attributes=attributes)
     except Exception as error:  # OTL-8: a sampler or a processor's on_start: no span, the operation goes on

@@ -91,14 +91,16 @@ def message_of(data: Any) -> tuple[str, str] | None:
     return None
 
 
-def chat_message(data: Any) -> dict[str, Any] | None:
+def chat_message(data: Any, *, owned: bool = False) -> dict[str, Any] | None:
     """A new dict of the message a turn's data is: the stored message itself, or ``role`` and ``content`` (MSG-1).
 
     Args:
         data: An entry's data.
+        owned: ``data`` is the caller's own copy (from ``items()``, say): a stored message is returned
+            as it is, not copied again. Defaults to False.
 
     Returns:
-        The message (a new dict), or None when the data is no message.
+        The message (a new dict, or ``data`` itself when ``owned``), or None when the data is no message.
 
     Examples:
         >>> from sentinel_memory.core.turns import chat_message
@@ -111,7 +113,7 @@ def chat_message(data: Any) -> dict[str, Any] | None:
             if type(role) is str and role and type(content) is str:
                 return {"role": role, "content": content}  # the common turn, at once (TXT-4)
         if is_stored_message(data):
-            message: dict[str, Any] = clone(data)
+            message: dict[str, Any] = data if owned else clone(data)
             return message
     found = message_of(data)
     return None if found is None else {"role": found[0], "content": found[1]}

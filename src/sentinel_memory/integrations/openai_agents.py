@@ -44,7 +44,7 @@ from ..core.tokens import TokenizerLike, as_tokenizer, count_tokens, estimate_to
 from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory, create_memory
-from ..serving import UserMemories, check_reserve, current, newest_turns, unseen
+from ..serving import UserMemories, check_reserve, current, held, newest_turns, unseen
 
 try:
     from agents.memory.session import SessionABC
@@ -251,7 +251,7 @@ def chat_messages(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [check_message(message) for message in _turns(_checked_items(list(items)))]
 
 
-def items_of_turn(data: Any) -> list[dict[str, Any]]:
+def items_of_turn(data: Any, *, owned: bool = False) -> list[dict[str, Any]]:
     """The items a turn's data holds, as they came (OAI-1); a turn not written by a session reads as items too.
 
     A turn this adapter stored gives the items of its ``openai_agents_item``
@@ -262,11 +262,12 @@ def items_of_turn(data: Any) -> list[dict[str, Any]]:
 
     Args:
         data: A turn entry's data.
+        owned: ``data`` is the caller's own copy, which the items may share (``chat_message``'s).
 
     Returns:
         A new list of new item dicts; empty when ``data`` is no message.
     """
-    message = chat_message(data)
+    message = chat_message(data, owned=owned)
     if message is None:
         return []
     content = message.get("content")
@@ -486,9 +487,10 @@ class SentinelSession(SessionABC):
         found = []
         for key, data in current(self._memory).items():  # up to date (OAI-8), live, oldest first, at one now
             if is_turn_key(key):
-                message = chat_message(data)
+                # ``items()`` gave this copy of the data: the message and its items share it, copied once.
+                message = chat_message(data, owned=True)
                 if message is not None:
-                    found.append((turn_number(key), key, message, items_of_turn(data)))
+                    found.append((turn_number(key), key, message, items_of_turn(message, owned=True)))
         found.sort(key=lambda turn: turn[0])  # stable: entries of one N stay oldest first
         return [(key, message, items) for _, key, message, items in found]
 
@@ -600,7 +602,7 @@ class SentinelSession(SessionABC):
         checked = _checked_items(items)
         if not checked:
             return
-        with self._memory.transaction():
+        with held(self._memory):
             messages = _turns(checked, self._open_calls())
             # Items the client sent again (its whole transcript as the input) are stored once (OAI-9, SRV-3).
             messages = [check_message(message) for message in messages]
@@ -624,7 +626,7 @@ class SentinelSession(SessionABC):
 
     def pop(self) -> dict[str, Any] | None:
         """Remove the newest item and return it, or None when there is none (OAI-1); the sync form."""
-        with self._memory.transaction():
+        with held(self._memory):
             for key, _, items in reversed(self._turns_now()):
                 if not items:
                     continue
@@ -647,7 +649,7 @@ class SentinelSession(SessionABC):
 
     def clear(self) -> None:
         """Forget every turn of the memory and nothing else: its facts stay (OAI-1); the sync form."""
-        with self._memory.transaction():
+        with held(self._memory):
             for key, _, _ in self._turns_now():
                 self._memory.forget(key)
 
@@ -696,7 +698,7 @@ class SentinelSession(SessionABC):
 
     def _forget_refused(self, request: Sequence[Any]) -> None:
         """OAI-10: forget the refused run's input: the memory's trailing input turns, when they end the request."""
-        with self._memory.transaction():
+        with held(self._memory):
             keys: list[str] = []
             items: list[dict[str, Any]] = []
             for key, message in reversed(newest_turns(self._memory, len(request))):

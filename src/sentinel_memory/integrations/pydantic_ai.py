@@ -40,7 +40,7 @@ from ..core.tokens import TokenizerLike
 from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory
-from ..serving import UserMemories, check_reserve, current, is_memories, unseen
+from ..serving import UserMemories, check_reserve, current, held, is_memories, unseen
 
 try:
     import anyio
@@ -341,7 +341,7 @@ def _forget_run(stored: Sequence[tuple[Memory, str]]) -> None:
     for memory, key in stored:
         memories.setdefault(id(memory), (memory, []))[1].append(key)
     for memory, keys in memories.values():
-        with memory.transaction():
+        with held(memory):
             for key in keys:
                 memory.forget(key)
 
@@ -572,18 +572,19 @@ class SentinelHistory(AbstractCapability[Any]):
             if turns:
                 memory = self.memory_for(deps)
                 skip = 0
+                stored = []
                 try:
-                    with memory.transaction():  # the newest turns compared are the ones the batch follows
+                    with held(memory):  # the newest turns compared are the ones the batch follows
                         skip = unseen(memory, turns)
                         if turns[skip:]:
                             stored = memory.add_messages(turns[skip:], importance=self._importance, ttl=self._ttl)
-                            run = _RUN.get()
-                            if run is not None:  # PAI-10: forgotten again if the run fails
-                                run.extend((memory, entry.key) for entry in stored)
                 except (TypeError, ValueError) as error:
                     # The memory names the chat turns; name the pydantic-ai messages they came from.
                     said = _TURN_PLACE.sub(lambda found: origins[skip + int(found[1])], str(error))
                     raise type(error)(said) from error
+                run = _RUN.get()
+                if run is not None:  # PAI-10: forgotten again if the run fails; only once saved (SRV-5)
+                    run.extend((memory, entry.key) for entry in stored)
             new = [message for _, message in numbered]
             self._remember(new)
         return new

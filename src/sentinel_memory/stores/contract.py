@@ -26,12 +26,41 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ..core.cut import check_choice
 from ..core.document import declared_generation, generation_of
 from .generations import check_generation
 from .jsontext import json_text
 from .locking import DEFAULT_LOCK_WAIT, acquire, check_wait
 
-__all__ = ["AsyncStore", "MemoryStore", "Store", "as_path", "check_store", "is_async_store"]
+__all__ = [
+    "DURABILITY",
+    "AsyncStore",
+    "MemoryStore",
+    "Store",
+    "as_path",
+    "check_durability",
+    "check_store",
+    "is_async_store",
+]
+
+#: PER-23: how much a file or SQLite store waits for the disk on each save, the safest first (the default).
+#: ``"full"``: a save that returned survives a power cut. ``"normal"``: a power cut may undo the newest saves,
+#: never tear the file or the database. ``"none"``: the operating system decides when the data reaches the
+#: disk; a crashed process loses nothing, a power cut may lose the newest saves or, on some file systems,
+#: leave a file empty or a database damaged.
+DURABILITY = ("full", "normal", "none")
+
+
+def check_durability(durability: object) -> str:
+    """``durability`` checked: one of ``DURABILITY`` (PER-23).
+
+    Raises:
+        TypeError: It is not a str.
+        ValueError: It is not one of ``DURABILITY``.
+    """
+    if durability is None:
+        raise TypeError(f"durability must be a str, one of {DURABILITY}, got None")
+    return check_choice("durability", durability, DURABILITY)
 
 
 @runtime_checkable

@@ -51,7 +51,7 @@ from typing import Any
 from ..core.document import declared_generation, generation_of, problem
 from ..core.errors import DamagedStoreError, StoreWarning
 from . import jsontext
-from .contract import as_path
+from .contract import as_path, check_durability
 from .generations import check_generation
 from .locking import DEFAULT_LOCK_WAIT, HAS_FLOCK, SidecarLock, check_wait
 
@@ -74,10 +74,19 @@ class JsonFileStore:
         path: The file. Missing parent folders are created on the first save.
         lock_wait: The most seconds a save or ``lock()`` waits for the file's lock while another
             writer holds it, then ``LockTimeoutError`` (MW-8). Defaults to 30.
+        durability: How long a save waits for the disk (PER-23). ``"full"``, the default: the new
+            file and then its folder are fsynced, so a save that returned survives a power cut.
+            ``"normal"``: the new file is fsynced before it replaces the old one, the folder is
+            not; a power cut may bring back the file before the newest saves, never a torn one.
+            ``"none"``: nothing is fsynced and the operating system writes when it will; a process
+            that dies loses nothing it saved, a power cut may lose the newest saves or, on some
+            file systems, leave the file empty. Group a model call's changes (``Memory.group``)
+            to pay for one save per call whatever the level.
 
     Raises:
-        TypeError: ``lock_wait`` is not a number.
-        ValueError: ``lock_wait`` is not a finite number >= 0.
+        TypeError: ``lock_wait`` is not a number, or ``durability`` is not a str.
+        ValueError: ``lock_wait`` is not a finite number >= 0, or ``durability`` is not one of
+            ``"full"``, ``"normal"``, ``"none"``.
 
     Examples:
         >>> store = JsonFileStore(tmp / "memory.json")
@@ -87,9 +96,12 @@ class JsonFileStore:
         'Jakub'
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, lock_wait: float = DEFAULT_LOCK_WAIT, durability: str = "full"
+    ) -> None:
         self.path = as_path(path)
         self.lock_wait = check_wait(lock_wait)
+        self.durability = check_durability(durability)
         self._lock = SidecarLock()
 
     def __repr__(self) -> str:
@@ -168,7 +180,7 @@ class JsonFileStore:
         with _folder(target.parent) as folder, self._lock.hold(target, self.lock_wait):
             check_generation(self.path, declared_generation(document), self._generation_at(target))
             _remove_leftovers(target)
-            _replace(target, data, folder)
+            _replace(target, data, folder, self.durability)
 
     def generation(self) -> int:
         """The generation the file holds now: 0 for a missing file or one saved without (MW-1).
@@ -285,21 +297,25 @@ def _is_leftover(name: str, target: Path) -> bool:
     return bool(middle) and "." not in middle
 
 
-def _write(fd: int, data: bytes, mode: int | None) -> None:
-    """Write all of ``data``, set the permission bits, fsync, close."""
+def _write(fd: int, data: bytes, mode: int | None, *, sync: bool = True) -> None:
+    """Write all of ``data``, set the permission bits, fsync (unless ``sync`` is False), close."""
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         if mode is not None:
             os.fchmod(fd, mode)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
 
 
-def _replace(target: Path, data: bytes, folder: int | None) -> None:
-    """Steps 4 to 6 of a save; on any failure the target is as it was and no temp file is left."""
+def _replace(target: Path, data: bytes, folder: int | None, durability: str = "full") -> None:
+    """Steps 4 to 6 of a save; on any failure the target is as it was and no temp file is left.
+
+    ``durability`` (PER-23): ``"normal"`` skips the folder's fsync, ``"none"`` the file's too.
+    """
     try:
         old = os.stat(target)
     except FileNotFoundError:
@@ -315,9 +331,9 @@ def _replace(target: Path, data: bytes, folder: int | None) -> None:
     fd, temp = _temp_file(target)
     backup = None
     try:
-        _write(fd, data, None if old is None else stat.S_IMODE(old.st_mode))
-        if old is not None:
-            backup = _hard_link(target)
+        _write(fd, data, None if old is None else stat.S_IMODE(old.st_mode), sync=durability != "none")
+        if old is not None and durability == "full":
+            backup = _hard_link(target)  # to put back if the folder's fsync fails
         os.replace(temp, target)
     except BaseException:
         _unlink_quietly(temp)
@@ -325,7 +341,8 @@ def _replace(target: Path, data: bytes, folder: int | None) -> None:
             _unlink_quietly(backup)
         raise
     try:
-        _sync(folder)
+        if durability == "full":
+            _sync(folder)
     except BaseException:
         # The rename may not survive a power cut, and the caller is told the
         # save failed: make the file match that by putting the old one back.

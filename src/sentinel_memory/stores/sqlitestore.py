@@ -15,7 +15,7 @@ Every save is one transaction begun with ``BEGIN IMMEDIATE``, which takes
 SQLite's write lock at once; inside it the stored generation is checked
 (``ConflictError`` and nothing written when it
 is not the one before the save's). The database runs in WAL mode with
-``synchronous=FULL``, so a save that returns is on disk. A memory whose store
+``synchronous=FULL`` unless told otherwise (``durability``, PER-23), so a save that returns is on disk. A memory whose store
 holds exactly its last saved state sends only what a change touched
 (``SqliteStore.save_changes``): one or two rows for a remember, whatever
 the size of the memory.
@@ -41,11 +41,14 @@ from ..core.document import VERSION, declared_generation, record, working_record
 from ..core.errors import DamagedStoreError, LockTimeoutError
 from ..core.values import Changes, Working
 from . import jsontext
-from .contract import as_path
+from .contract import as_path, check_durability
 from .generations import check_generation
 from .locking import DEFAULT_LOCK_WAIT, SidecarLock, check_wait
 
 __all__ = ["SqliteStore"]
+
+#: PER-23: SQLite's ``synchronous`` for each durability, in WAL mode (MW-7).
+_SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL", "none": "OFF"}
 
 #: What the meta table's ``format`` row says, so a foreign database is never mistaken for a memory.
 FORMAT = "sentinel-memory"
@@ -73,10 +76,18 @@ class SqliteStore:
         path: The database file. It is created, with missing parent folders, on the first save.
         lock_wait: The most seconds a save or ``lock()`` waits for the database's lock while
             another writer holds it, then ``LockTimeoutError`` (MW-8). Defaults to 30.
+        durability: How long a save waits for the disk (PER-23), SQLite's ``synchronous`` in WAL
+            mode. ``"full"``, the default (``FULL``): a save that returned survives a power cut.
+            ``"normal"`` (``NORMAL``): the write-ahead log is synced only at checkpoints, so a power
+            cut may undo the newest saves; the database is never damaged. ``"none"`` (``OFF``): the
+            operating system decides; a process that dies loses nothing, a power cut may lose the
+            newest saves or damage the database. WAL needs every process on one machine: not a
+            network file system.
 
     Raises:
-        TypeError: ``lock_wait`` is not a number.
-        ValueError: ``lock_wait`` is not a finite number >= 0.
+        TypeError: ``lock_wait`` is not a number, or ``durability`` is not a str.
+        ValueError: ``lock_wait`` is not a finite number >= 0, or ``durability`` is not one of
+            ``"full"``, ``"normal"``, ``"none"``.
 
     Examples:
         >>> with create_memory(store=SqliteStore(tmp / "memory.db"), autosave=True) as kept:
@@ -87,9 +98,12 @@ class SqliteStore:
         'Jakub'
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, lock_wait: float = DEFAULT_LOCK_WAIT) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, lock_wait: float = DEFAULT_LOCK_WAIT, durability: str = "full"
+    ) -> None:
         self.path = as_path(path)
         self.lock_wait = check_wait(lock_wait)
+        self.durability = check_durability(durability)
         self._connection: sqlite3.Connection | None = None
         self._ready = False  # this connection found (or made) the store's tables
         self._guard = threading.RLock()
@@ -111,7 +125,7 @@ class SqliteStore:
                 self.path, timeout=self.lock_wait, isolation_level=None, check_same_thread=False
             )
             try:
-                connection.execute("PRAGMA synchronous=FULL")
+                connection.execute(f"PRAGMA synchronous={_SYNCHRONOUS[self.durability]}")
             except sqlite3.DatabaseError as error:
                 connection.close()
                 raise DamagedStoreError(f"is not a usable SQLite database: {error}", self.path) from None

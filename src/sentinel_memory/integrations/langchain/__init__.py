@@ -45,7 +45,7 @@ from ...core.tokens import TokenizerLike
 from ...core.turns import chat_message, is_turn_key, turn_number
 from ...folder import MemoryFolder
 from ...memory import Memory
-from ...serving import current
+from ...serving import current, held
 
 try:
     from langchain_core.chat_history import BaseChatMessageHistory
@@ -531,7 +531,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
 
         The facts (every entry that is not a turn, MSG-1), the L0 cache and
         the L1 working memory stay. The turns are forgotten in
-        one ``memory.transaction()`` (MW-6). The next turn keeps counting
+        one transaction saved once (MW-6, MW-10). The next turn keeps counting
         from the largest ``chat:N`` this memory has held (ENT-16).
 
         Examples:
@@ -543,7 +543,7 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
             >>> history.messages, list(mem)
             ([], ['user:name'])
         """
-        with self._memory.transaction():
+        with held(self._memory):
             keys = [key for key, data in self._memory.items() if is_turn_key(key) and chat_message(data) is not None]
             for key in keys:
                 self._memory.forget(key)

@@ -35,7 +35,7 @@ from ...core.shown import shown
 from ...core.tokens import TokenizerLike, as_tokenizer, count_tokens
 from ...folder import MemoryFolder
 from ...memory import Memory
-from ...serving import UserMemories, check_reserve, is_memories, run_view, unseen
+from ...serving import UserMemories, check_reserve, held, is_memories, run_view, unseen
 from . import messages_from_turns, turns_from_messages
 
 try:
@@ -282,7 +282,7 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         user = None if self._users is None else self.user_of(runtime)
         memory = self.memory_for(runtime)
         stored: list[str] = []
-        with memory.transaction():  # the newest turns compared are the ones the batch follows (LC-10)
+        with held(memory):  # the newest turns compared are the ones the batch follows (LC-10)
             turns = turns[unseen(memory, turns) :]
             if turns:
                 entries = memory.add_messages(turns, importance=self._importance, ttl=self._ttl)
@@ -301,7 +301,7 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         if not keys:
             return
         memory = cast("Memory", self._memory) if self._users is None else self._users.get(run["user"])
-        with memory.transaction():
+        with held(memory):
             for key in keys:
                 memory.forget(key)
 
