@@ -115,7 +115,7 @@ def test_bm_11_a_function_or_an_unknown_name_loads_as_words_with_a_warning(make)
     store = sm.MemoryStore()
     store.save({"version": 1, "ranking": "bm25", "entries": []})
     mem = make(store=store)
-    store.save({"version": 1, "generation": 3, "ranking": "function", "entries": []})
+    store.save({"version": 1, "generation": 1, "ranking": "function", "entries": []})
     _, warned = caught(mem.load)  # the bm25 it took before does not stay
     assert mem.stats()["ranking"] == "words" and len(warned) == 1
 
