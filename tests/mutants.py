@@ -940,8 +940,8 @@ MUTANTS = [
     Mutant(
         "a whole Redis save leaves the keys without the idle ttl",
         "stores/redisstore.py",
-        'args += [_dumps(document.get("working", _EMPTY_WORKING)), self.idle_ms, *pairs]',
-        'args += [_dumps(document.get("working", _EMPTY_WORKING)), 0, *pairs]',
+        'args += [_dumps(document.get("working", _EMPTY_WORKING)), self.idle_ms, ranking, *pairs]',
+        'args += [_dumps(document.get("working", _EMPTY_WORKING)), 0, ranking, *pairs]',
         tests=("tests/test_redis_expiry.py",),
     ),
     Mutant(
