@@ -62,6 +62,8 @@ TELEMETRY_FAILURES = ("tests/test_telemetry_failures.py",)
 AGENT = ("tests/test_langchain_agent.py",)
 #: One agent for many users, histories sent again, overlapping and failed runs: the server tests, then their properties.
 SERVING = ("tests/test_agent_server.py", "tests/spec/test_serving_properties.py")
+#: The ranking saved with the memory: documents, stores, loads (BM-10, BM-11).
+RANKING_SAVED = ("tests/test_ranking_saved.py",)
 #: The BM25 ranking's and the scorer seam's example tests, then their properties.
 BM25 = ("tests/test_bm25.py", "tests/spec/test_bm25_properties.py")
 #: Group commit and durability: the example tests, then the properties.
@@ -942,8 +944,8 @@ MUTANTS = [
     Mutant(
         "a whole Redis save leaves the keys without the idle ttl",
         "stores/redisstore.py",
-        'args += [_dumps(document.get("working", _EMPTY_WORKING)), self.idle_ms, *pairs]',
-        'args += [_dumps(document.get("working", _EMPTY_WORKING)), 0, *pairs]',
+        'args += [_dumps(document.get("working", _EMPTY_WORKING)), self.idle_ms, ranking, *pairs]',
+        'args += [_dumps(document.get("working", _EMPTY_WORKING)), 0, ranking, *pairs]',
         tests=("tests/test_redis_expiry.py",),
     ),
     Mutant(
@@ -2499,6 +2501,105 @@ MUTANTS = [
         "with telemetry._OFF:",
         tests=TELEMETRY,
     ),
+    # -- the ranking saved with the memory (BM-10, BM-11) -----------------------------------------
+    Mutant(
+        "ranking saved: a document never names it",
+        "core/document.py",
+        '    if ranking != "words":\n        document["ranking"] = ranking',
+        '    if ranking == "function":\n        document["ranking"] = ranking',
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: the app's function is saved as words",
+        "core/values.py",
+        '    return ranking if isinstance(ranking, str) else "function"',
+        '    return ranking if isinstance(ranking, str) else "words"',
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: a load never takes the document's",
+        "core/persistence.py",
+        '    ranking = saved if isinstance(saved, str) and saved in RANKINGS else "words"',
+        "    ranking = saved if isinstance(saved, str) and saved in RANKINGS else state.config.ranking",
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: a load takes it even when the app gave one",
+        "shell.py",
+        "now=self.now(), adopt=not self.ranking_given",
+        "now=self.now(), adopt=True",
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: create_memory marks the ranking given always",
+        "memory.py",
+        "memory._plumbing.ranking_given = ranking is not None",
+        "memory._plumbing.ranking_given = True",
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: the native async engine marks it given always",
+        "aio.py",
+        "engine.plumbing.ranking_given = ranking is not None",
+        "engine.plumbing.ranking_given = True",
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: a load of another ranking keeps saving incrementally",
+        "shell.py",
+        "            same_ranking = saved == ranking_name(state.config.ranking)",
+        "            same_ranking = True",
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: a load of another ranking does not warn",
+        "core/document.py",
+        "    if saved == name:\n        return None",
+        '    if saved == name or saved == "words":\n        return None',
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: an empty store warns",
+        "shell.py",
+        "mismatch = None if document is None else ranking_problem",
+        "mismatch = None if False else ranking_problem",
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: stats show no ranking",
+        "core/reads.py",
+        '        "ranking": ranking_name(state.config.ranking),\n',
+        "",
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: sqlite keeps an old ranking row",
+        "stores/sqlitestore.py",
+        "            connection.execute(\"DELETE FROM sentinel_memory_meta WHERE name = 'ranking'\")\n",
+        "",
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: sqlite loads without the ranking",
+        "stores/sqlitestore.py",
+        'ranking = f\',"ranking":{meta["ranking"]}\' if "ranking" in meta else ""',
+        'ranking = ""',
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: redis keeps an old ranking field",
+        "stores/redisstore.py",
+        " else redis.call('HDEL', KEYS[1], 'ranking') end",
+        " end",
+        tests=RANKING_SAVED,
+    ),
+    Mutant(
+        "ranking saved: redis loads without the ranking",
+        "stores/redisstore.py",
+        '        if "ranking" in meta:  # a whole save names it when the document does (BM-10)',
+        "        if False:  # a whole save names it when the document does (BM-10)",
+        tests=RANKING_SAVED,
+    ),
     # -- the BM25 ranking and the scorer seam ---------------------------------------------------
     Mutant(
         "bm25: k1 is 1.5",
@@ -2617,6 +2718,27 @@ MUTANTS = [
         "core/ranking.py",
         "if value > 0 and (wanted is None or entry.seq in wanted)",
         "if value >= 0 and (wanted is None or entry.seq in wanted)",
+        tests=BM25,
+    ),
+    Mutant(
+        "ranking: a neighbour that is no hit carries nothing",
+        "core/ranking.py",
+        "                values[key] = carried\n            elif",
+        "                values[key] = 0.0\n            elif",
+        tests=BM25,
+    ),
+    Mutant(
+        "ranking: the walk for many hits finds no neighbour after",
+        "core/ranking.py",
+        "live[max(i - 1, 0) : i] + live[i + 1 : i + 2]",
+        "live[max(i - 1, 0) : i]",
+        tests=BM25,
+    ),
+    Mutant(
+        "ranking: a neighbour's carried score replaces a larger own one",
+        "core/ranking.py",
+        "            elif value < carried:",
+        "            else:",
         tests=BM25,
     ),
     Mutant(

@@ -39,7 +39,7 @@ def test_restaurant_keeps_name_and_allergy_cmp_1(make, clock):
 
 
 def test_restaurant_stats_line_cmp_5(make, clock):
-    """CMP-5, CMP-6: the article's exact stats line after the restaurant."""
+    """CMP-5, CMP-6, BM-10: the article's exact stats line after the restaurant, then the ranking's name."""
     mem = restaurant(make, clock)
     assert mem.stats() == {
         "size": 5,
@@ -49,6 +49,7 @@ def test_restaurant_stats_line_cmp_5(make, clock):
         "compactions": 3,
         "expired": 0,
         "evicted": 3,
+        "ranking": "words",
     }
 
 

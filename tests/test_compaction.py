@@ -101,6 +101,7 @@ def test_cmp_3_compaction_runs_when_stored_exceeds_limit(make, clock):
         "compactions": 1,
         "expired": 1,
         "evicted": 0,
+        "ranking": "words",
     }
 
 
@@ -127,8 +128,8 @@ def test_cmp_5_counters_add_up(make, clock):
 
 
 def test_cmp_6_stats_keys_in_order(mem):
-    """CMP-6: stats has exactly these keys in this order."""
-    assert list(mem.stats()) == ["size", "stored", "limit", "cache", "compactions", "expired", "evicted"]
+    """CMP-6: stats has exactly these keys in this order, the ranking's name last (BM-10)."""
+    assert list(mem.stats()) == ["size", "stored", "limit", "cache", "compactions", "expired", "evicted", "ranking"]
 
 
 def test_ret_1_freshness_formula():

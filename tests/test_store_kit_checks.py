@@ -127,6 +127,13 @@ class NoWorkingStore(GoodStore):
         super()._write({k: v for k, v in document.items() if k != "working"})
 
 
+class NoRankingStore(GoodStore):
+    """Saves the document without its ranking's name (BM-10)."""
+
+    def _write(self, document):
+        super()._write({k: v for k, v in document.items() if k != "ranking"})
+
+
 class NoExpiresAtStore(GoodStore):
     """Drops each entry's expiresAt: an entry with a ttl comes back without one."""
 
@@ -340,6 +347,7 @@ BROKEN = {
     "test_per_2_an_empty_store_loads_none": ["NeverEmptyStore"],
     "test_per_3_a_save_loads_back_as_it_was": ["NoWorkingStore", "NoExpiresAtStore"],
     "test_per_3_unicode_and_big_numbers_survive": ["DoubleNumbersStore"],
+    "test_bm_10_the_rankings_name_loads_back": ["NoRankingStore"],
     "test_per_10_documents_are_copies": ["KeepsTheSavedDocumentStore", "HandsOutItsDocumentStore"],
     "test_per_12_expired_entries_are_saved_and_stay_invisible": ["TidiesByItsOwnClockStore"],
     "test_per_13_damage_is_reported_and_left_alone": ["IgnoresDamageStore", "SavesOverDamageStore"],

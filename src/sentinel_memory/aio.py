@@ -897,8 +897,10 @@ async def create_async_memory(
         tokenizer: Counts tokens: a function ``(text) -> number`` or any object with
             ``encode(text)``. Defaults to None (``estimate_tokens``).
         ranking: How ``recall`` and a query in ``get_context``/``get_messages`` rank the entries (BM-9):
-            ``"words"``, the default (REC-2), ``"bm25"`` (BM25 with stop words and English stems, the
-            ``bm25`` extra) or a function ``(query, entries) -> scores``.
+            ``"words"`` (REC-2), ``"bm25"`` (BM25 with stop words and English stems, the ``bm25``
+            extra) or a function ``(query, entries) -> scores``. Saved with the memory (BM-10).
+            Defaults to None: the ranking the store's memory was saved with, ``"words"`` for a new
+            one (BM-11).
         on_evict: Called with the ``Compaction`` of every automatic compaction that dropped
             something. Defaults to None.
         working_ttl: How long the working memory lives without a set, in milliseconds or a
@@ -958,6 +960,7 @@ async def create_async_memory(
             on_evict=on_evict,
             shared=shared,
         )
+        engine.plumbing.ranking_given = ranking is not None  # as create_memory's (BM-11)
     else:
         engine = _Threaded(memory)
     result = AsyncMemory(engine, clock=clock)

@@ -90,7 +90,7 @@ class MemoryFolder:
         clock: As for ``create_memory``. Defaults to None (``wall_clock``).
         recency_window: As for ``create_memory``. Defaults to None (one day).
         tokenizer: As for ``create_memory``. Defaults to None (``estimate_tokens``).
-        ranking: As for ``create_memory``. Defaults to None (``"words"``).
+        ranking: As for ``create_memory``. Defaults to None (each memory's saved ranking, BM-11).
         on_evict: As for ``create_memory``. Defaults to None (no callback).
         working_ttl: As for ``create_memory``. Defaults to None (one hour).
         cache_ttl: As for ``create_memory``. Defaults to None (5 minutes).

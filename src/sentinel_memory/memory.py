@@ -840,8 +840,10 @@ def create_memory(
             ``(text) -> number`` or any object with ``encode(text)``. None, the default, means
             ``estimate_tokens``.
         ranking: How ``recall`` and a query in ``get_context``/``get_messages`` rank the entries (BM-9):
-            ``"words"``, the default (REC-2), ``"bm25"`` (BM25 with stop words and English stems, the
-            ``bm25`` extra) or a function ``(query, entries) -> scores``.
+            ``"words"`` (REC-2), ``"bm25"`` (BM25 with stop words and English stems, the ``bm25``
+            extra) or a function ``(query, entries) -> scores``. Saved with the memory (BM-10).
+            Defaults to None: the ranking the store's memory was saved with, ``"words"`` for a new
+            one (BM-11).
         on_evict: Called with the ``Compaction`` of every automatic compaction that dropped
             something, for example to archive it. Defaults to None.
         working_ttl: How long the working memory lasts without a ``set``. None, the default, means one hour.
@@ -897,6 +899,7 @@ def create_memory(
         shared=shared,
     )
     memory._plumbing.ephemeral = ephemeral
+    memory._plumbing.ranking_given = ranking is not None  # else every load takes the stored ranking (BM-11)
     if load:
         memory.load()
     return memory

@@ -350,13 +350,14 @@ class Reads(Mapping[str, V]):
                 )
             )
 
-    def stats(self) -> dict[str, int]:
-        """The counters of this memory (CMP-5).
+    def stats(self) -> dict[str, int | str]:
+        """The counters of this memory (CMP-5), and its ranking (BM-10).
 
         Returns:
             A dict with, in this order, ``size`` (live entries), ``stored`` (expired ones included),
-            ``limit``, ``cache`` (live cache items), ``compactions``, and how many entries were
-            ``expired`` and ``evicted`` so far.
+            ``limit``, ``cache`` (live cache items), ``compactions``, how many entries were
+            ``expired`` and ``evicted`` so far, and the ``ranking`` (``"words"``, ``"bm25"`` or
+            ``"function"``).
 
         Examples:
             >>> mem.remember("user:name", "Jakub").key

@@ -29,12 +29,13 @@ from collections.abc import Callable, Generator, Iterable
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from . import core, logs, telemetry
-from .core.document import generation_of
+from .core.document import generation_of, ranking_name, ranking_problem, saved_ranking
 from .core.errors import (
     ConflictError,
     DamagedStoreError,
     LoadWarning,
     NoOpenCallError,
+    RankingWarning,
     ReentrantCallError,
     UnsavedChangesWarning,
 )
@@ -302,6 +303,8 @@ class Plumbing:
         self.deferred: Deferred | None = None
         #: What this memory's spans carry as ``gen_ai.conversation.id`` (OTL-9), or None.
         self.conversation: str | None = None
+        #: The app chose the ranking; when False, every load takes the document's (BM-11).
+        self.ranking_given = True
 
     def now(self) -> int | float:
         """Read the clock once for one operation (TIME-1)."""
@@ -516,7 +519,9 @@ class Plumbing:
                 document = yield Call(self.store.load, heavy=True)
                 # Checking a document copies its data, two frames per nesting level
                 # (ENT-13): make sure that works from any call depth (PER-17).
-                parse = functools.partial(core.from_document, start, document, now=self.now())
+                parse = functools.partial(
+                    core.from_document, start, document, now=self.now(), adopt=not self.ranking_given
+                )
                 entries = document.get("entries") if isinstance(document, dict) else None
                 big = isinstance(entries, list) and len(entries) >= HEAVY_LOAD
                 loaded: tuple[MemoryState, LoadResult, Compaction] = yield Call(
@@ -531,7 +536,10 @@ class Plumbing:
             before = (self.generation, self.dirty, self.in_sync, self.preserve_first)
             self.generation = found = generation_of(document) if isinstance(document, dict) else 0
             unsaved = self.unsaved
-            self.dirty, self.in_sync, self.unsaved = False, not result.lost, 0
+            # A store holding another ranking than the memory's gets the whole document at the next save (BM-11).
+            saved = saved_ranking(document)
+            same_ranking = saved == ranking_name(state.config.ranking)
+            self.dirty, self.in_sync, self.unsaved = False, not result.lost and same_ranking, 0
             self.preserve_first = self.preserve_first or bool(result.lost)
             try:
                 yield from self.commit(state, dropped, persist=bool(dropped), keys=None, who=who)
@@ -553,6 +561,11 @@ class Plumbing:
                 self.pending.append(
                     load_warning(self.store, result, self.state.config.limit, can_preserve=can_preserve)
                 )
+            mismatch = None if document is None else ranking_problem(saved, self.state.config.ranking)
+            if mismatch is not None:
+                message = f"{self.store!r} {mismatch}"
+                logs.logger.warning("%s", message)
+                self.pending.append(RankingWarning(message))
             telemetry.loaded(result, self.state, found)
             return result
 

@@ -35,13 +35,14 @@ import random
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
 
 from .core import to_document
-from .core.errors import ConflictError, DamagedStoreError, LoadWarning, LockTimeoutError
+from .core.errors import ConflictError, DamagedStoreError, LoadWarning, LockTimeoutError, RankingWarning
 from .core.values import LoadResult
 from .fakeclock import FakeClock
 from .memory import Memory, create_memory
@@ -111,6 +112,11 @@ def _generation_of(document: Any) -> int | None:
         return None
     generation = document.get("generation", 0)
     return int(generation) if isinstance(generation, (int, float)) and not isinstance(generation, bool) else None
+
+
+def _every_entry_scores_one(query: str, entries: Any) -> list[float]:
+    """The app's own ranking of the kit's ranking check (BM-9): every entry scores 1."""
+    return [1.0] * len(entries)
 
 
 class RecordingStore:
@@ -582,6 +588,22 @@ class StoreSuite:
         assert _fields(again) == _fields(mem)
         assert again.working.get() == {"task": "refund", "step": 2} and again.cache.get("scratch") is None
         assert again.add_turn("assistant", "None.").key == "chat:2"
+
+    def test_bm_10_the_rankings_name_loads_back(self, tmp_path: Any, make: Any) -> None:
+        """BM-10, BM-11: a memory ranked by the app's function loads back named so; a whole save naming none drops it."""
+        store = self.make_store(tmp_path)
+        mem = make(store=store, ranking=_every_entry_scores_one, autosave=True)
+        mem.remember("a", 1)
+        mem.remember("b", 2)  # an incremental save, when the store takes one, keeps the name
+        loaded = store.load()
+        assert loaded is not None and loaded.get("ranking") == "function"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RankingWarning)  # saved with a function, opened with words: said
+            words = make(store=store, ranking="words", autosave=True)
+        assert words.stats()["ranking"] == "words"
+        words.remember("c", 3)  # the next save is whole, and names no ranking
+        loaded = store.load()
+        assert loaded is not None and "ranking" not in loaded and make(store=store).stats()["ranking"] == "words"
 
     def test_per_3_unicode_and_big_numbers_survive(self, tmp_path: Any, make: Any) -> None:
         """PER-3, ENT-2: astral characters, every JSON kind, 2**53 + 1 and -0.0 come back exactly."""

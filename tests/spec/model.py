@@ -177,7 +177,7 @@ class Model:
             picks.pop()
         return "", []
 
-    def stats(self, now: float) -> dict[str, int]:
+    def stats(self, now: float) -> dict[str, int | str]:
         return {
             "size": len(self.live(now)),
             "stored": len(self.entries),
@@ -186,6 +186,7 @@ class Model:
             "compactions": self.compactions,
             "expired": self.expired,
             "evicted": self.evicted,
+            "ranking": "words",  # the machine's memories are made with the default ranking (BM-10)
         }
 
     # -- transitions ---------------------------------------------------------

@@ -141,3 +141,31 @@ def test_bm_9_a_scorer_ranks_its_positive_scores(items, query, numbers):
     scored = [(float(v), e) for v, e in zip(values, live, strict=True) if v > 0 and words(query)]
     expected = ranking_module.best_first(scored, now, state.config.recency_window)
     assert [(h.score, h.entry.seq) for h in hits] == [(v, e.seq) for v, e in expected]
+
+
+def _scorer(query, entries):
+    return [1.0] * len(entries)
+
+
+SAVED = st.sampled_from(["words", "bm25", "function", "bm26", 7, None])
+
+
+@settings(max_examples=150, deadline=None)
+@given(entries, st.sampled_from(["words", "bm25", _scorer]), SAVED, st.booleans())
+def test_bm_10_bm_11_a_load_takes_or_keeps_the_ranking_and_a_save_names_it(items, ranking, saved, adopt):
+    """BM-10, BM-11: a document names the ranking; a load adopts a name it can bring back, else words, or keeps a given one."""
+    state, now = build(items, False)
+    state = attrs.evolve(state, config=attrs.evolve(state.config, ranking=ranking))
+    document = core.to_document(state)
+    name = ranking if isinstance(ranking, str) else "function"
+    assert document.get("ranking", "words") == name and ("ranking" in document) == (name != "words")
+    assert core.stats(state, now=now)["ranking"] == name
+    if saved is not None:
+        document["ranking"] = saved
+    loaded, _, _ = core.from_document(MemoryState(config=state.config), document, now=now, adopt=adopt)
+    stored = document.get("ranking", "words")
+    expected = (stored if stored in ("words", "bm25") else "words") if adopt else ranking
+    assert loaded.config.ranking == expected
+    again = core.to_document(loaded)
+    assert again.get("ranking", "words") == core.stats(loaded, now=now)["ranking"]
+    assert again["entries"] == document["entries"] and again["working"] == document["working"]

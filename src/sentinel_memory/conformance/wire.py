@@ -164,7 +164,7 @@ def encode(value: Any) -> Any:
 
 def case_groups(case: Mapping[str, Any]) -> set[str]:
     """The groups a case needs: those of its ops, persistence for an autosaving config, sessions for several memories,
-    bm25 for a config that sets the ranking."""
+    bm25 for a config that sets the ranking or a document that names one."""
     needed = {OP_GROUPS.get(step.get("op"), "entries") for step in case.get("steps", [])}
     if case.get("config", {}).get("autosave") is True:
         needed.add("persistence")
@@ -172,7 +172,16 @@ def case_groups(case: Mapping[str, Any]) -> set[str]:
         needed.update(("sessions", "persistence"))
     if "ranking" in case.get("config", {}):  # the BM25 ranking is an option a port may leave out (BM-9)
         needed.add("bm25")
+    if any(_names_ranking(step) for step in case.get("steps", [])):  # a document saved with a ranking (BM-10)
+        needed.add("bm25")
     return needed
+
+
+def _names_ranking(step: Mapping[str, Any]) -> bool:
+    """True when a step puts a document that names a ranking into the store (BM-10, BM-11)."""
+    args = step.get("args")
+    document = args.get("document") if isinstance(args, dict) else None
+    return isinstance(document, dict) and "ranking" in document
 
 
 def entries(items: tuple[Entry, ...]) -> list[dict[str, Any]]:

@@ -2,14 +2,16 @@
 
 ::
 
-    {"version": 1,
+    {"version": 1, "generation": n, "ranking": "bm25",
      "entries": [{"key": ..., "data": ..., "importance": ...,
                   "createdAt": ..., "updatedAt": ..., "expiresAt": ... | null}, ...],
      "working": {"data": {...}, "updatedAt": ... | null}}
 
 Entries are listed oldest first and a load restores that order. Expired
 entries that are still stored are saved too; a load keeps them invisible
-until the next compaction reports them.
+until the next compaction reports them. ``ranking`` names the memory's
+ranking when it is not the article's (BM-10): a document without one was
+ranked by words.
 
 Loading is strict about the *document* and forgiving about *entries*: a
 document that is not an object, has no list of entries or an unknown version
@@ -33,7 +35,7 @@ from .jsondata import clone, copy_json, is_json_text
 from .options import is_number
 from .shown import shown
 from .state import MemoryState
-from .values import Entry, LoadResult, Working
+from .values import RANKINGS, Entry, LoadResult, Working, ranking_name
 
 _key = operator.attrgetter("key")
 
@@ -44,7 +46,10 @@ __all__ = [
     "generation_of",
     "parse",
     "problem",
+    "ranking_name",
+    "ranking_problem",
     "record",
+    "saved_ranking",
     "working_record",
 ]
 
@@ -61,9 +66,38 @@ def dump(state: MemoryState, *, generation: int | None = None) -> dict[str, Any]
     document: dict[str, Any] = {"version": VERSION}
     if generation is not None:
         document["generation"] = generation
+    ranking = ranking_name(state.config.ranking)
+    if ranking != "words":
+        document["ranking"] = ranking
     document["entries"] = [record(e) for e in state.index.all_by_age()]
     document["working"] = working_record(state.working)
     return document
+
+
+def saved_ranking(document: object) -> object:
+    """The ranking a loaded document was saved with (BM-10): its ``ranking``, ``"words"`` when it has none."""
+    return document.get("ranking", "words") if isinstance(document, dict) else "words"
+
+
+def ranking_problem(saved: object, ranking: object) -> str | None:
+    """What a load under ``ranking`` of a document saved with ``saved`` warns, or None when they agree (BM-11).
+
+    ``saved`` is ``saved_ranking``'s value, ``ranking`` the memory's after
+    the load (a name or the app's function).
+    """
+    name = ranking_name(ranking)
+    if saved == name:
+        return None
+    if saved == "function":
+        why = "the app's own ranking function, which a document cannot hold"
+    elif isinstance(saved, str) and saved in RANKINGS:
+        why = f"ranking {saved!r}"
+    else:
+        why = f"a ranking this release does not know, {shown(saved)}"
+    return (
+        f"was saved with {why}; this memory ranks by {name!r}, and its next save stores {name!r}. "
+        f"Pass create_memory(ranking=...) to choose the ranking"
+    )
 
 
 def record(entry: Entry) -> dict[str, Any]:

@@ -13,6 +13,7 @@ __all__ = [
     "LoadWarning",
     "LockTimeoutError",
     "NoOpenCallError",
+    "RankingWarning",
     "ReentrantCallError",
     "SentinelMemoryWarning",
     "StoreConnectionError",
@@ -168,6 +169,26 @@ class LoadWarning(SentinelMemoryWarning):
         1
         >>> caught[0].category.__name__
         'LoadWarning'
+    """
+
+
+class RankingWarning(SentinelMemoryWarning):
+    """A loaded memory was saved with another ranking than the one it now ranks by (BM-11).
+
+    Nothing is lost: a ranking only orders what ``recall`` and a queried
+    context choose, and the next save stores the memory's own ranking.
+
+
+    Examples:
+        >>> import warnings
+        >>> store = MemoryStore()
+        >>> store.save({"version": 1, "ranking": "bm25", "entries": []})
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     create_memory(store=store, ranking="words").stats()["ranking"]
+        'words'
+        >>> caught[0].category.__name__
+        'RankingWarning'
     """
 
 

@@ -9,11 +9,13 @@ import attrs
 
 from . import document as _document
 from .basics import _check_now, _with_entries
+from .bm25 import MissingStemmerError
 from .entries import compact
 from .index import Index
 from .state import MemoryState, largest_turn
 from .table import Table
 from .values import (
+    RANKINGS,
     Changes,
     Compaction,
     LoadResult,
@@ -24,8 +26,9 @@ from .values import (
 def to_document(state: MemoryState, *, generation: int | None = None) -> dict[str, Any]:
     """The JSON document ``save()`` writes (PER-1, PER-12, MW-1); see ``sentinel_memory.core.document``.
 
-    It holds the entries (expired ones not yet compacted too) and the working
-    memory; the cache, the counters and the config are not saved.
+    It holds the entries (expired ones not yet compacted too), the working
+    memory and the ranking's name when it is not ``"words"`` (BM-10); the
+    cache, the counters and the rest of the config are not saved.
 
     Args:
         state: The memory state to write out.
@@ -82,11 +85,14 @@ def changes(before: MemoryState, after: MemoryState, keys: Iterable[str], *, gen
 
 
 def from_document(
-    state: MemoryState, document: object, *, now: int | float
+    state: MemoryState, document: object, *, now: int | float, adopt: bool = False
 ) -> tuple[MemoryState, LoadResult, Compaction]:
-    """Replace entries and working memory with a loaded document (PER-3 .. PER-8).
+    """Replace entries and working memory with a loaded document (PER-3 .. PER-8, BM-11).
 
-    The cache, the counters and the config stay. Invalid entries are dropped
+    The cache, the counters and the config stay; with ``adopt`` (a memory
+    made without a ``ranking``), the config takes the document's ranking,
+    ``"words"`` when it names none or one no name can bring back (the app's
+    function, an unknown name). Invalid entries are dropped
     and counted, not raised. A store that holds more than ``limit`` is
     compacted like any automatic compaction, and what that dropped comes back
     as the ``Compaction``.
@@ -95,6 +101,7 @@ def from_document(
         state: The memory state to load into; it is not modified.
         document: The loaded document, as ``to_document`` writes it; None for an empty store.
         now: The current time, milliseconds since the epoch (a finite number).
+        adopt: Rank by the document's ranking (BM-11). Defaults to False (the config's stays).
 
     Returns:
         ``(state, result, compaction)``, the new state, the ``LoadResult`` (counts of loaded,
@@ -103,6 +110,8 @@ def from_document(
     Raises:
         TypeError: ``now`` is not a finite number.
         DamagedStoreError: The document is not a memory (not a dict, an unknown version, ...).
+        MissingStemmerError: With ``adopt``, the document was saved with ``"bm25"`` and the Snowball
+            stemmer (the ``bm25`` extra) is not installed.
 
     Examples:
         >>> saved, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
@@ -112,6 +121,8 @@ def from_document(
     """
     _check_now(now)
     entries, working, result = _document.parse(document, first_seq=state.next_seq)
+    if adopt:
+        state = _adopted(state, _document.saved_ranking(document))
     state = _with_entries(
         state,
         Table(entries),
@@ -125,3 +136,17 @@ def from_document(
         state, dropped = compact(state, now=now)
         result = attrs.evolve(result, compacted=len(dropped.expired) + len(dropped.evicted))
     return state, result, dropped
+
+
+def _adopted(state: MemoryState, saved: object) -> MemoryState:
+    """``state`` ranked by the ranking a document was saved with, when a name can bring it back, else by words (BM-11)."""
+    ranking = saved if isinstance(saved, str) and saved in RANKINGS else "words"
+    if state.config.ranking == ranking:
+        return state
+    try:
+        config = attrs.evolve(state.config, ranking=ranking)
+    except MissingStemmerError as error:
+        raise MissingStemmerError(
+            f'the memory was saved with ranking="bm25"; {error}, or pass ranking="words" to rank it by words'
+        ) from error
+    return attrs.evolve(state, config=config)

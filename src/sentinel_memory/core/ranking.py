@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ from .values import Entry
 __all__ = ["best_first", "matches", "naive", "uses_words"]
 
 _first = operator.itemgetter(0)
+_seq = operator.attrgetter("seq")
 
 
 def uses_words(config: Any) -> bool:
@@ -92,40 +94,26 @@ def _best_bm25(
     if len(top) <= _FEW:
         for _, entry in top:
             near[entry.seq] = index.neighbours(entry, now)
-    else:  # many hits: one walk of the live entries in age order finds every neighbour
+    else:  # many hits: their places among the live entries in age order, found at C speed, give every neighbour
         live = index.live_by_age(now)
-        for i, entry in enumerate(live):
-            if entry.seq in entries:
-                near[entry.seq] = live[max(i - 1, 0) : i] + live[i + 1 : i + 2]
-    for others in near.values():
-        for other in others:
-            entries.setdefault(other.seq, other)
-    count = len(state.entries) - len(expired)
-    total = postings.total - sum(entry.bm25_terms[1] for entry in expired)
-    mean = total / count
-    idfs = {term: bm25.idf(count, _holders(postings, term, expired)) for term in terms}
-    values = {}
-    for seq, entry in entries.items():
-        value = own.get(seq)
-        if value is None:
-            counts, length = entry.bm25_terms
-            value = own[seq] = bm25.score(terms, counts, length, idfs, mean) if counts else 0.0
-        values[seq] = value
+        for i in itertools.compress(range(len(live)), map(entries.__contains__, map(_seq, live))):
+            near[live[i].seq] = live[max(i - 1, 0) : i] + live[i + 1 : i + 2]
+    # A neighbour that is no hit is ranked by what it carries: when it holds a query term, its own score is
+    # below every hit's (the hits are every entry at or above the ``limit``-th score), and at least ``limit``
+    # hits rank above it either way, so its own score never decides the first ``limit`` nor their order.
+    values = dict(own)
     for seq, others in near.items():
         carried = bm25.NEIGHBOUR * own[seq]
         for other in others:
-            if values[other.seq] < carried:
-                values[other.seq] = carried
+            key = other.seq
+            value = values.get(key)
+            if value is None:
+                entries[key] = other
+                values[key] = carried
+            elif value < carried:
+                values[key] = carried
     scored = [(values[seq], entry) for seq, entry in entries.items() if values[seq] > 0.0]
     return best_first(scored, now, window)[:limit]
-
-
-def _holders(postings: bm25.Postings, term: str, expired: list[Entry]) -> int:
-    """How many live entries hold ``term`` (BM-4)."""
-    table = postings.lists.get(term)
-    if table is None:
-        return 0
-    return len(table) - sum(1 for entry in expired if term in entry.bm25_terms[0])
 
 
 def best_first(

@@ -12,6 +12,7 @@ from .options import number_option
 from .state import MemoryState
 from .values import (
     Entry,
+    ranking_name,
 )
 
 
@@ -162,19 +163,20 @@ def get_recent(state: MemoryState, n: int | None = None, *, now: int | float) ->
     return _copies(state, itertools.islice(state.index.newest_first(now), min(count, len(state.entries))))
 
 
-def stats(state: MemoryState, *, now: int | float) -> dict[str, int]:
-    """``size, stored, limit, cache, compactions, expired, evicted``, in that order (CMP-6).
+def stats(state: MemoryState, *, now: int | float) -> dict[str, int | str]:
+    """``size, stored, limit, cache, compactions, expired, evicted, ranking``, in that order (CMP-6).
 
     ``size`` counts the live entries, ``stored`` every stored entry (expired
-    ones not yet compacted too), ``cache`` the live cache items; the last three
-    are counters since the memory was made.
+    ones not yet compacted too), ``cache`` the live cache items; the next three
+    are counters since the memory was made, and ``ranking`` names the ranking
+    as a saved document does (BM-10): ``"words"``, ``"bm25"`` or ``"function"``.
 
     Args:
         state: The memory state to read.
         now: The current time, milliseconds since the epoch (a finite number).
 
     Returns:
-        A new dict of str to int.
+        A new dict of str to int, and ``ranking`` a str.
 
     Raises:
         TypeError: ``now`` is not a finite number.
@@ -182,7 +184,7 @@ def stats(state: MemoryState, *, now: int | float) -> dict[str, int]:
     Examples:
         >>> state, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
         >>> core.stats(state, now=1000)
-        {'size': 1, 'stored': 1, 'limit': 1000, 'cache': 0, 'compactions': 0, 'expired': 0, 'evicted': 0}
+        {'size': 1, 'stored': 1, 'limit': 1000, 'cache': 0, 'compactions': 0, 'expired': 0, 'evicted': 0, 'ranking': 'words'}
     """
     _check_now(now)
     return {
@@ -193,4 +195,5 @@ def stats(state: MemoryState, *, now: int | float) -> dict[str, int]:
         "compactions": state.counters.compactions,
         "expired": state.counters.expired,
         "evicted": state.counters.evicted,
+        "ranking": ranking_name(state.config.ranking),
     }

@@ -338,6 +338,11 @@ Ranking: TypeAlias = "str | Callable[[str, Sequence[Entry]], Sequence[float]]"
 RANKINGS = ("words", "bm25")
 
 
+def ranking_name(ranking: object) -> str:
+    """How a document and ``stats`` name a config's ranking (BM-10): ``"words"``, ``"bm25"``, or ``"function"``."""
+    return ranking if isinstance(ranking, str) else "function"
+
+
 def _ranking(ranking: Any) -> Any:
     """BM-9: ``"words"`` (REC-2, the default), ``"bm25"`` (its stemmer must be installed), or a scorer function."""
     if ranking is None:

@@ -6,8 +6,9 @@ Layout (RDS-1). One memory is two Redis hashes under one prefix, whose
 * ``<prefix>:{<key>}:entries``: one field per entry key, whose value is the
   JSON text ``[ord, record]``: the entry as the article's JSON (PER-1) and
   its place in the saved order (PER-12);
-* ``<prefix>:{<key>}:meta``: ``version``, ``generation``, ``next_ord`` and
-  ``working`` (the working memory as JSON).
+* ``<prefix>:{<key>}:meta``: ``version``, ``generation``, ``next_ord``,
+  ``working`` (the working memory as JSON) and ``ranking`` (as JSON, when the
+  document names one, BM-10).
 
 Every save is one Lua script, so it is atomic: it compares the generation the
 memory last saw with the one stored and either writes everything or nothing
@@ -54,7 +55,7 @@ from .locking import DEFAULT_LOCK_WAIT, check_wait
 __all__ = ["RedisStore"]
 
 #: RDS-2: a whole save. KEYS: meta, entries. ARGV: expected generation ("" for no check),
-#: new generation, working JSON, idle ms ("0" for none), then field and value pairs.
+#: new generation, working JSON, idle ms ("0" for none), ranking JSON ("" for none), then field and value pairs.
 _SAVE = """
 local version = redis.call('HGET', KEYS[1], 'version')
 if version and version ~= '1' then return {'damaged', version} end
@@ -62,11 +63,12 @@ local current = tonumber(redis.call('HGET', KEYS[1], 'generation') or '0')
 if ARGV[1] ~= '' and current ~= tonumber(ARGV[1]) then return {'conflict', tostring(current)} end
 redis.call('DEL', KEYS[2])
 local n = 0
-for i = 5, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
   n = n + 1
 end
 redis.call('HSET', KEYS[1], 'version', '1', 'generation', ARGV[2], 'next_ord', tostring(n), 'working', ARGV[3])
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'ranking', ARGV[5]) else redis.call('HDEL', KEYS[1], 'ranking') end
 local idle = tonumber(ARGV[4])
 for _, key in ipairs(KEYS) do
   if idle > 0 then redis.call('PEXPIRE', key, idle) else redis.call('PERSIST', key) end
@@ -165,7 +167,8 @@ class ScriptArguments:
         declared = declared_generation(document)
         pairs = [part for pair in entry_fields(document["entries"]) for part in pair]
         args = ["" if declared is None else declared - 1, generation_of(document)]
-        args += [_dumps(document.get("working", _EMPTY_WORKING)), self.idle_ms, *pairs]
+        ranking = _dumps(document["ranking"]) if "ranking" in document else ""  # BM-10
+        args += [_dumps(document.get("working", _EMPTY_WORKING)), self.idle_ms, ranking, *pairs]
         return args, declared
 
     def changes_args(self, changes: Changes) -> list[Any]:
@@ -490,6 +493,8 @@ def document_of(meta_raw: dict[Any, Any], entries_raw: list[Any], store: object)
         document: dict[str, Any] = {"version": 1}
         if "generation" in meta:  # every save writes both; a document put there by other means may lack them
             document["generation"] = int(meta["generation"])
+        if "ranking" in meta:  # a whole save names it when the document does (BM-10)
+            document["ranking"] = json.loads(meta["ranking"])
         document["entries"] = [record for _, record in ordered]
         if "working" in meta:
             document["working"] = json.loads(meta["working"])

@@ -2,7 +2,8 @@
 
 The standard library's ``sqlite3`` only. The database holds two tables::
 
-    sentinel_memory_meta(name TEXT PRIMARY KEY, value)      -- format, version, generation, next_ord, working
+    sentinel_memory_meta(name TEXT PRIMARY KEY, value)      -- format, version, generation, next_ord, working,
+                                                            -- and ranking when the document names one
     sentinel_memory_entries(key TEXT PRIMARY KEY,
                             updated_at REAL, ord INTEGER, record TEXT)
 
@@ -274,8 +275,9 @@ class SqliteStore:
             finally:
                 connection.execute("COMMIT")
         # One strict parse of the whole document, as a file would get (PER-13).
+        ranking = f',"ranking":{meta["ranking"]}' if "ranking" in meta else ""  # JSON text (BM-10)
         text = (
-            f'{{"version":{VERSION},"generation":{int(meta["generation"])},"entries":['
+            f'{{"version":{VERSION},"generation":{int(meta["generation"])}{ranking},"entries":['
             + ",".join(text for (text,) in records)
             + f'],"working":{meta["working"]}}}'
         )
@@ -321,6 +323,7 @@ class SqliteStore:
         """
         entries = [(e["key"], e["updatedAt"], i, _record_text(e)) for i, e in enumerate(document["entries"])]
         working = jsontext.json_text(document.get("working") or working_record(Working()))
+        ranking = jsontext.json_text(document["ranking"]) if "ranking" in document else None
         with self._writing() as (connection, meta):
             check_generation(self.path, declared_generation(document), int(meta["generation"]))
             connection.execute("DELETE FROM sentinel_memory_entries")
@@ -328,6 +331,10 @@ class SqliteStore:
                 "INSERT INTO sentinel_memory_entries (key, updated_at, ord, record) VALUES (?, ?, ?, ?)", entries
             )
             self._set_meta(connection, document.get("generation", int(meta["generation"]) + 1), len(entries), working)
+            # The ranking a whole save names, as JSON text; none named, none kept (BM-10).
+            connection.execute("DELETE FROM sentinel_memory_meta WHERE name = 'ranking'")
+            if ranking is not None:
+                connection.execute("INSERT INTO sentinel_memory_meta (name, value) VALUES ('ranking', ?)", (ranking,))
 
     def save_changes(self, changes: Changes) -> None:
         """Write only what one change touched, in one transaction (MW-4).
