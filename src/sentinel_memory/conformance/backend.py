@@ -571,6 +571,8 @@ def _write_as_is(store: Any, document: dict[str, Any]) -> None:
         meta["generation"] = str(generation_of(document))  # 2.0 is 2 (MW-1)
     if "working" in document:
         meta["working"] = json.dumps(document["working"], ensure_ascii=False, allow_nan=False)
+    if "ranking" in document:  # as a whole save names it (BM-10)
+        meta["ranking"] = json.dumps(document["ranking"], ensure_ascii=False, allow_nan=False)
     pipe.hset(store.meta_key, mapping=meta)
     pipe.execute()
 
