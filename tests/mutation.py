@@ -168,7 +168,7 @@ def change(work: Path, mutant: int, env: dict[str, str]) -> tuple[str, str]:
     lines = diff.splitlines()
     old = " ".join(line[1:].strip() for line in lines if line.startswith("-") and not line.startswith("---"))
     new = " ".join(line[1:].strip() for line in lines if line.startswith("+") and not line.startswith("+++"))
-    return old, new
+    return old.strip(), new.strip()  # a blank line beside the changed one adds nothing
 
 
 def equivalents(path: Path = EQUIVALENT) -> dict[tuple[str, str, str], str]:
