@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-dev
 # The demo needs the package alone (attrs is its one dependency), not the dev toolchain.
 DEMO_STAMP := $(VENV)/.installed-package
 
-.PHONY: demo test lint redis-server test-thorough mutants mutation random-report vector-coverage notebooks docs serve bench venv clean
+.PHONY: demo test lint redis-server test-thorough mutants mutation vector-mutation random-report vector-coverage notebooks docs serve bench venv clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ test-thorough: $(STAMP)
 ## make mutation MODULE=conformance/runner.py: mutmut over one module with its narrow test selection (incremental: its cache is in .cache/mutation/); prints killed / total and each survivor, with the reason of those listed as equivalent in tests/mutation_equivalent.txt
 mutation: $(STAMP)
 	$(PY) tests/mutation.py $(MODULE)
+
+## make vector-mutation MODULE=core/chat.py: mutmut over code a port reproduces (core/..., conformance/backend.py) with the conformance vectors as the only test (tests/vectors_alone.py); incremental (.cache/mutation/vectors__...), records the module's figures in tests/vector_mutation.json
+vector-mutation: $(STAMP)
+	$(PY) tests/mutation.py --vectors $(MODULE)
 
 ## make random-report: how many of serve --bug's injected bugs the random mode finds on its own
 random-report: $(STAMP)

@@ -18,10 +18,25 @@ that file is four lines, then a blank line::
     - the original line, stripped
     + the mutated line, stripped
     = why no test can tell them apart
+
+``--vectors`` (``make vector-mutation MODULE=core/chat.py``) judges the
+conformance vectors instead: the module is any of the code a port must
+reproduce (``core/...`` or ``conformance/backend.py``, which reads a step's
+arguments), and the one test is ``tests/vectors_alone.py``, every vector
+through the reference in one process, stopping at the first difference. Its
+cache is ``.cache/mutation/vectors__<module>/``, rerun when ``tests/`` or
+``spec/`` change; a survivor listed in either equivalents file (``tests/
+vector_mutation_equivalent.txt`` says why no vector can tell a change no
+port's user could notice) is explained. Each run records the module's
+figures in ``tests/vector_mutation.json``, which ``make vector-coverage``
+puts into the porting guide. ``--report`` prints and records from the
+cache without running mutmut (survivors not run again against new vectors
+stay survivors: the figures can only be low).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -30,9 +45,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from vectors_alone import error_text_only
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = Path("src/sentinel_memory")
 EQUIVALENT = ROOT / "tests" / "mutation_equivalent.txt"
+VECTOR_EQUIVALENT = ROOT / "tests" / "vector_mutation_equivalent.txt"
+#: Each module's figures from its last ``--vectors`` run: killed, equivalent, total.
+VECTOR_SCORES = ROOT / "tests" / "vector_mutation.json"
+#: The one test of ``--vectors``: every vector through the reference in one process, stopping at the first difference.
+VECTORS_ALONE = ("tests/vectors_alone.py",)
 
 #: Each module's test selection: the narrowest files that cover it, the fast ones first (pytest stops at the
 #: first failure), and pytest's own options where a selection leaves tests out (a timing test, which a
@@ -68,8 +90,15 @@ SELECTION: dict[str, tuple[str, ...]] = {
 COPIED = ("src", "tests", "spec")
 
 
-def work_dir(module: str) -> Path:
-    return ROOT / ".cache" / "mutation" / module.replace("/", "__")
+def work_dir(module: str, *, by_vectors: bool = False) -> Path:
+    return ROOT / ".cache" / "mutation" / (("vectors__" if by_vectors else "") + module.replace("/", "__"))
+
+
+def ported(module: str) -> bool:
+    """Whether ``module`` is code a port must reproduce: the core, and the backend's reading of arguments."""
+    return (
+        module.startswith("core/") and module.endswith(".py") and (ROOT / PACKAGE / module).is_file()
+    ) or module == "conformance/backend.py"
 
 
 def refresh(work: Path) -> None:
@@ -79,6 +108,11 @@ def refresh(work: Path) -> None:
         shutil.rmtree(work / part, ignore_errors=True)
         shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
     shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
+
+
+def vectors_runner() -> str:
+    """The command of ``--vectors``: the vectors alone, in one process, stopping at the first difference."""
+    return shlex.join([sys.executable, *VECTORS_ALONE])
 
 
 def runner(tests: tuple[str, ...]) -> str:
@@ -134,36 +168,60 @@ def change(work: Path, mutant: int, env: dict[str, str]) -> tuple[str, str]:
     lines = diff.splitlines()
     old = " ".join(line[1:].strip() for line in lines if line.startswith("-") and not line.startswith("---"))
     new = " ".join(line[1:].strip() for line in lines if line.startswith("+") and not line.startswith("+++"))
-    return old, new
+    return old.strip(), new.strip()  # a blank line beside the changed one adds nothing
 
 
-def equivalents() -> dict[tuple[str, str, str], str]:
-    """``(module, original, mutated) -> reason`` from ``tests/mutation_equivalent.txt``."""
+def equivalents(path: Path = EQUIVALENT) -> dict[tuple[str, str, str], str]:
+    """``(module, original, mutated) -> reason`` from ``path`` (``tests/mutation_equivalent.txt``)."""
     listed: dict[tuple[str, str, str], str] = {}
-    if not EQUIVALENT.exists():
+    if not path.exists():
         return listed
-    for block in EQUIVALENT.read_text(encoding="utf-8").split("\n\n"):
+    for block in path.read_text(encoding="utf-8").split("\n\n"):
         lines = [line for line in block.strip().splitlines() if not line.startswith("#")]
         if not lines:
             continue
         if len(lines) != 4 or [line[:2] for line in lines] != ["MO", "- ", "+ ", "= "]:
-            raise ValueError(f"{EQUIVALENT.name}: an entry is MODULE, -, +, = lines: {block!r}")
+            raise ValueError(f"{path.name}: an entry is MODULE, -, +, = lines: {block!r}")
         listed[(lines[0].removeprefix("MODULE ").strip(), lines[1][2:].strip(), lines[2][2:].strip())] = lines[3][2:]
     return listed
 
 
-def main(module: str) -> int:
-    if module not in SELECTION:
+def record(module: str, killed: int, equivalent: int, total: int) -> None:
+    """Keep ``module``'s figures from a ``--vectors`` run in ``tests/vector_mutation.json``."""
+    scores = json.loads(VECTOR_SCORES.read_text(encoding="utf-8")) if VECTOR_SCORES.exists() else {}
+    scores[module] = {"killed": killed, "equivalent": equivalent, "total": total}
+    VECTOR_SCORES.write_text(json.dumps(dict(sorted(scores.items())), indent=1) + "\n", encoding="utf-8")
+
+
+#: Under --vectors, why a survivor of a kind no vector can see is one: a protocol step answers an error by its code.
+ERROR_TEXT = "an error's text: a protocol step answers an error by its code alone (PROTOCOL.md, Errors)"
+
+
+def main(argv: list[str]) -> int:
+    by_vectors = "--vectors" in argv
+    module = next((arg for arg in argv if not arg.startswith("--")), "")
+    if by_vectors and not ported(module):
+        print(f"{module!r} is not code a port reproduces: core/<module>.py or conformance/backend.py", file=sys.stderr)
+        return 2
+    if not by_vectors and module not in SELECTION:
         print(f"no test selection for {module!r}; one of: {', '.join(SELECTION)}", file=sys.stderr)
         return 2
-    work = work_dir(module)
-    refresh(work)
+    work = work_dir(module, by_vectors=by_vectors)
+    report_only = "--report" in argv and (work / ".mutmut-cache").exists()
+    if not report_only:
+        refresh(work)
     env = dict(
         os.environ, PYTHONPATH=str(work / "src"), HYPOTHESIS_PROFILE="mutants", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"
     )
     env.pop("PYTEST_ADDOPTS", None)
+    if by_vectors:  # tests/vectors_alone.py passes a change to an error's text at once (it cannot be seen)
+        pristine = work / "pristine.py"
+        shutil.copy(work / PACKAGE / module, pristine)
+        env.update(MUTATED=str(work / PACKAGE / module), PRISTINE=str(pristine))
     subprocess.run(
-        [
+        ["true"]
+        if report_only
+        else [
             "nice",
             "-n",
             "10",
@@ -174,9 +232,10 @@ def main(module: str) -> int:
             "--paths-to-mutate",
             str(PACKAGE / module),
             "--tests-dir",
-            "tests",
+            # Under --vectors the vectors are the tests: a survivor is run again when spec/ changes.
+            "tests:spec" if by_vectors else "tests",
             "--runner",
-            runner(SELECTION[module]),
+            vectors_runner() if by_vectors else runner(SELECTION[module]),
             "--test-time-multiplier",
             "4",
             "--test-time-base",
@@ -189,14 +248,19 @@ def main(module: str) -> int:
         check=False,
     )
     killed, timeouts, total = counts(work)
-    listed = equivalents()
+    listed = equivalents() | (equivalents(VECTOR_EQUIVALENT) if by_vectors else {})
     explained, unexplained = [], []
     for mutant, line, status in survivors(work):
         old, new = change(work, mutant, env)
         reason = listed.get((module, old, new))
+        if reason is None and by_vectors and error_text_only(old, new):
+            reason = ERROR_TEXT
         (explained if reason is not None else unexplained).append((mutant, line, status, old, new, reason))
+    if by_vectors:
+        record(module, killed, len(explained), total)
+    judged = " by the vectors alone" if by_vectors else ""
     print(
-        f"\n{module}: {killed} / {total} killed ({timeouts} by a timeout: ten times the unmutated run), "
+        f"\n{module}{judged}: {killed} / {total} killed ({timeouts} by a timeout: ten times the unmutated run), "
         f"{len(explained)} equivalent, {len(unexplained)} unexplained"
     )
     for mutant, line, _status, old, new, reason in explained:
@@ -207,4 +271,4 @@ def main(module: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else ""))
+    sys.exit(main(sys.argv[1:]))

@@ -7,13 +7,21 @@ coverage.py (branch coverage, nothing else running) and prints a Markdown
 report: per module the statements and branches, the share of branches taken,
 and each branch not taken as ``line -> line`` with the source of its line.
 
-``python tests/vector_coverage.py`` prints it; ``--write`` puts it into
-``docs/vector-coverage.md`` (``make vector-coverage`` does that).
+A branch no vector takes may have a reason, kept in
+``tests/vector_coverage_reasons.json`` (per module, the stripped source of the
+line the branch leaves, and why no vector takes it or none needs to); the
+page shows it under the branch. ``python tests/vector_coverage.py`` prints
+the page; ``--write`` puts it into ``docs/vector-coverage.md`` and writes
+the per-module figures, these branches and the mutation score of the
+vectors alone (``tests/vector_mutation.json``, from ``make
+vector-mutation``), into the porting guide between its markers
+(``make vector-coverage`` does that).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import linecache
 import sys
 from pathlib import Path
@@ -22,6 +30,10 @@ import coverage
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "vector-coverage.md"
+REASONS = ROOT / "tests" / "vector_coverage_reasons.json"
+SCORES = ROOT / "tests" / "vector_mutation.json"
+GUIDE = ROOT / "docs" / "porting.md"
+START, END = "<!-- vector-figures: start (make vector-coverage) -->", "<!-- vector-figures: end -->"
 
 HEADER = """# What the vectors reach
 
@@ -48,53 +60,146 @@ def measure() -> coverage.Coverage:
     return measured
 
 
-def report(measured: coverage.Coverage) -> str:
-    """The Markdown report: a table per module, then the branches not taken."""
-    data = measured.get_data()
-    rows, missed = [], []
-    total_branches = total_taken = 0
-    for filename in sorted(data.measured_files()):
+def reasons() -> dict[str, dict[str, str]]:
+    """Per module, the stripped source of a line whose branches no vector takes, and why."""
+    kept: dict[str, dict[str, str]] = json.loads(REASONS.read_text(encoding="utf-8"))["modules"]
+    return kept
+
+
+def figures(measured: coverage.Coverage) -> dict[str, dict[str, object]]:
+    """Per module: statements, branches, taken, and each branch not taken as ``(line, target, source, reason)``."""
+    why = reasons()
+    out: dict[str, dict[str, object]] = {}
+    for filename in sorted(measured.get_data().measured_files()):
         analysis = measured._analyze(filename)  # the public API has no per-branch listing
         numbers = analysis.numbers
         name = Path(filename).relative_to(ROOT / "src").as_posix()
-        taken = numbers.n_branches - numbers.n_missing_branches
-        total_branches += numbers.n_branches
-        total_taken += taken
-        share = 100.0 if numbers.n_branches == 0 else 100.0 * taken / numbers.n_branches
-        rows.append(f"| `{name}` | {numbers.n_statements} | {numbers.n_branches} | {taken} | {share:.1f}% |")
-        lines = []
+        missed = []
         for line, targets in sorted(analysis.missing_branch_arcs().items()):
             source = linecache.getline(filename, line).strip()
             for target in targets:
-                where = "exit" if target < 0 else str(target)
-                lines.append(f"{line:>5} -> {where:<5} {source}")
+                missed.append((line, target, source, why.get(name, {}).get(source)))
+        out[name] = {
+            "statements": numbers.n_statements,
+            "branches": numbers.n_branches,
+            "taken": numbers.n_branches - numbers.n_missing_branches,
+            "missed": missed,
+        }
+    return out
+
+
+def stale(found: dict[str, dict[str, object]]) -> list[str]:
+    """Reasons that name a line no missed branch leaves (the line changed, or a vector now takes it)."""
+    sources = {(name, m[2]) for name, f in found.items() for m in f["missed"]}  # type: ignore[attr-defined]
+    return [f"{name}: {source}" for name, kept in reasons().items() for source in kept if (name, source) not in sources]
+
+
+def report(found: dict[str, dict[str, object]]) -> str:
+    """The Markdown report: a table per module, then the branches not taken, each with its reason."""
+    rows, missed = [], []
+    total_branches = total_taken = total_reasoned = 0
+    for name, f in found.items():
+        branches, taken, listed = f["branches"], f["taken"], f["missed"]
+        assert isinstance(branches, int) and isinstance(taken, int) and isinstance(listed, list)
+        reasoned = sum(1 for m in listed if m[3] is not None)
+        total_branches += branches
+        total_taken += taken
+        total_reasoned += reasoned
+        share = 100.0 if branches == 0 else 100.0 * taken / branches
+        rows.append(f"| `{name}` | {f['statements']} | {branches} | {taken} | {share:.1f}% | {reasoned} |")
+        lines = []
+        for line, target, source, reason in listed:
+            where = "exit" if target < 0 else str(target)
+            lines.append(f"{line:>5} -> {where:<5} {source}")
+            if reason is not None:
+                lines.append(f"{'':>15}why: {reason}")
         if lines:  # source shown as code: a line may hold anything
             missed += [f"### `{name}`", "", "```text", *lines, "```", ""]
     share = 100.0 * total_taken / total_branches if total_branches else 100.0
     lines = [
-        f"The vectors take **{total_taken} of {total_branches} branches ({share:.1f}%)** of the core.",
+        f"The vectors take **{total_taken} of {total_branches} branches ({share:.1f}%)** of the core; "
+        f"{total_reasoned} of the {total_branches - total_taken} they do not take have a reason below.",
         "",
-        "| module | statements | branches | taken | share |",
-        "|---|---|---|---|---|",
+        "| module | statements | branches | taken | share | not taken, with a reason |",
+        "|---|---|---|---|---|---|",
         *rows,
         "",
         "## The branches no vector takes",
         "",
         "Each is a place where a port's mistake would pass every vector: the line a branch leaves, the line it",
-        "would go to, and the source of the first.",
+        "would go to, and the source of the first; under it, when there is one, why no vector takes it",
+        f"(`{REASONS.relative_to(ROOT).as_posix()}`).",
         "",
         *missed,
     ]
     return HEADER + "\n".join(lines)
 
 
+def guide_table(found: dict[str, dict[str, object]]) -> str:
+    """The porting guide's per-module figures: branches the vectors take, and mutants of the reference they kill."""
+    scores = json.loads(SCORES.read_text(encoding="utf-8")) if SCORES.exists() else {}
+    rows = []
+    for name, f in found.items():
+        module = name.removeprefix("sentinel_memory/")
+        listed = f["missed"]
+        assert isinstance(listed, list)
+        reasoned = sum(1 for m in listed if m[3] is not None)
+        score = scores.get(module)
+        if score is None:
+            mutants = "not run"
+        else:
+            judged = score["total"] - score["equivalent"]
+            share = 100.0 * score["killed"] / judged if judged else 100.0
+            mutants = f"{score['killed']} / {judged} ({share:.1f}%), {score['equivalent']} unobservable"
+        rows.append(f"| `{module}` | {f['taken']} / {f['branches']} | {reasoned} | {mutants} |")
+    for module, score in scores.items():
+        if module.startswith("conformance/"):
+            judged = score["total"] - score["equivalent"]
+            share = 100.0 * score["killed"] / judged if judged else 100.0
+            rows.append(
+                f"| `{module}` | (not measured) | | {score['killed']} / {judged} ({share:.1f}%), "
+                f"{score['equivalent']} unobservable |"
+            )
+    return "\n".join(
+        [
+            START,
+            "",
+            "| module | branches the vectors take | not taken, with a reason | mutants the vectors alone kill |",
+            "|---|---|---|---|",
+            *rows,
+            "",
+            END,
+        ]
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help=f"write the report to {PAGE.relative_to(ROOT)}")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help=f"write the report to {PAGE.relative_to(ROOT)} and the figures to the guide",
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when the page or the guide differs from what would be written"
+    )
     options = parser.parse_args(argv)
-    text = report(measure())
+    found = figures(measure())
+    text = report(found)
+    old = stale(found)
+    if old:
+        print("reasons for a line no missed branch leaves:\n  " + "\n  ".join(old), file=sys.stderr)
+    guide = GUIDE.read_text(encoding="utf-8")
+    before, _, rest = guide.partition(START)
+    _, _, after = rest.partition(END)
+    new_guide = before + guide_table(found) + after
+    if options.check:
+        current = PAGE.read_text(encoding="utf-8") == text and guide == new_guide
+        print("as kept" if current and not old else "differs from the kept page or guide (make vector-coverage)")
+        return 0 if current and not old else 1
     if options.write:
         PAGE.write_text(text, encoding="utf-8")
+        GUIDE.write_text(new_guide, encoding="utf-8")
     sys.stdout.write(text)
     return 0
 
