@@ -66,7 +66,7 @@ SELECTION: dict[str, tuple[str, ...]] = {
         "-k",
         "not mypy",
     ),
-    "core/request.py": (*_MESSAGES, "-k", "not mypy"),
+    "core/request.py": ("tests/test_request_mutants.py", *_MESSAGES, "-k", "not mypy"),
     "integrations/langchain/__init__.py": ("tests/test_langchain.py", "tests/spec/test_langchain_properties.py"),
     "integrations/openai_agents.py": ("tests/test_openai_agents_edges.py", "tests/test_openai_agents.py"),
     "integrations/pydantic_ai.py": ("tests/test_pydantic_ai_edges.py", "tests/test_pydantic_ai.py"),
