@@ -40,3 +40,37 @@ def test_msg_2_each_refused_request_says_exactly_what_failed(options, error, say
         mem.get_messages(**{"token_budget": 100, **options})
     assert str(raised.value) == says
     assert len(mem.get_messages(token_budget=100).messages) == 1  # the step after: the next request is served
+
+
+def waiter() -> sm.Memory:
+    """A fact of importance 0.8 and twelve turns, on a fixed clock."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    mem.remember("user:allergy", "allergic to peanuts and tree nuts and sesame seeds", importance=0.8)
+    for i in range(12):
+        mem.add_turn("user" if i % 2 == 0 else "assistant", f"turn number {i} about the menu")
+    return mem
+
+
+def test_msg_2_a_fact_of_exactly_must_keep_importance_is_kept_at_exactly_the_budget_it_needs():
+    """MSG-2, MSG-9: a fact whose importance equals must_keep is kept before older turns; one token short is a TokenBudgetError."""
+    result = waiter().get_messages(token_budget=41, must_keep=0.8, facts_share=0.1)
+    assert [e.key for e in result.entries] == ["user:allergy", "chat:11", "chat:12"] and result.tokens == 41
+    with pytest.raises(sm.TokenBudgetError) as raised:
+        waiter().get_messages(token_budget=40, must_keep=0.8, facts_share=0.1)
+    assert (raised.value.needed, raised.value.budget) == (41, 40)
+    above = waiter().get_messages(token_budget=41, must_keep=0.81, facts_share=0.1)  # not a must-keep fact
+    assert "user:allergy" not in [e.key for e in above.entries]
+
+
+def test_msg_11_a_stable_cut_keeps_the_start_with_the_facts_in_the_system_message():
+    """MSG-11: cut="stable" alone (facts in the system message) keeps the history's start when turns are added; "newest" moves it."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    mem.remember("user:diet", "vegetarian")
+    for i in range(30):
+        mem.add_turn("user" if i % 2 == 0 else "assistant", f"turn number {i} about the menu")
+    first = {cut: mem.get_messages(token_budget=120, cut=cut).messages[1] for cut in ("newest", "stable")}
+    mem.add_turn("assistant", "turn number 30 about the menu")
+    mem.add_turn("user", "turn number 31 about the menu")
+    then = {cut: mem.get_messages(token_budget=120, cut=cut).messages[1] for cut in ("newest", "stable")}
+    assert then["stable"] == first["stable"] == {"role": "user", "content": "turn number 24 about the menu"}
+    assert first["newest"]["content"] == "turn number 20 about the menu" != then["newest"]["content"]
