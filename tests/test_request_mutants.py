@@ -74,3 +74,45 @@ def test_msg_11_a_stable_cut_keeps_the_start_with_the_facts_in_the_system_messag
     then = {cut: mem.get_messages(token_budget=120, cut=cut).messages[1] for cut in ("newest", "stable")}
     assert then["stable"] == first["stable"] == {"role": "user", "content": "turn number 24 about the menu"}
     assert first["newest"]["content"] == "turn number 20 about the menu" != then["newest"]["content"]
+
+
+def free_diet(text: str) -> int:
+    """Words, but a text naming the diet costs nothing: a fact that fits in no room at all."""
+    return 0 if "vegetarian" in text else len(text.split())
+
+
+@pytest.mark.parametrize(("budget", "with_fact"), [(7, False), (8, True), (9, True)])
+def test_msg_2_a_fact_that_costs_nothing_fits_when_the_turns_leave_exactly_its_message(budget, with_fact):
+    """MSG-2, MSG-3: the facts get what the turns leave; left exactly the system message's 3 tokens, a fact costing 0 is in."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    mem.remember("user:diet", "vegetarian")
+    mem.add_turn("user", "hello there")
+    result = mem.get_messages(token_budget=budget, tokenizer=free_diet)
+    facts = [{"role": "system", "content": "user:diet: vegetarian"}] if with_fact else []
+    assert result.messages == [*facts, {"role": "user", "content": "hello there"}]
+    assert result.tokens == (8 if with_fact else 5)
+
+
+@pytest.mark.parametrize(("budget", "sent"), [(15, 2), (16, 4)])
+def test_msg_2_older_turns_fill_up_to_exactly_the_budget(budget, sent):
+    """MSG-2, MSG-9: an older unit that brings the request to exactly the budget is taken; one token less and it is not."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    for i, text in enumerate(["u0 x", "a1 y", "u2 z", "a3 w"]):
+        mem.add_turn("user" if i % 2 == 0 else "assistant", text)
+    result = mem.get_messages(token_budget=budget)
+    assert len(result.messages) == sent and result.tokens == 4 * sent
+
+
+def one_more(text: str) -> int:
+    """Words and one more: even the empty text costs a token."""
+    return len(text.split()) + 1
+
+
+@pytest.mark.parametrize(("budget", "with_fact"), [(8, False), (9, False), (11, False), (12, True)])
+def test_msg_2_facts_whose_room_is_below_the_empty_texts_cost_are_left_out_without_an_error(budget, with_fact):
+    """MSG-2, MSG-3: when what the turns leave is less than the empty text's count, the turns are sent without facts, no error."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    mem.remember("user:diet", "vegetarian", importance=1.0)
+    mem.add_turn("user", "hello there")
+    result = mem.get_messages(token_budget=budget, tokenizer=one_more)
+    assert len(result.messages) == (2 if with_fact else 1) and result.messages[-1]["content"] == "hello there"
