@@ -11,7 +11,7 @@ def test_each_selection_names_test_files_that_exist():
     """Each module's test selection is of test files of this repository, and the module exists."""
     for module, selection in mutation.SELECTION.items():
         assert (mutation.ROOT / mutation.PACKAGE / module).is_file(), module
-        files = [arg for arg in selection if arg.startswith("tests/")]
+        files = [arg.split("::")[0] for arg in selection if arg.startswith("tests/")]
         assert files and all((mutation.ROOT / name).is_file() for name in files), module
 
 
@@ -28,5 +28,14 @@ def test_each_equivalent_mutant_is_of_a_selected_module_and_its_line_is_there():
 def test_the_runner_stops_at_the_first_failure_with_a_fixed_seed():
     """The command run for each mutant is pytest on the selection alone, stopping at the first failure, seeded."""
     command = shlex.split(mutation.runner(mutation.SELECTION["integrations/langchain/middleware.py"]))
-    assert command[1:3] == ["-m", "pytest"] and "-x" in command and "--hypothesis-seed=1" in command
+    assert command[1:3] == ["tests/mutation.py", "--pytest"] and "-x" in command and "--hypothesis-seed=1" in command
     assert command[command.index("-k") + 1] == "not overhead and not 24_tool_turns"
+
+
+def test_a_selection_that_cannot_be_collected_is_a_kill(tmp_path):
+    """A mutant that breaks an import fails the selection with 1, the one code mutmut 2 reads as a kill."""
+    (tmp_path / "test_broken.py").write_text("import no_such_module_here\n\n\ndef test_x():\n    pass\n")
+    (tmp_path / "test_fine.py").write_text("def test_x():\n    pass\n")
+    options = ["-q", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", str(tmp_path)]
+    assert mutation.run_selection([str(tmp_path / "test_broken.py"), *options]) == 1
+    assert mutation.run_selection([str(tmp_path / "test_fine.py"), *options]) == 0

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import NoOpenCallError
-from .jsondata import clone, copy_json, read_items, read_list
+from .jsondata import copy_json, read_items, read_list
 from .message import FIELDS, ROLES, body_of, is_stored_message
 from .shown import shown
 
@@ -314,9 +314,3 @@ def validate_request(messages: Sequence[Mapping[str, Any]]) -> None:
     problems = request_problems(messages)
     if problems:
         raise ValueError("not a valid chat request: " + "; ".join(problems))
-
-
-def stored_copy(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A new dict of a stored message, for a result (ENT-3)."""
-    copied: dict[str, Any] = clone(dict(message))
-    return copied

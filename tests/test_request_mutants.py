@@ -1,0 +1,118 @@
+"""What the mutation tool found the get_messages path's tests let through: core/request.py (MSG-2, MSG-9, MSG-11, MSG-12)."""
+
+from __future__ import annotations
+
+import pytest
+
+import sentinel_memory as sm
+
+
+def asking() -> sm.Memory:
+    """A memory on a fixed clock holding one user question."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    mem.add_turn("user", "What is in the risotto tonight?")
+    return mem
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "says"),
+    [
+        ({"system": 5}, TypeError, "system must be a str, got int"),
+        ({"system": "\ud800"}, TypeError, "system holds a lone surrogate, which no chat request can carry"),
+        (
+            {"token_budget": 3},
+            sm.TokenBudgetError,
+            "the turns from the newest user message on need 11 tokens, 8 more than the budget of 3",
+        ),
+        (
+            {"token_budget": 3, "system": "Be brief."},
+            sm.TokenBudgetError,
+            "the system prompt and the turns from the newest user message on need 17 tokens, 14 more than the budget of 3",
+        ),
+        ({"cut": "old"}, ValueError, "cut must be one of ('newest', 'stable'), got 'old'"),
+        ({"facts_at": "middle"}, ValueError, "facts_at must be one of ('system', 'end', 'start'), got 'middle'"),
+    ],
+)
+def test_msg_2_each_refused_request_says_exactly_what_failed(options, error, says):
+    """MSG-2, MSG-9, MSG-11, MSG-12: a bad system prompt, a budget the question does not fit and an unknown cut or place name what failed, exactly."""
+    mem = asking()
+    with pytest.raises(error) as raised:
+        mem.get_messages(**{"token_budget": 100, **options})
+    assert str(raised.value) == says
+    assert len(mem.get_messages(token_budget=100).messages) == 1  # the step after: the next request is served
+
+
+def waiter() -> sm.Memory:
+    """A fact of importance 0.8 and twelve turns, on a fixed clock."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    mem.remember("user:allergy", "allergic to peanuts and tree nuts and sesame seeds", importance=0.8)
+    for i in range(12):
+        mem.add_turn("user" if i % 2 == 0 else "assistant", f"turn number {i} about the menu")
+    return mem
+
+
+def test_msg_2_a_fact_of_exactly_must_keep_importance_is_kept_at_exactly_the_budget_it_needs():
+    """MSG-2, MSG-9: a fact whose importance equals must_keep is kept before older turns; one token short is a TokenBudgetError."""
+    result = waiter().get_messages(token_budget=41, must_keep=0.8, facts_share=0.1)
+    assert [e.key for e in result.entries] == ["user:allergy", "chat:11", "chat:12"] and result.tokens == 41
+    with pytest.raises(sm.TokenBudgetError) as raised:
+        waiter().get_messages(token_budget=40, must_keep=0.8, facts_share=0.1)
+    assert (raised.value.needed, raised.value.budget) == (41, 40)
+    above = waiter().get_messages(token_budget=41, must_keep=0.81, facts_share=0.1)  # not a must-keep fact
+    assert "user:allergy" not in [e.key for e in above.entries]
+
+
+def test_msg_11_a_stable_cut_keeps_the_start_with_the_facts_in_the_system_message():
+    """MSG-11: cut="stable" alone (facts in the system message) keeps the history's start when turns are added; "newest" moves it."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    mem.remember("user:diet", "vegetarian")
+    for i in range(30):
+        mem.add_turn("user" if i % 2 == 0 else "assistant", f"turn number {i} about the menu")
+    first = {cut: mem.get_messages(token_budget=120, cut=cut).messages[1] for cut in ("newest", "stable")}
+    mem.add_turn("assistant", "turn number 30 about the menu")
+    mem.add_turn("user", "turn number 31 about the menu")
+    then = {cut: mem.get_messages(token_budget=120, cut=cut).messages[1] for cut in ("newest", "stable")}
+    assert then["stable"] == first["stable"] == {"role": "user", "content": "turn number 24 about the menu"}
+    assert first["newest"]["content"] == "turn number 20 about the menu" != then["newest"]["content"]
+
+
+def free_diet(text: str) -> int:
+    """Words, but a text naming the diet costs nothing: a fact that fits in no room at all."""
+    return 0 if "vegetarian" in text else len(text.split())
+
+
+@pytest.mark.parametrize(("budget", "with_fact"), [(7, False), (8, True), (9, True)])
+def test_msg_2_a_fact_that_costs_nothing_fits_when_the_turns_leave_exactly_its_message(budget, with_fact):
+    """MSG-2, MSG-3: the facts get what the turns leave; left exactly the system message's 3 tokens, a fact costing 0 is in."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    mem.remember("user:diet", "vegetarian")
+    mem.add_turn("user", "hello there")
+    result = mem.get_messages(token_budget=budget, tokenizer=free_diet)
+    facts = [{"role": "system", "content": "user:diet: vegetarian"}] if with_fact else []
+    assert result.messages == [*facts, {"role": "user", "content": "hello there"}]
+    assert result.tokens == (8 if with_fact else 5)
+
+
+@pytest.mark.parametrize(("budget", "sent"), [(15, 2), (16, 4)])
+def test_msg_2_older_turns_fill_up_to_exactly_the_budget(budget, sent):
+    """MSG-2, MSG-9: an older unit that brings the request to exactly the budget is taken; one token less and it is not."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    for i, text in enumerate(["u0 x", "a1 y", "u2 z", "a3 w"]):
+        mem.add_turn("user" if i % 2 == 0 else "assistant", text)
+    result = mem.get_messages(token_budget=budget)
+    assert len(result.messages) == sent and result.tokens == 4 * sent
+
+
+def one_more(text: str) -> int:
+    """Words and one more: even the empty text costs a token."""
+    return len(text.split()) + 1
+
+
+@pytest.mark.parametrize(("budget", "with_fact"), [(8, False), (9, False), (11, False), (12, True)])
+def test_msg_2_facts_whose_room_is_below_the_empty_texts_cost_are_left_out_without_an_error(budget, with_fact):
+    """MSG-2, MSG-3: when what the turns leave is less than the empty text's count, the turns are sent without facts, no error."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    mem.remember("user:diet", "vegetarian", importance=1.0)
+    mem.add_turn("user", "hello there")
+    result = mem.get_messages(token_budget=budget, tokenizer=one_more)
+    assert len(result.messages) == (2 if with_fact else 1) and result.messages[-1]["content"] == "hello there"
