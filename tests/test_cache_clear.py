@@ -70,7 +70,7 @@ def test_msg_15_one_token_short_clears_all_but_the_newest_units(make):
     assert got.messages[0] == {"role": "user", "content": "What is the weather this week?"}  # nothing dropped
     cleared = [m for m in got.messages if m["role"] == "tool" and m["content"] == CLEARED]
     assert cleared == [
-        {"role": "tool", "content": CLEARED, "tool_call_id": "c0"},
+        {"role": "tool", "content": "[cleared]", "tool_call_id": "c0"},
         result("c1", CLEARED),
         result("c2", CLEARED),
     ]

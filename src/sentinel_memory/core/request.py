@@ -134,7 +134,7 @@ def messages(
     newest = _NewestUnits(state, now, message_cost)
     # MSG-9: the history starts at a user message; the units from the newest one on are always in.
     must, required = newest.through_newest_user()
-    own = 0 if system is None else count_tokens(per_message, system) + MESSAGE_TOKENS
+    own = count_tokens(per_message, system) + MESSAGE_TOKENS if system is not None else 0
     units: _NewestUnits | _Cleared = newest
     if recent is not None and own + required > token_budget:
         # MSG-15: the units that are always in do not fit whole: clear their older results first.
