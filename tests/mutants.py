@@ -38,6 +38,8 @@ PACKAGE = Path("src/sentinel_memory")
 CACHE_CUT = ("tests/test_cache_cut.py", "tests/spec/test_cache_cut_properties.py")
 #: Old tool results cleared before turns are dropped: their example tests, then the properties.
 CACHE_CLEAR = ("tests/test_cache_clear.py", "tests/spec/test_cache_cut_properties.py")
+#: The adapters' cut, facts' place and clearing options.
+ADAPTER_OPTIONS = ("tests/test_adapter_cache_options.py", "tests/spec/test_cache_cut_properties.py")
 #: The test files a mutant runs unless it names its own: the spec's state machines and properties.
 SPEC = ("tests/spec/test_machine.py", "tests/spec/test_properties.py")
 #: The example tests of the exact edges and small contracts (issue 45).
@@ -164,6 +166,34 @@ MUTANTS = [
         "        return attrs.evolve(result, prefix=start, prefix_tokens=result.prefix_tokens - dropped)",
         "        return attrs.evolve(result, prefix=start)",
         tests=CACHE_CLEAR,
+    ),
+    Mutant(
+        "adapters: the LangChain middleware drops its request options",
+        "integrations/langchain/middleware.py",
+        "            system=system,\n            **self._options,\n",
+        "            system=system,\n",
+        tests=ADAPTER_OPTIONS,
+    ),
+    Mutant(
+        "adapters: the pydantic-ai history drops its request options",
+        "integrations/pydantic_ai.py",
+        "            system=self._system,\n            **self._options,\n",
+        "            system=self._system,\n",
+        tests=ADAPTER_OPTIONS,
+    ),
+    Mutant(
+        "adapters: the Agents SDK session drops its cut",
+        "integrations/openai_agents.py",
+        "            system=self._system,\n            **self._cut,\n",
+        "            system=self._system,\n",
+        tests=ADAPTER_OPTIONS,
+    ),
+    Mutant(
+        "adapters: a bad cut is refused only at the first request",
+        "serving.py",
+        '    check_choice("cut", cut, CUTS)\n',
+        "",
+        tests=ADAPTER_OPTIONS,
     ),
     Mutant(
         "a newest cut with the facts elsewhere counts the turns MSG-9 drops",

@@ -179,3 +179,36 @@ def test_msg_15_random_histories_clear_results_validly(units, more, budget, keep
     still = [m for m in after.messages if m["role"] == "tool" and m["content"] == CLEARED]
     if where != "system" and cleared and still and history_start(after) == history_start(before):
         assert after.messages[: before.prefix] == before.messages[: before.prefix]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    units=st.lists(_unit, min_size=1, max_size=25),
+    budget=st.integers(40, 600),
+    keep=st.one_of(st.none(), st.integers(0, 4)),
+    cut=st.sampled_from([None, "newest", "stable"]),
+    where=st.sampled_from([None, "end", "start"]),
+)
+def test_int_2_the_pydantic_history_view_is_get_messages_with_its_options(units, budget, keep, cut, where):
+    """INT-2, MSG-15: SentinelHistory's view is get_messages with the history's cut, facts' place and clearing."""
+    from sentinel_memory.integrations.pydantic_ai import SentinelHistory, messages_from_turns
+
+    mem = sm.create_memory()
+    mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
+    _store_tools(mem, units, "a")
+    options = {"cut": cut, "facts_at": where, "keep_results": keep, "exclude_tools": ["fetch"]}
+    history = SentinelHistory(mem, budget, system="Be brief.", **options)
+    if cut is None:
+        options["cut"] = "stable"  # the adapters' default (INT-2)
+    try:
+        expected = mem.get_messages(token_budget=budget, system="Be brief.", **options)
+    except sm.TokenBudgetError:
+        with pytest.raises(sm.TokenBudgetError):
+            history.view()
+        return
+    got = history.view()
+    rest = expected.messages[1:]
+    assert [type(m).__name__ for m in got] == ["ModelRequest"] + [type(m).__name__ for m in messages_from_turns(rest)]
+    cleared = [m for m in expected.messages if m["role"] == "tool" and m["content"] == CLEARED]
+    returns = [p for m in got for p in getattr(m, "parts", ()) if type(p).__name__ == "ToolReturnPart"]
+    assert len([p for p in returns if p.content == CLEARED]) == len(cleared)
