@@ -26,7 +26,9 @@ the previous request, exactly. Reported per conversation and budget:
 * the time of ``get_messages`` relative to today's (median of paired rounds).
 
 Strategies: ``today`` (``get_messages`` with its defaults), ``stable``
-(``cut="stable", facts_at="end"``), ``trim`` (langchain-core's
+(``cut="stable", facts_at="start"``), ``clear`` (the same with
+``keep_results=1``: old tool results cleared, MSG-15), ``clear_low`` (and
+``low_mark=0.3``), ``trim`` (langchain-core's
 ``trim_messages(strategy="last")`` over the whole history with the same
 counter, the system message holding the prompt and the facts as today), and
 ``whole`` (the whole history, no budget).
@@ -63,7 +65,13 @@ FACTS = [
 BUDGETS = (1_000, 2_000, 4_000)
 #: The options of the stable strategy.
 STABLE: dict[str, Any] = {"cut": "stable", "facts_at": "start"}
-STRATEGIES = ("today", "stable", "trim", "whole")
+#: The stable strategy with old tool results cleared, all but the newest unit's (MSG-15).
+CLEAR: dict[str, Any] = {**STABLE, "keep_results": 1}
+#: The same with a lower low mark: cuts that move less of the request.
+CLEAR_LOW: dict[str, Any] = {**CLEAR, "low_mark": 0.3}
+#: The options of each strategy that asks ``get_messages``.
+OPTIONS: dict[str, dict[str, Any]] = {"today": {}, "stable": STABLE, "clear": CLEAR, "clear_low": CLEAR_LOW}
+STRATEGIES = ("today", "stable", "clear", "clear_low", "trim", "whole")
 
 
 def locomo_chats(path: Path) -> Iterator[tuple[str, list[tuple[str, str]]]]:
@@ -151,8 +159,8 @@ class Replay:
     def request(self, query: str, tail: list[dict[str, Any]]) -> None:
         """One model call: the budgeted history, then ``tail`` (the new turn, or nothing inside a run)."""
         started = time.perf_counter()
-        if self.strategy in ("today", "stable"):
-            options = STABLE if self.strategy == "stable" else {}
+        if self.strategy in OPTIONS:
+            options = OPTIONS[self.strategy]
             result = self.memory.get_messages(
                 token_budget=self.budget, system=SYSTEM, query=query, must_keep=0.9, **options
             )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +13,10 @@ import sentinel_memory as sm
 from sentinel_memory.core import MESSAGE_TOKENS
 from sentinel_memory.core.chat import body_of
 from sentinel_memory.core.cut import CLEARED, clear_unit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import prompt_cache  # the benchmark's replay, on its agent history
 
 
 def cost(message, tokenizer=sm.estimate_tokens):
@@ -235,3 +241,14 @@ def test_msg_15_the_async_memory_clears_as_the_sync_one(make):
     got = asyncio.run(main())
     assert CLEARED in tool_contents(got)
     assert got.messages == mem.get_messages(**options).messages
+
+
+@pytest.mark.parametrize("budget", prompt_cache.BUDGETS)
+def test_msg_15_clearing_lowers_the_agent_historys_cost(budget):
+    """MSG-14, MSG-15: on the agent history, clearing keeps every request valid and within budget, >= 0.80 cacheable, cheaper than the stable cut alone."""
+    agent = prompt_cache.agent_history(steps=120)
+    clear = prompt_cache.replay_agent(agent, "clear", budget).report()
+    stable = prompt_cache.replay_agent(agent, "stable", budget).report()
+    assert clear["problems"] == 0 and clear["over"] == 0
+    assert clear["share"] >= 0.80 and clear["mean"] >= 0.65
+    assert clear["cost"] < stable["cost"]
