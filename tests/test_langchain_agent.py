@@ -6,7 +6,6 @@ import asyncio
 import subprocess
 import sys
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -287,29 +286,27 @@ def test_lc_7_the_middleware_needs_a_memory_and_from_folder_opens_one(tmp_path):
 
 
 @pytest.mark.parametrize("backed", ["in memory", "by a file"])
-def test_lc_7_the_overhead_per_run_is_small(tmp_path, backed):
-    """LC-7, LC-8: with 200 turns in the memory, a run through the middleware costs milliseconds beyond a bare agent's (a file's fsync aside)."""
+def test_lc_7_a_run_counts_what_fits_not_the_whole_history(tmp_path, backed):
+    """LC-7, LC-8: with 200 turns in the memory, a run counts the tokens of the turns that can fit the budget, not of every stored turn (the time per call is in benchmarks/agent_calls.py)."""
     memory = sm.MemoryFolder(tmp_path / "f").open("guest") if backed == "by a file" else sm.create_memory()
     memory.add_messages(
         [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " * 5} for i in range(200)]
     )
+    counted: list[str] = []
+
+    def counting(text: str) -> int:
+        counted.append(text)
+        return tokenizer(text)
+
     agent = create_agent(
         ScriptedToolModel(script=lambda turn: []),
-        middleware=[SentinelMemoryMiddleware(memory, 400, tokenizer=tokenizer)],
+        middleware=[SentinelMemoryMiddleware(memory, 400, tokenizer=counting)],
     )
-    bare = create_agent(ScriptedToolModel(script=lambda turn: []))
-    timings = {}
-    for name, runner in (("middleware", agent), ("bare", bare)):
-        runner.invoke({"messages": [{"role": "user", "content": "turn 0"}]})  # warm up
-        start = time.perf_counter()
-        for turn in range(1, 11):
-            runner.invoke({"messages": [{"role": "user", "content": f"turn {turn}"}]})
-        timings[name] = (time.perf_counter() - start) / 10
-    extra = timings["middleware"] - timings["bare"]
-    print(
-        f"\n{backed}: {timings['middleware'] * 1000:.1f} ms per run with the middleware, {timings['bare'] * 1000:.1f} ms bare"
-    )
-    assert extra < (0.2 if backed == "by a file" else 0.02)  # a file store's fsync is ~20 ms a save here
+    for turn in range(1, 6):
+        counted.clear()
+        agent.invoke({"messages": [{"role": "user", "content": f"turn {turn}"}]})
+        # 400 tokens hold about 20 of these turns: a run that counted every stored turn would count 200 and more.
+        assert 0 < len(counted) < 60, len(counted)
 
 
 def test_lc_5_importing_the_history_does_not_import_langchain_agents():
