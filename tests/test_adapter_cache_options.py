@@ -1,4 +1,4 @@
-"""The adapters cut at marks by default and pass the cut, the facts' place and the clearing on (INT-2)."""
+"""The adapters pass the cut, the facts' place and the clearing on to every request (INT-2)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_int_2_the_langchain_middleware_clears_old_results_and_puts_the_facts_la
     mem = agent_memory()
     model = ScriptedToolModel(script=lambda turn: [])
     middleware = SentinelMemoryMiddleware(
-        mem, 300, tokenizer=sm.estimate_tokens, must_keep=0.9, keep_results=1, facts_at="end"
+        mem, 300, tokenizer=sm.estimate_tokens, must_keep=0.9, cut="stable", keep_results=1, facts_at="end"
     )
     create_agent(model, system_prompt="Be brief.", middleware=[middleware]).invoke(
         {"messages": [{"role": "user", "content": "turn 2: and tomorrow?"}]}
@@ -73,15 +73,15 @@ def test_int_2_the_langchain_middleware_clears_old_results_and_puts_the_facts_la
     assert not any(isinstance(m, ToolMessage) for m in plain.seen[0])  # without clearing the old run is dropped
 
 
-def test_int_2_the_langchain_middleware_cuts_at_marks_unless_told_newest():
-    """INT-2, MSG-11: the middleware's requests are get_messages(cut='stable') by default, cut='newest' on request."""
-    for cut, expected in (("stable", "stable"), ("newest", None)):
+def test_int_2_the_langchain_middleware_cuts_at_marks_when_told():
+    """INT-2, MSG-11: the middleware's requests are get_messages(cut='stable') when told, MSG-2's fill by default."""
+    for cut, expected in (("stable", "stable"), (None, None)):
         mem = agent_memory(units=0)
         for n in range(40):
             mem.add_turn("user", f"question {n} " + "word " * 10)
             mem.add_turn("assistant", f"answer {n} " + "word " * 10)
         model = ScriptedToolModel(script=lambda turn: [])
-        options = {} if cut == "stable" else {"cut": cut}
+        options = {} if cut is None else {"cut": cut}
         create_agent(model, middleware=[SentinelMemoryMiddleware(mem, 200, **options)]).invoke(
             {"messages": [{"role": "user", "content": "turn 3: and now?"}]}
         )
@@ -114,7 +114,9 @@ def test_int_2_pydantic_ai_history_clears_old_results_before_dropping_them():
         requests.append(list(messages))
         return ModelResponse(parts=[TextPart("Sunny.")])
 
-    history = SentinelHistory(mem, 300, must_keep=0.9, system="Be brief.", keep_results=1, exclude_tools=["calendar"])
+    history = SentinelHistory(
+        mem, 300, must_keep=0.9, system="Be brief.", cut="stable", keep_results=1, exclude_tools=["calendar"]
+    )
     Agent(FunctionModel(script), capabilities=[history]).run_sync("turn 2: and tomorrow?")
     sent = requests[0]
     returns = [p for m in sent if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
@@ -128,17 +130,17 @@ def test_int_2_pydantic_ai_history_clears_old_results_before_dropping_them():
     assert all(s["content"] != "[cleared]" for s in stored)  # the memory keeps every result whole
 
 
-def test_int_2_the_agents_sdk_session_cuts_at_marks_by_default():
-    """INT-2, OAI-3, MSG-11: the session's budgeted items are get_messages(cut='stable') by default, 'newest' on request."""
+def test_int_2_the_agents_sdk_session_cuts_at_marks_when_told():
+    """INT-2, OAI-3, MSG-11: the session's budgeted items are get_messages(cut='stable') when told, MSG-2's by default."""
     mem = sm.create_memory(clock=lambda: NOW)
     for n in range(40):
         mem.add_turn("user", f"question {n} " + "word " * 10)
         mem.add_turn("assistant", f"answer {n} " + "word " * 10)
-    for cut in ("stable", "newest"):
-        options = {} if cut == "stable" else {"cut": cut}
+    for cut in ("stable", None):
+        options = {} if cut is None else {"cut": cut}
         items = asyncio.run(SentinelSession("s", memory=mem, token_budget=200, **options).get_items())
         want = mem.get_messages(token_budget=200, cut=cut)
         assert [i["content"] for i in items] == [m["content"] for m in want.messages]
-    stable = asyncio.run(SentinelSession("s", memory=mem, token_budget=200).get_items())
-    newest = asyncio.run(SentinelSession("s", memory=mem, token_budget=200, cut="newest").get_items())
+    stable = asyncio.run(SentinelSession("s", memory=mem, token_budget=200, cut="stable").get_items())
+    newest = asyncio.run(SentinelSession("s", memory=mem, token_budget=200).get_items())
     assert stable[0] != newest[0]

@@ -287,7 +287,7 @@ def request_options(
     """The options of ``get_messages`` an adapter passes on to each request, checked at once (INT-2).
 
     Args:
-        cut: ``"stable"`` (the adapters' default) or ``"newest"`` (MSG-11); None is ``get_messages``' default.
+        cut: ``"stable"`` or ``"newest"`` (MSG-11); None is ``get_messages``' default, ``"newest"``.
         low_mark: The stable cut's low mark (MSG-11).
         facts_at: Where the facts go (MSG-12).
         keep_results: Clear the tool results of all but the newest units before any turn is left out (MSG-15).

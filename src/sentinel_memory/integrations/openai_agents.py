@@ -411,9 +411,9 @@ class SentinelSession(SessionABC):
             ``get_items`` gets none). Defaults to None.
         reserve: Tokens kept out of ``token_budget`` for what the SDK sends beside the items and
             the instructions: the tools' schemas, a margin (OAI-11). Defaults to 0.
-        cut: How the budgeted history is cut (MSG-11): ``"stable"``, the default, only at marks, so
-            consecutive requests share their start and a prompt cache serves it; ``"newest"`` fills it
-            newest first (INT-2).
+        cut: How the budgeted history is cut (MSG-11): ``"stable"`` only at marks, so consecutive
+            requests share their start and a prompt cache serves it (for a model API that caches
+            prefixes); None, the default, or ``"newest"`` fills it newest first (INT-2).
         low_mark: With the stable cut, about the share of the budget a request fills right after a
             cut. Defaults to None (0.5).
         **options: More options for ``folder.open``.
@@ -446,7 +446,7 @@ class SentinelSession(SessionABC):
         ttl: Duration | None = None,
         session_settings: SessionSettings | None = None,
         reserve: int | float = 0,
-        cut: str | None = "stable",
+        cut: str | None = None,
         low_mark: float | None = None,
         **options: Any,
     ) -> None:
@@ -740,7 +740,7 @@ class SentinelSessions:
         ttl: As for ``SentinelSession``. Defaults to None.
         session_settings: As for ``SentinelSession``. Defaults to None.
         reserve: As for ``SentinelSession``. Defaults to 0.
-        cut: As for ``SentinelSession``. Defaults to ``"stable"``.
+        cut: As for ``SentinelSession``. Defaults to None (``"newest"``).
         low_mark: As for ``SentinelSession``. Defaults to None.
 
     Examples:
@@ -765,7 +765,7 @@ class SentinelSessions:
         ttl: Duration | None = None,
         session_settings: SessionSettings | None = None,
         reserve: int | float = 0,
-        cut: str | None = "stable",
+        cut: str | None = None,
         low_mark: float | None = None,
     ) -> None:
         self._reserve = check_reserve(reserve, token_budget)

@@ -387,9 +387,9 @@ class SentinelHistory(AbstractCapability[Any]):
             deps' ``user_id``, or the deps when they are a str.
         reserve: Tokens kept out of ``token_budget`` for what pydantic-ai sends beside the messages:
             the agent's ``instructions`` and the tools' definitions (PAI-11). Defaults to 0.
-        cut: How each request's history is cut (MSG-11): ``"stable"``, the default, only at marks, so
-            consecutive requests share their start and a prompt cache serves it; ``"newest"`` fills it
-            newest first (INT-2).
+        cut: How each request's history is cut (MSG-11): ``"stable"`` only at marks, so consecutive
+            requests share their start and a prompt cache serves it (for a model API that caches
+            prefixes); None, the default, or ``"newest"`` fills it newest first (INT-2).
         low_mark: With the stable cut, about the share of the budget a request fills right after a cut.
             None, the default, means 0.5.
         facts_at: Where the facts go: ``"system"`` (None, the default), ``"end"`` or ``"start"`` (MSG-12).
@@ -426,7 +426,7 @@ class SentinelHistory(AbstractCapability[Any]):
         ttl: Duration | None = None,
         user: Callable[[Any], str] | None = None,
         reserve: int | float = 0,
-        cut: str | None = "stable",
+        cut: str | None = None,
         low_mark: float | None = None,
         facts_at: str | None = None,
         keep_results: int | None = None,
@@ -475,7 +475,7 @@ class SentinelHistory(AbstractCapability[Any]):
         system: str | None = None,
         importance: float | None = None,
         ttl: Duration | None = None,
-        cut: str | None = "stable",
+        cut: str | None = None,
         low_mark: float | None = None,
         facts_at: str | None = None,
         keep_results: int | None = None,

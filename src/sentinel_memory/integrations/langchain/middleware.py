@@ -119,9 +119,9 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         reserve: Tokens kept out of ``token_budget`` for what the model is sent beside the messages
             and this middleware cannot see (a provider's own framing, a margin), LC-13. Defaults to 0.
             The tools' schemas are counted by themselves.
-        cut: How each request's history is cut (MSG-11): ``"stable"``, the default, only at marks, so
-            consecutive requests share their start and a prompt cache serves it; ``"newest"`` fills it
-            newest first (INT-2).
+        cut: How each request's history is cut (MSG-11): ``"stable"`` only at marks, so consecutive
+            requests share their start and a prompt cache serves it (for a model API that caches
+            prefixes); None, the default, or ``"newest"`` fills it newest first (INT-2).
         low_mark: With the stable cut, about the share of the budget a request fills right after a cut.
             None, the default, means 0.5.
         facts_at: Where the facts go: ``"system"`` (None, the default), ``"end"`` or ``"start"`` (MSG-12).
@@ -160,7 +160,7 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         ttl: Duration | None = None,
         user: Callable[[Any], str] | None = None,
         reserve: int | float = 0,
-        cut: str | None = "stable",
+        cut: str | None = None,
         low_mark: float | None = None,
         facts_at: str | None = None,
         keep_results: int | None = None,
@@ -203,7 +203,7 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         facts_share: float | None = None,
         importance: float | None = None,
         ttl: Duration | None = None,
-        cut: str | None = "stable",
+        cut: str | None = None,
         low_mark: float | None = None,
         facts_at: str | None = None,
         keep_results: int | None = None,
