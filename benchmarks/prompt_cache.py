@@ -25,8 +25,13 @@ the previous request, exactly. Reported per conversation and budget:
   ``get_messages``;
 * the time of ``get_messages`` relative to today's (median of paired rounds).
 
+``--figure`` draws the last requests of an agent run as bars of their
+messages (``docs/prompt-cache.png``).
+
 Strategies: ``today`` (``get_messages`` with its defaults), ``stable``
-(``cut="stable", facts_at="end"``), ``trim`` (langchain-core's
+(``cut="stable", facts_at="start"``), ``clear`` (the same with
+``keep_results=1``: old tool results cleared, MSG-15), ``clear_low`` (and
+``low_mark=0.3``), ``trim`` (langchain-core's
 ``trim_messages(strategy="last")`` over the whole history with the same
 counter, the system message holding the prompt and the facts as today), and
 ``whole`` (the whole history, no budget).
@@ -63,7 +68,13 @@ FACTS = [
 BUDGETS = (1_000, 2_000, 4_000)
 #: The options of the stable strategy.
 STABLE: dict[str, Any] = {"cut": "stable", "facts_at": "start"}
-STRATEGIES = ("today", "stable", "trim", "whole")
+#: The stable strategy with old tool results cleared, all but the newest unit's (MSG-15).
+CLEAR: dict[str, Any] = {**STABLE, "keep_results": 1}
+#: The same with a lower low mark: cuts that move less of the request.
+CLEAR_LOW: dict[str, Any] = {**CLEAR, "low_mark": 0.3}
+#: The options of each strategy that asks ``get_messages``.
+OPTIONS: dict[str, dict[str, Any]] = {"today": {}, "stable": STABLE, "clear": CLEAR, "clear_low": CLEAR_LOW}
+STRATEGIES = ("today", "stable", "clear", "clear_low", "trim", "whole")
 
 
 def locomo_chats(path: Path) -> Iterator[tuple[str, list[tuple[str, str]]]]:
@@ -147,12 +158,14 @@ class Replay:
         self.seconds = 0.0
         self.problems: list[str] = []
         self.over = 0
+        #: Per request, each message's count, whether the previous request began with it, whether it is cleared.
+        self.log: list[list[tuple[int, bool, bool]]] = []
 
     def request(self, query: str, tail: list[dict[str, Any]]) -> None:
         """One model call: the budgeted history, then ``tail`` (the new turn, or nothing inside a run)."""
         started = time.perf_counter()
-        if self.strategy in ("today", "stable"):
-            options = STABLE if self.strategy == "stable" else {}
+        if self.strategy in OPTIONS:
+            options = OPTIONS[self.strategy]
             result = self.memory.get_messages(
                 token_budget=self.budget, system=SYSTEM, query=query, must_keep=0.9, **options
             )
@@ -170,6 +183,12 @@ class Replay:
         same = 0
         while same < min(len(sent), len(self.previous)) and sent[same] == self.previous[same]:
             same += 1
+        self.log.append(
+            [
+                (n, i < same, m.get("role") == "tool" and m.get("content") == "[cleared]")
+                for i, (n, m) in enumerate(zip(counts, sent, strict=True))
+            ]
+        )
         cached = sum(counts[:same])
         self.tokens += sum(counts)
         self.cached += cached
@@ -237,7 +256,55 @@ def workloads(path: Path) -> Iterator[tuple[str, Callable[[str, int], Replay]]]:
     yield "agent", lambda strategy, budget: replay_agent(agent, strategy, budget)
 
 
+#: Where ``--figure`` writes the picture of consecutive requests.
+FIGURE = Path(__file__).resolve().parent.parent / "docs" / "prompt-cache.png"
+
+
+def figure(out: Path, budget: int = 1_000, steps: int = 60, shown: int = 30) -> None:
+    """Consecutive requests of the agent history, one bar each: cached, new and cleared messages, per strategy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    agent = agent_history(steps=steps)
+    panels = [("today", "get_messages today"), ("clear", 'cut="stable", facts_at="start", keep_results=1')]
+    fig, axes = plt.subplots(1, len(panels), figsize=(10, 5.2), dpi=110, sharey=True)
+    colours = {"cached": "#4c9a6a", "new": "#d9822b", "cleared": "#9db8d9"}
+    for ax, (strategy, title) in zip(axes, panels, strict=True):
+        run = replay_agent(agent, strategy, budget)
+        rows = run.log[-shown:]
+        for y, request in enumerate(rows):
+            left = 0
+            for count, cached, cleared in request:
+                kind = "cleared" if cleared and cached else "cached" if cached else "new"
+                ax.barh(y, count, left=left, color=colours[kind], edgecolor="white", linewidth=0.4, height=0.85)
+                left += count
+        report = run.report()
+        ax.set_title(
+            f"{title}\ncacheable {report['share']:.2f}, cost {report['cost'] / replay_agent(agent, 'today', budget).report()['cost']:.2f}x today's",
+            fontsize=9,
+        )
+        ax.set_xlabel("tokens of the request, first message on the left")
+        ax.set_xlim(0, budget)
+    axes[0].invert_yaxis()  # the axes share y: once turns both
+    axes[0].set_ylabel(f"the last {shown} requests of a {steps}-question agent run, oldest at the top")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colours.values()]
+    labels = ["repeats the previous request's start (cached)", "new to the cache", "cleared tool result, cached"]
+    fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False, fontsize=8)
+    fig.suptitle(
+        f"Consecutive requests at a budget of {budget:,} tokens (benchmarks/prompt_cache.py --figure)", fontsize=10
+    )
+    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    fig.savefig(out)
+    plt.close(fig)
+
+
 def main(argv: list[str]) -> None:
+    if "--figure" in argv:
+        figure(FIGURE)
+        print(f"wrote {FIGURE}")
+        return
     path = Path(argv[1]) if len(argv) > 1 else LOCOMO
     strategies = argv[2].split(",") if len(argv) > 2 else list(STRATEGIES)
     if not path.is_file():

@@ -36,6 +36,10 @@ PACKAGE = Path("src/sentinel_memory")
 
 #: The stable cut, the facts' places and the prefix: their example tests, then their properties.
 CACHE_CUT = ("tests/test_cache_cut.py", "tests/spec/test_cache_cut_properties.py")
+#: Old tool results cleared before turns are dropped: their example tests, then the properties.
+CACHE_CLEAR = ("tests/test_cache_clear.py", "tests/spec/test_cache_cut_properties.py")
+#: The adapters' cut, facts' place and clearing options.
+ADAPTER_OPTIONS = ("tests/test_adapter_cache_options.py", "tests/spec/test_cache_cut_properties.py")
 #: The test files a mutant runs unless it names its own: the spec's state machines and properties.
 SPEC = ("tests/spec/test_machine.py", "tests/spec/test_properties.py")
 #: The example tests of the exact edges and small contracts (issue 45).
@@ -91,6 +95,119 @@ class Mutant:
 
 
 MUTANTS = [
+    # -- old tool results cleared before turns are dropped (MSG-15, MSG-16) ----------------------
+    Mutant(
+        "clearing: another placeholder",
+        "core/cut.py",
+        'CLEARED = "[cleared]"',
+        'CLEARED = "[removed]"',
+        tests=CACHE_CLEAR,
+    ),
+    Mutant(
+        "clearing: a result that counts as much as the placeholder is cleared",
+        "core/cut.py",
+        "            if cost(cleared) < cost(message):",
+        "            if cost(cleared) <= cost(message):",
+        tests=CACHE_CLEAR,
+    ),
+    Mutant(
+        "clearing: excluded tools are cleared too",
+        "core/cut.py",
+        '        if message["role"] == "tool" and names.get(message["tool_call_id"]) not in excluded:',
+        '        if message["role"] == "tool":',
+        tests=CACHE_CLEAR,
+    ),
+    Mutant(
+        "clearing: the cleared result loses its tool_call_id",
+        "core/cut.py",
+        '            cleared = {**message, "content": CLEARED}',
+        '            cleared = {"role": "tool", "content": CLEARED}',
+        tests=CACHE_CLEAR,
+    ),
+    Mutant(
+        "clearing: the unit numbered keep_results is kept whole",
+        "core/request.py",
+        "            whole = len(self.units) < self._keep",
+        "            whole = len(self.units) <= self._keep",
+        tests=CACHE_CLEAR,
+    ),
+    Mutant(
+        "clearing: a history that fits whole is cleared anyway",
+        "core/request.py",
+        "        if full:\n            return result",
+        "        if False:\n            return result",
+        tests=CACHE_CLEAR,
+    ),
+    Mutant(
+        "clearing: never when the fill leaves a unit out",
+        "core/request.py",
+        "        if full:\n            return result",
+        "        if True:\n            return result",
+        tests=CACHE_CLEAR,
+    ),
+    Mutant(
+        "clearing: the units always in are never cleared",
+        "core/request.py",
+        "    if recent is not None and own + required > token_budget:",
+        "    if False:",
+        tests=CACHE_CLEAR,
+    ),
+    Mutant(
+        "clearing: must-keep facts that do not fit beside whole results raise",
+        "core/request.py",
+        "            full = False  # the must-keep facts do not fit beside the whole results: clear them, then judge",
+        "            raise",
+        tests=CACHE_CLEAR,
+    ),
+    Mutant(
+        "clearing: the prefix runs past a result a later request clears",
+        "core/request.py",
+        "        if start >= result.prefix:",
+        "        if True:",
+        tests=CACHE_CLEAR,
+    ),
+    Mutant(
+        "clearing: the prefix's tokens keep what it lost",
+        "core/request.py",
+        "        return attrs.evolve(result, prefix=start, prefix_tokens=result.prefix_tokens - dropped)",
+        "        return attrs.evolve(result, prefix=start)",
+        tests=CACHE_CLEAR,
+    ),
+    Mutant(
+        "adapters: the LangChain middleware drops its request options",
+        "integrations/langchain/middleware.py",
+        "            system=system,\n            **self._options,\n",
+        "            system=system,\n",
+        tests=ADAPTER_OPTIONS,
+    ),
+    Mutant(
+        "adapters: the pydantic-ai history drops its request options",
+        "integrations/pydantic_ai.py",
+        "            system=self._system,\n            **self._options,\n",
+        "            system=self._system,\n",
+        tests=ADAPTER_OPTIONS,
+    ),
+    Mutant(
+        "adapters: the Agents SDK session drops its cut",
+        "integrations/openai_agents.py",
+        "            system=self._system,\n            **self._cut,\n",
+        "            system=self._system,\n",
+        tests=ADAPTER_OPTIONS,
+    ),
+    Mutant(
+        "adapters: a bad cut is refused only at the first request",
+        "serving.py",
+        '    check_choice("cut", cut, CUTS)\n',
+        "",
+        tests=ADAPTER_OPTIONS,
+    ),
+    Mutant(
+        "a newest cut with the facts elsewhere counts the turns MSG-9 drops",
+        "core/request.py",
+        "    spent = got.spent - sum(cost for _, cost in taken_units[: len(taken_units) - len(units)])  # MSG-9's drop",
+        "    spent = got.spent",
+        tests=CACHE_CUT,
+    ),
     # -- requests a prompt cache can serve (MSG-11 .. MSG-13) -------------------------------------
     Mutant(
         "the stride is not floored",

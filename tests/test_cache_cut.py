@@ -212,3 +212,16 @@ def test_msg_14_an_agent_history_meets_the_cache_targets(budget):
     assert run["problems"] == 0 and run["over"] == 0
     assert run["share"] >= 0.80 and run["mean"] >= 0.65
     assert run["cost"] < today["cost"]
+
+
+@pytest.mark.parametrize("where", ["end", "start"])
+def test_msg_12_tokens_leave_out_the_units_before_the_first_user_message(make, where):
+    """MSG-12, MSG-3: with cut='newest', an assistant turn the fill took but MSG-9 drops is not counted in tokens."""
+    mem = make()
+    mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
+    mem.add_turn("user", "user a 0 w ")
+    mem.add_turn("assistant", "assistant a 1 w ")
+    mem.add_turn("user", "user a 2 w ")
+    got = mem.get_messages(token_budget=31, system="Be brief.", must_keep=0.9, facts_at=where)
+    assert [m["role"] for m in got.messages if m["role"] != "system"] == ["user"]
+    assert got.tokens == sum(cost(m) for m in got.messages)

@@ -67,9 +67,9 @@ def test_lc_7_facts_share_gives_the_facts_their_share_of_the_budget():
 
 
 def test_lc_7_from_folder_keeps_must_keep_and_the_other_options(tmp_path):
-    """LC-7, FLD-2: from_folder passes must_keep (and the rest) on: the must-keep fact is sent where the query would rank others first."""
+    """LC-7, FLD-2, INT-2: from_folder passes must_keep, cut (and the rest) on: the must-keep fact is sent where the query would rank others first."""
     middleware = SentinelMemoryMiddleware.from_folder(
-        tmp_path, "guest", 40, tokenizer=sm.estimate_tokens, must_keep=0.9, ttl=60_000, importance=0.4
+        tmp_path, "guest", 40, tokenizer=sm.estimate_tokens, must_keep=0.9, ttl=60_000, importance=0.4, cut="newest"
     )
     with_facts(middleware.memory)
     system, _ = first_request(middleware)

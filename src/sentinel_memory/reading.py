@@ -10,7 +10,7 @@ they read), ``_now`` (one clock read per read, TIME-1) and ``_counters``
 
 from __future__ import annotations
 
-from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from typing import Any, Literal, TypeVar, overload
 
 from . import core, telemetry
@@ -274,6 +274,8 @@ class Reads(Mapping[str, V]):
         cut: str | None = None,
         low_mark: float | None = None,
         facts_at: str | None = None,
+        keep_results: int | None = None,
+        exclude_tools: Sequence[str] | None = None,
     ) -> Messages:
         """A chat request a chat API accepts, within ``token_budget``: your system prompt and the facts, then recent turns (MSG-1 .. MSG-9).
 
@@ -312,6 +314,11 @@ class Reads(Mapping[str, V]):
                 ``system``; ``"end"`` in a system message of their own after the history, so a
                 question that picks other facts changes only the end of the request; ``"start"``
                 right after the app's system message (MSG-12).
+            keep_results: When the history does not fit whole, the tool results of every turn but
+                the newest ``keep_results`` (an assistant's calls with their results count as one)
+                become ``"[cleared]"`` before any turn is left out, each call kept with its result
+                (MSG-15). None, the default, clears nothing.
+            exclude_tools: Names of tools whose results are never cleared. None, the default, means none.
 
         Returns:
             A ``Messages`` with the ``messages`` (a new list of dicts, ready for a chat-completions
@@ -347,6 +354,8 @@ class Reads(Mapping[str, V]):
                     cut=cut,
                     low_mark=low_mark,
                     facts_at=facts_at,
+                    keep_results=keep_results,
+                    exclude_tools=exclude_tools,
                 )
             )
 

@@ -24,7 +24,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from . import core
+from .core.cut import CUTS, FACTS_AT, check_choice
 from .core.options import is_number
+from .core.request import _tool_names
 from .core.shown import shown
 from .core.turns import chat_message, resent_count
 from .core.values import Messages
@@ -293,3 +295,39 @@ def check_reserve(reserve: object, token_budget: object) -> int | float:
     if is_number(token_budget) and reserve > token_budget:  # type: ignore[operator]
         raise ValueError(f"reserve ({reserve}) is more than the token_budget ({token_budget})")
     return reserve
+
+
+def request_options(
+    *,
+    cut: str | None,
+    low_mark: float | None,
+    facts_at: str | None,
+    keep_results: int | None,
+    exclude_tools: Sequence[str] | None,
+) -> dict[str, Any]:
+    """The options of ``get_messages`` an adapter passes on to each request, checked at once (INT-2).
+
+    Args:
+        cut: ``"stable"`` or ``"newest"`` (MSG-11); None is ``get_messages``' default, ``"newest"``.
+        low_mark: The stable cut's low mark (MSG-11).
+        facts_at: Where the facts go (MSG-12).
+        keep_results: Clear the tool results of all but the newest units before any turn is left out (MSG-15).
+        exclude_tools: Names of tools whose results are never cleared (MSG-16).
+
+    Returns:
+        The keyword arguments for ``get_messages``.
+
+    Raises:
+        TypeError: ``cut`` or ``facts_at`` is not a str, or ``exclude_tools`` not a list or tuple of str.
+        ValueError: ``cut`` or ``facts_at`` is not one of its names.
+    """
+    check_choice("cut", cut, CUTS)
+    check_choice("facts_at", facts_at, FACTS_AT)
+    names = None if exclude_tools is None else sorted(_tool_names(exclude_tools))
+    return {
+        "cut": cut,
+        "low_mark": low_mark,
+        "facts_at": facts_at,
+        "keep_results": keep_results,
+        "exclude_tools": names,
+    }

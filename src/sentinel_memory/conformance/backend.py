@@ -726,8 +726,10 @@ class Session:
         cut: Any = None,
         low_mark: Any = None,
         facts_at: Any = None,
+        keep_results: Any = None,
+        exclude_tools: Any = None,
     ) -> Any:
-        # MSG-13: the prefix is in the result of a call that asks for a cut or a place of the facts.
+        # MSG-13: the prefix is in the result of a call that asks for a cut, a place of the facts or clearing.
         return wire.messages(
             self.memory.get_messages(
                 token_budget=token_budget,
@@ -739,8 +741,10 @@ class Session:
                 cut=cut,
                 low_mark=low_mark,
                 facts_at=facts_at,
+                keep_results=keep_results,
+                exclude_tools=exclude_tools,
             ),
-            prefix=cut is not None or low_mark is not None or facts_at is not None,
+            prefix=any(option is not None for option in (cut, low_mark, facts_at, keep_results, exclude_tools)),
         )
 
     # -- the L0 cache and the L1 working memory ----------------------------------

@@ -18,6 +18,13 @@ The facts go in their own system message after the history
 (``facts_at="end"``), so a new question that picks other facts changes only
 the request's last messages; ``facts_at="system"`` keeps them in the system
 message after the app's prompt.
+
+With ``keep_results``, a request that cannot hold every unit first clears
+the tool results of all but its newest ``keep_results`` units
+(``clear_unit``, MSG-15): each becomes ``CLEARED``, its call and its
+``tool_call_id`` kept, so the history shrinks before any turn is dropped.
+Which results are cleared follows from the units alone, so consecutive
+requests clear the same ones and differ only where a unit has just aged.
 """
 
 from __future__ import annotations
@@ -28,7 +35,18 @@ from typing import Any, NamedTuple
 
 from .shown import shown
 
-__all__ = ["CUTS", "FACTS_AT", "Plan", "check_choice", "marks", "plan", "stable_taken", "stride"]
+__all__ = [
+    "CLEARED",
+    "CUTS",
+    "FACTS_AT",
+    "Plan",
+    "check_choice",
+    "clear_unit",
+    "marks",
+    "plan",
+    "stable_taken",
+    "stride",
+]
 
 #: MSG-11: how the history is cut: the newest units that fit, or at marks.
 CUTS = ("newest", "stable")
@@ -36,6 +54,9 @@ CUTS = ("newest", "stable")
 #: MSG-12: where the facts go: in the system message after the app's prompt, in their own system message at
 #: the end, or in their own system message right after the app's prompt.
 FACTS_AT = ("system", "end", "start")
+
+#: MSG-15: the content of a cleared tool result (the text LangChain's ``ClearToolUsesEdit`` puts by default).
+CLEARED = "[cleared]"
 
 
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
@@ -131,8 +152,53 @@ def stable_taken(unit: Callable[[int], tuple[int | float, bool] | None], must: i
     return must
 
 
+def clear_unit(
+    unit: tuple[list[tuple[Any, dict[str, Any]]], int | float],
+    excluded: frozenset[str],
+    cost: Callable[[dict[str, Any]], int | float],
+) -> tuple[list[tuple[Any, dict[str, Any]]], int | float]:
+    """MSG-15: ``unit`` with each tool result cleared, and its new cost.
+
+    A tool message becomes a new dict whose ``content`` is ``CLEARED``
+    (every other field kept) when the call it answers names no tool of
+    ``excluded`` and the cleared message counts fewer tokens than it does
+    (``cost``); the unit's other messages, and its entries, are the same
+    objects. A unit without tool calls is returned as it is.
+
+    Examples:
+        >>> call = {"role": "assistant", "content": None,
+        ...         "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": ""}}]}
+        >>> size = lambda m: len(m["content"] or "")
+        >>> unit = ([(1, call), (2, {"role": "tool", "tool_call_id": "c", "content": "a long result"})], 13)
+        >>> clear_unit(unit, frozenset(), size)[0][1], clear_unit(unit, frozenset(), size)[1]
+        ((2, {'role': 'tool', 'tool_call_id': 'c', 'content': '[cleared]'}), 9)
+        >>> clear_unit(unit, frozenset({"f"}), size) is unit
+        True
+    """
+    pairs, _ = unit
+    calls = pairs[0][1].get("tool_calls")
+    if not calls:
+        return unit
+    names = {call["id"]: call["function"]["name"] for call in calls}
+    out: list[tuple[Any, dict[str, Any]]] = []
+    changed = False
+    for entry, message in pairs:
+        sent = message
+        if message["role"] == "tool" and names.get(message["tool_call_id"]) not in excluded:
+            cleared = {**message, "content": CLEARED}
+            if cost(cleared) < cost(message):
+                sent, changed = cleared, True
+        out.append((entry, sent))
+    if not changed:
+        return unit
+    return out, sum(cost(message) for _, message in out)
+
+
 class Plan(NamedTuple):
-    """What ``plan`` chose: the units kept newest first, their cost, the system message, the facts and their message."""
+    """What ``plan`` chose: the units kept newest first, their cost, the system message, the facts and their message.
+
+    ``full`` is True when the newest-first fill took every unit (before any cut back to a mark).
+    """
 
     taken: int
     spent: int | float
@@ -142,6 +208,7 @@ class Plan(NamedTuple):
     facts: str | None
     facts_cost: int | float
     complete: bool
+    full: bool
 
 
 def plan(
@@ -214,6 +281,7 @@ def plan(
     while (got := unit(taken)) is not None and fixed + spent + got[1] <= token_budget:
         spent += got[1]
         taken += 1
+    full = got is None
     if cut == "stable":
         kept = stable_taken(
             lambda i: None if (u := unit(i)) is None else (u[1], u[0][0][1]["role"] == "user"),
@@ -226,4 +294,4 @@ def plan(
             got = unit(taken)
             assert got is not None
             spent -= got[1]
-    return Plan(taken, spent, content, head, chosen, facts, facts_cost, complete)
+    return Plan(taken, spent, content, head, chosen, facts, facts_cost, complete, full)

@@ -115,6 +115,7 @@ NUMBER_RULES: types.MappingProxyType[str, NumberRule] = types.MappingProxyType(
         "must_keep": NumberRule(default=None, minimum=0, maximum=1, none_means="no must-keep facts"),
         "facts_share": NumberRule(default=0.5, minimum=0, maximum=1),
         "low_mark": NumberRule(default=0.5, minimum=0, maximum=1),
+        "keep_results": NumberRule(default=None, minimum=0, integer=True, none_means="no tool result cleared"),
     }
 )
 
@@ -156,6 +157,7 @@ _ARGUMENT = {
     "must_keep": "get_context must_keep",
     "facts_share": "get_messages facts_share",
     "low_mark": "get_messages low_mark",
+    "keep_results": "get_messages keep_results",
 }
 
 _ONE_MS = timedelta(milliseconds=1)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import attrs
 
 from .basics import _check_now, _copies, _live_count
 from .chat import ROLES, body_of
-from .cut import CUTS, FACTS_AT, check_choice
+from .cut import CUTS, FACTS_AT, check_choice, clear_unit
 from .cut import plan as cut_plan
 from .errors import TokenBudgetError
 from .expiry import is_past
@@ -46,6 +48,8 @@ def messages(
     cut: str | None = None,
     low_mark: float | None = None,
     facts_at: str | None = None,
+    keep_results: int | None = None,
+    exclude_tools: Sequence[str] | None = None,
 ) -> Messages:
     """A valid chat request within ``token_budget``: the system message, then whole units of turns (MSG-2 .. MSG-9).
 
@@ -80,6 +84,10 @@ def messages(
         facts_at: ``"system"`` (the default) puts the facts in the system message after ``system``;
             ``"end"`` in a system message of their own after the history, ``"start"`` right after
             the app's system message (MSG-12).
+        keep_results: When the history does not fit whole, clear the tool results of every unit
+            but the newest ``keep_results`` (an integer >= 0) before any unit is left out: each
+            becomes ``"[cleared]"``, its call and id kept (MSG-15). Defaults to None (no clearing).
+        exclude_tools: Names of tools whose results are never cleared. Defaults to None (none).
 
     Returns:
         A ``Messages`` with the ``messages`` (a new list of new dicts in the chat-completions form),
@@ -90,8 +98,9 @@ def messages(
         ValueError: The budget is not a finite number >= 0.
         TokenBudgetError: The system prompt, the must-keep facts and the turns from the newest
             user message on count more than the budget (a ``ValueError``).
-        TypeError: ``now`` is not a finite number, the query or ``system`` is not a str, or the
-            tokenizer is not callable or returned something other than a number >= 0.
+        TypeError: ``now`` is not a finite number, the query or ``system`` is not a str, the
+            tokenizer is not callable or returned something other than a number >= 0, or
+            ``exclude_tools`` is not a list or tuple of str.
 
     Examples:
         >>> state, _ = core.remember(MemoryState(), "user:name", "Jakub", now=1000)
@@ -113,13 +122,24 @@ def messages(
     per_message = counting.measure if isinstance(counting, LineCounter) else counting
     share = number_option("facts_share", facts_share)
     keep = number_option("must_keep", must_keep)
+    recent = number_option("keep_results", keep_results)
+    excluded = _tool_names(exclude_tools)
     facts = _facts_of(state)
+
+    def message_cost(message: dict[str, Any]) -> int | float:
+        return count_tokens(per_message, body_of(message)) + MESSAGE_TOKENS
+
     # The turns newest first, cut into units as the walk reaches them (MSG-7): a call no further back than
     # the budget reaches is never looked at, nor sorted.
-    newest = _NewestUnits(state, now, lambda m: count_tokens(per_message, body_of(m)) + MESSAGE_TOKENS)
+    newest = _NewestUnits(state, now, message_cost)
     # MSG-9: the history starts at a user message; the units from the newest one on are always in.
     must, required = newest.through_newest_user()
-    own = 0 if system is None else count_tokens(per_message, system) + MESSAGE_TOKENS
+    own = count_tokens(per_message, system) + MESSAGE_TOKENS if system is not None else 0
+    units: _NewestUnits | _Cleared = newest
+    if recent is not None and own + required > token_budget:
+        # MSG-15: the units that are always in do not fit whole: clear their older results first.
+        units = _Cleared(newest, recent, excluded, message_cost)
+        required = units.total(must)
     if own + required > token_budget:
         what = (
             "the system prompt and the turns from the newest user message on"
@@ -133,25 +153,64 @@ def messages(
     kept: list[Entry] = []
     if keep is not None:
         kept = list(itertools.takewhile(lambda e: e.importance >= keep, facts.index.by_importance_desc(now)))
-    if how != "newest" or where != "system":
-        return _planned(
-            state,
-            now,
-            newest,
-            must,
-            required,
-            token_budget,
-            query,
-            counting,
-            per_message,
-            keep,
-            kept,
-            share,
-            system,
-            how,
-            where,
-            low,
+
+    def attempt(units: _NewestUnits | _Cleared, required: int | float) -> tuple[Messages, bool]:
+        """The request over ``units``, and whether the newest-first fill took every unit."""
+        if how != "newest" or where != "system":
+            return _planned(
+                state,
+                now,
+                units,
+                must,
+                required,
+                token_budget,
+                query,
+                counting,
+                per_message,
+                keep,
+                kept,
+                share,
+                system,
+                how,
+                where,
+                low,
+            )
+        return _newest(
+            state, now, units, must, required, token_budget, query, counting, per_message, keep, kept, share, system
         )
+
+    if recent is None:
+        return attempt(units, required)[0]
+    if isinstance(units, _NewestUnits):
+        try:
+            result, full = attempt(units, required)
+        except TokenBudgetError:
+            full = False  # the must-keep facts do not fit beside the whole results: clear them, then judge
+        if full:
+            return result
+        units = _Cleared(newest, recent, excluded, message_cost)
+        required = units.total(must)
+    return units.with_prefix(attempt(units, required)[0])
+
+
+def _newest(
+    state: MemoryState,
+    now: int | float,
+    newest: _NewestUnits | _Cleared,
+    must: int,
+    required: int | float,
+    token_budget: int | float,
+    query: str | None,
+    counting: Any,
+    per_message: Any,
+    keep: float | None,
+    kept: list[Entry],
+    share: float,
+    system: str | None,
+) -> tuple[Messages, bool]:
+    """MSG-2: the request of the newest-first fill with the facts in the system message, and whether it took every unit."""
+    facts = _facts_of(state)
+    own = 0 if system is None else count_tokens(per_message, system) + MESSAGE_TOKENS
 
     def head_of(chosen: Context | None) -> tuple[str | None, int | float]:
         """The system message's content and cost: the app's prompt, then the facts' text."""
@@ -225,13 +284,13 @@ def messages(
         pending=_copies(state, newest.pending),
         prefix=0 if facts_in else len(out),
         prefix_tokens=0 if facts_in else head + spent,
-    )
+    ), newest.get(taken) is None
 
 
 def _planned(
     state: MemoryState,
     now: int | float,
-    newest: _NewestUnits,
+    newest: _NewestUnits | _Cleared,
     must: int,
     required: int | float,
     token_budget: int | float,
@@ -245,8 +304,8 @@ def _planned(
     how: str,
     where: str,
     low: float,
-) -> Messages:
-    """MSG-11 .. MSG-14: the request of a stable cut or of the facts at the end (``cut.plan``)."""
+) -> tuple[Messages, bool]:
+    """MSG-11 .. MSG-14: the request of a stable cut or of the facts elsewhere (``cut.plan``), and ``Plan.full``."""
     facts = _facts_of(state)
     seqs = {e.seq for e in kept}
     got = cut_plan(
@@ -279,13 +338,15 @@ def _planned(
             token_budget,
             what + " and the turns from the newest user message on",
         )
-    units = _from_a_user(newest.units[: got.taken][::-1])
+    taken_units = newest.units[: got.taken][::-1]  # oldest first
+    units = _from_a_user(taken_units)
+    spent = got.spent - sum(cost for _, cost in taken_units[: len(taken_units) - len(units)])  # MSG-9's drop
     said = [pair for unit, _ in units for pair in unit]
     out = [] if got.system is None else [{"role": "system", "content": got.system}]
     out.extend(message for _, message in said)
     turns = _copies(state, [entry for entry, _ in said])
     picked = () if got.chosen is None or not got.chosen.entries else tuple(got.chosen.entries)
-    stable, stable_tokens = len(out), got.head + got.spent
+    stable, stable_tokens = len(out), got.head + spent
     if got.facts is not None and where == "start":
         out.insert(len(out) - len(said), {"role": "system", "content": got.facts})
         stable, stable_tokens = len(out) - len(said) - 1, got.head
@@ -299,12 +360,12 @@ def _planned(
     return Messages(
         messages=out,
         entries=used,
-        tokens=got.head + got.spent + got.facts_cost,
+        tokens=got.head + spent + got.facts_cost,
         omitted=_live_count(state, now) - len(used),
         pending=waiting,
         prefix=stable,
         prefix_tokens=stable_tokens,
-    )
+    ), got.full
 
 
 #: MSG-2: between the app's system prompt and the facts in the one system message.
@@ -319,6 +380,77 @@ def _from_a_user(units: list[_Unit]) -> list[_Unit]:
     while units and units[0][0][0][1]["role"] != "user":
         units = units[1:]
     return units
+
+
+def _tool_names(names: object) -> frozenset[str]:
+    """MSG-15: ``exclude_tools`` as a set of names; None is none; a list or tuple of str, else ``TypeError``."""
+    if names is None:
+        return frozenset()
+    if not isinstance(names, (list, tuple)):
+        raise TypeError(f"exclude_tools must be a list or tuple of tool names, got {type(names).__name__}")
+    items = list.__iter__(names) if isinstance(names, list) else tuple.__iter__(names)  # never its own (WRP-4)
+    out: set[str] = set()
+    for index, name in enumerate(items):
+        if not isinstance(name, str):
+            raise TypeError(f"exclude_tools[{index}] must be a str, got {type(name).__name__}")
+        out.add(str.__str__(name))
+    return frozenset(out)
+
+
+class _Cleared:
+    """MSG-15: the units of a ``_NewestUnits``, every one but the newest ``keep`` with its tool results cleared."""
+
+    def __init__(
+        self,
+        newest: _NewestUnits,
+        keep: int,
+        excluded: frozenset[str],
+        cost: Callable[[dict[str, Any]], int | float],
+    ) -> None:
+        self._newest, self._keep, self._excluded, self._cost = newest, keep, excluded, cost
+        self.units: list[_Unit] = []
+
+    @property
+    def pending(self) -> list[Entry]:
+        """The turns of the calls unanswered at the end, as the units they come from say (MSG-7)."""
+        return self._newest.pending
+
+    def get(self, at: int) -> _Unit | None:
+        """The unit ``at`` places back from the newest, its results cleared when ``at >= keep``; None past the oldest."""
+        while len(self.units) <= at:
+            got = self._newest.get(len(self.units))
+            if got is None:
+                return None
+            whole = len(self.units) < self._keep
+            self.units.append(got if whole else clear_unit(got, self._excluded, self._cost))
+        return self.units[at]
+
+    def total(self, count: int) -> int | float:
+        """What the newest ``count`` units cost together, cleared as they are here."""
+        return sum(unit[1] for unit in (self.get(at) for at in range(count)) if unit is not None)
+
+    def with_prefix(self, result: Messages) -> Messages:
+        """MSG-13 with MSG-15: the prefix ends before the oldest unit of the request a later one clears.
+
+        The newest ``keep`` units are whole; when one of them holds a result a
+        later request clears (a unit more and it is past ``keep``), the
+        messages from it on are not repeated, so the prefix stops before it.
+        """
+        sent = {entry.seq for entry in result.entries}
+        later = [
+            at
+            for at, unit in enumerate(self.units[: self._keep])
+            if unit[0][0][0].seq in sent and clear_unit(unit, self._excluded, self._cost) is not unit
+        ]
+        if not later:
+            return result
+        last = self.units[0][0][-1][1]
+        end = next(at for at, message in enumerate(result.messages) if message is last) + 1
+        start = end - sum(len(unit[0]) for unit in self.units[: max(later) + 1])
+        if start >= result.prefix:
+            return result
+        dropped = sum(self._cost(message) for message in result.messages[start : result.prefix])
+        return attrs.evolve(result, prefix=start, prefix_tokens=result.prefix_tokens - dropped)
 
 
 class _NewestUnits:

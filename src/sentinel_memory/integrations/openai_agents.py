@@ -44,7 +44,7 @@ from ..core.tokens import TokenizerLike, as_tokenizer, count_tokens, estimate_to
 from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory, create_memory
-from ..serving import UserMemories, check_reserve, current, held, newest_turns, unseen
+from ..serving import UserMemories, check_reserve, current, held, newest_turns, request_options, unseen
 
 try:
     from agents.memory.session import SessionABC
@@ -412,6 +412,11 @@ class SentinelSession(SessionABC):
             ``get_items`` gets none). Defaults to None.
         reserve: Tokens kept out of ``token_budget`` for what the SDK sends beside the items and
             the instructions: the tools' schemas, a margin (OAI-11). Defaults to 0.
+        cut: How the budgeted history is cut (MSG-11): ``"stable"`` only at marks, so consecutive
+            requests share their start and a prompt cache serves it (for a model API that caches
+            prefixes); None, the default, or ``"newest"`` fills it newest first (INT-2).
+        low_mark: With the stable cut, about the share of the budget a request fills right after a
+            cut. Defaults to None (0.5).
         **options: More options for ``folder.open``.
 
     Raises:
@@ -442,9 +447,12 @@ class SentinelSession(SessionABC):
         ttl: Duration | None = None,
         session_settings: SessionSettings | None = None,
         reserve: int | float = 0,
+        cut: str | None = None,
+        low_mark: float | None = None,
         **options: Any,
     ) -> None:
         self._reserve = check_reserve(reserve, token_budget)
+        self._cut = request_options(cut=cut, low_mark=low_mark, facts_at=None, keep_results=None, exclude_tools=None)
         if not isinstance(session_id, str):
             raise TypeError(f"session_id must be a str, got {shown(session_id)}")
         if (folder is None) == (memory is None):
@@ -529,6 +537,7 @@ class SentinelSession(SessionABC):
             must_keep=self._must_keep,
             facts_share=self._facts_share,
             system=self._system,
+            **self._cut,
         )
         out: list[dict[str, Any]] = []
         messages = result.messages
@@ -733,6 +742,8 @@ class SentinelSessions:
         ttl: As for ``SentinelSession``. Defaults to None.
         session_settings: As for ``SentinelSession``. Defaults to None.
         reserve: As for ``SentinelSession``. Defaults to 0.
+        cut: As for ``SentinelSession``. Defaults to None (``"newest"``).
+        low_mark: As for ``SentinelSession``. Defaults to None.
 
     Examples:
         >>> import asyncio
@@ -756,8 +767,11 @@ class SentinelSessions:
         ttl: Duration | None = None,
         session_settings: SessionSettings | None = None,
         reserve: int | float = 0,
+        cut: str | None = None,
+        low_mark: float | None = None,
     ) -> None:
         self._reserve = check_reserve(reserve, token_budget)
+        request_options(cut=cut, low_mark=low_mark, facts_at=None, keep_results=None, exclude_tools=None)
         if isinstance(folder, str | os.PathLike):
             folder = MemoryFolder(folder)
         self._users = UserMemories(folder)
@@ -777,6 +791,8 @@ class SentinelSessions:
             "ttl": ttl,
             "session_settings": session_settings,
             "reserve": reserve,
+            "cut": cut,
+            "low_mark": low_mark,
         }
 
     def __repr__(self) -> str:

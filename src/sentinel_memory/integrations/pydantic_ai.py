@@ -40,7 +40,7 @@ from ..core.tokens import TokenizerLike
 from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory
-from ..serving import UserMemories, check_reserve, current, held, is_memories, unseen
+from ..serving import UserMemories, check_reserve, current, held, is_memories, request_options, unseen
 
 try:
     import anyio
@@ -387,6 +387,15 @@ class SentinelHistory(AbstractCapability[Any]):
             deps' ``user_id``, or the deps when they are a str.
         reserve: Tokens kept out of ``token_budget`` for what pydantic-ai sends beside the messages:
             the agent's ``instructions`` and the tools' definitions (PAI-11). Defaults to 0.
+        cut: How each request's history is cut (MSG-11): ``"stable"`` only at marks, so consecutive
+            requests share their start and a prompt cache serves it (for a model API that caches
+            prefixes); None, the default, or ``"newest"`` fills it newest first (INT-2).
+        low_mark: With the stable cut, about the share of the budget a request fills right after a cut.
+            None, the default, means 0.5.
+        facts_at: Where the facts go: ``"system"`` (None, the default), ``"end"`` or ``"start"`` (MSG-12).
+        keep_results: Clear the tool results of all but the newest ``keep_results`` turns before any turn
+            is left out (MSG-15). None, the default, clears none.
+        exclude_tools: Names of tools whose results are never cleared (MSG-16).
 
     Raises:
         TypeError: ``memory`` is not a ``Memory``, a ``MemoryFolder`` or a ``RedisMemories``; or
@@ -417,8 +426,16 @@ class SentinelHistory(AbstractCapability[Any]):
         ttl: Duration | None = None,
         user: Callable[[Any], str] | None = None,
         reserve: int | float = 0,
+        cut: str | None = None,
+        low_mark: float | None = None,
+        facts_at: str | None = None,
+        keep_results: int | None = None,
+        exclude_tools: Sequence[str] | None = None,
     ) -> None:
         self._reserve = check_reserve(reserve, token_budget)
+        self._options = request_options(
+            cut=cut, low_mark=low_mark, facts_at=facts_at, keep_results=keep_results, exclude_tools=exclude_tools
+        )
         self._users: UserMemories | None = None
         if is_memories(memory):
             self._users = UserMemories(memory)
@@ -458,6 +475,11 @@ class SentinelHistory(AbstractCapability[Any]):
         system: str | None = None,
         importance: float | None = None,
         ttl: Duration | None = None,
+        cut: str | None = None,
+        low_mark: float | None = None,
+        facts_at: str | None = None,
+        keep_results: int | None = None,
+        exclude_tools: Sequence[str] | None = None,
         **options: Any,
     ) -> SentinelHistory:
         """The history of ``user_id``'s memory in a folder, ``MemoryFolder(folder).open(user_id, **options)`` (FLD-2, PAI-5).
@@ -472,6 +494,11 @@ class SentinelHistory(AbstractCapability[Any]):
             system: As for the constructor.
             importance: As for the constructor.
             ttl: As for the constructor.
+            cut: As for the constructor.
+            low_mark: As for the constructor.
+            facts_at: As for the constructor.
+            keep_results: As for the constructor.
+            exclude_tools: As for the constructor.
             **options: More options for the memory, as ``MemoryFolder.open`` takes them.
 
         Returns:
@@ -488,6 +515,11 @@ class SentinelHistory(AbstractCapability[Any]):
             system=system,
             importance=importance,
             ttl=ttl,
+            cut=cut,
+            low_mark=low_mark,
+            facts_at=facts_at,
+            keep_results=keep_results,
+            exclude_tools=exclude_tools,
         )
 
     @property
@@ -616,6 +648,7 @@ class SentinelHistory(AbstractCapability[Any]):
             must_keep=self._must_keep,
             facts_share=self._facts_share,
             system=self._system,
+            **self._options,
         )
         chat = result.messages
         out: list[ModelMessage] = []

@@ -450,6 +450,11 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
         must_keep: float | None = None,
         facts_share: float | None = None,
         system: str | None = None,
+        cut: str | None = None,
+        low_mark: float | None = None,
+        facts_at: str | None = None,
+        keep_results: int | None = None,
+        exclude_tools: Sequence[str] | None = None,
     ) -> list[BaseMessage]:
         """The budgeted view: ``memory.get_messages`` as LangChain messages (LC-6, MSG-2 .. MSG-9).
 
@@ -466,6 +471,13 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
             must_keep: Facts of at least this importance are always in. Defaults to None.
             facts_share: The share of the budget kept for facts. None, the default, means 0.5.
             system: The app's own system prompt. Defaults to None.
+            cut: ``"stable"`` cuts the history only at marks, so consecutive requests share their
+                start (MSG-11). None, the default, is ``"newest"``.
+            low_mark: The stable cut's low mark, as for ``get_messages``. Defaults to None (0.5).
+            facts_at: Where the facts go, ``"system"``, ``"end"`` or ``"start"`` (MSG-12). Defaults to None.
+            keep_results: Clear the tool results of all but the newest turns before any is left out
+                (MSG-15). Defaults to None (none cleared).
+            exclude_tools: Names of tools whose results are never cleared (MSG-16). Defaults to None.
 
         Returns:
             A new list of new LangChain messages.
@@ -489,6 +501,11 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
             must_keep=must_keep,
             facts_share=facts_share,
             system=system,
+            cut=cut,
+            low_mark=low_mark,
+            facts_at=facts_at,
+            keep_results=keep_results,
+            exclude_tools=exclude_tools,
         )
         return messages_from_turns(result.messages)
 

@@ -35,7 +35,7 @@ from ...core.shown import shown
 from ...core.tokens import TokenizerLike, as_tokenizer, count_tokens
 from ...folder import MemoryFolder
 from ...memory import Memory
-from ...serving import UserMemories, check_reserve, held, is_memories, run_view, unseen
+from ...serving import UserMemories, check_reserve, held, is_memories, request_options, run_view, unseen
 from . import messages_from_turns, turns_from_messages
 
 try:
@@ -119,6 +119,15 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         reserve: Tokens kept out of ``token_budget`` for what the model is sent beside the messages
             and this middleware cannot see (a provider's own framing, a margin), LC-13. Defaults to 0.
             The tools' schemas are counted by themselves.
+        cut: How each request's history is cut (MSG-11): ``"stable"`` only at marks, so consecutive
+            requests share their start and a prompt cache serves it (for a model API that caches
+            prefixes); None, the default, or ``"newest"`` fills it newest first (INT-2).
+        low_mark: With the stable cut, about the share of the budget a request fills right after a cut.
+            None, the default, means 0.5.
+        facts_at: Where the facts go: ``"system"`` (None, the default), ``"end"`` or ``"start"`` (MSG-12).
+        keep_results: Clear the tool results of all but the newest ``keep_results`` turns before any turn
+            is left out (MSG-15). None, the default, clears none.
+        exclude_tools: Names of tools whose results are never cleared (MSG-16).
 
     Raises:
         TypeError: ``memory`` is not a ``Memory``, a ``MemoryFolder`` or a ``RedisMemories``; or
@@ -151,8 +160,16 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         ttl: Duration | None = None,
         user: Callable[[Any], str] | None = None,
         reserve: int | float = 0,
+        cut: str | None = None,
+        low_mark: float | None = None,
+        facts_at: str | None = None,
+        keep_results: int | None = None,
+        exclude_tools: Sequence[str] | None = None,
     ) -> None:
         self._reserve = check_reserve(reserve, token_budget)
+        self._options = request_options(
+            cut=cut, low_mark=low_mark, facts_at=facts_at, keep_results=keep_results, exclude_tools=exclude_tools
+        )
         self._users: UserMemories | None = None
         if is_memories(memory):
             self._users = UserMemories(memory)
@@ -186,6 +203,11 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         facts_share: float | None = None,
         importance: float | None = None,
         ttl: Duration | None = None,
+        cut: str | None = None,
+        low_mark: float | None = None,
+        facts_at: str | None = None,
+        keep_results: int | None = None,
+        exclude_tools: Sequence[str] | None = None,
         **options: Any,
     ) -> SentinelMemoryMiddleware:
         """The middleware over ``MemoryFolder(folder).open(user_id, **options)`` (FLD-2): autosaved and shared.
@@ -199,6 +221,11 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
             facts_share: As for the constructor.
             importance: As for the constructor.
             ttl: As for the constructor.
+            cut: As for the constructor.
+            low_mark: As for the constructor.
+            facts_at: As for the constructor.
+            keep_results: As for the constructor.
+            exclude_tools: As for the constructor.
             **options: More options for the memory, as ``MemoryFolder.open`` takes them.
 
         Returns:
@@ -214,6 +241,11 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
             facts_share=facts_share,
             importance=importance,
             ttl=ttl,
+            cut=cut,
+            low_mark=low_mark,
+            facts_at=facts_at,
+            keep_results=keep_results,
+            exclude_tools=exclude_tools,
         )
 
     @property
@@ -392,6 +424,7 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
             must_keep=self._must_keep,
             facts_share=self._facts_share,
             system=system,
+            **self._options,
         )
         messages = cast("list[AnyMessage]", messages_from_turns(result.messages))
         head = messages.pop(0) if messages and isinstance(messages[0], SystemMessage) else None
