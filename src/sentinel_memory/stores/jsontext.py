@@ -52,8 +52,9 @@ def dumps(document: dict[str, Any]) -> bytes:
     ``indent`` would make ``json`` fall back to its Python encoder, several
     times slower on every save.
     """
-    if not all(isinstance(key, str) for key in document):
-        return json_text(document, indent=1).encode("utf-8")  # json's own rules for keys that are not str
+    if not isinstance(document, dict) or not all(isinstance(key, str) for key in document):
+        # json's own rules (and errors) for what is no object or has keys that are not str
+        return json_text(document, indent=1).encode("utf-8")
     fields = []
     for key, value in document.items():
         if key == "entries" and isinstance(value, list) and value:
