@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-dev
 # The demo needs the package alone (attrs is its one dependency), not the dev toolchain.
 DEMO_STAMP := $(VENV)/.installed-package
 
-.PHONY: demo test lint redis-server test-thorough mutants mutation vector-mutation random-report vector-coverage notebooks docs serve bench venv clean
+.PHONY: demo test test-all lint redis-server test-thorough mutants mutation vector-mutation random-report vector-coverage notebooks docs serve bench venv clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,8 +40,12 @@ redis-server:
 	  echo "installing redis-server (Debian package) for the RedisStore tests"; \
 	  apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; }
 
-## make test: lint and type checks, then the whole test suite (installs redis-server if missing)
+## make test: lint and type checks, then the suite but its long tests, with the quick hypothesis profile (within five minutes on two cores)
 test: lint redis-server
+	$(PY) -m pytest -m "not slow" --hypothesis-profile=quick
+
+## make test-all: lint and type checks, then every test, the long ones too, with the fast hypothesis profile (what CI runs)
+test-all: lint redis-server
 	$(PY) -m pytest
 
 ## make test-thorough: the property tests with many more examples
