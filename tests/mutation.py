@@ -27,10 +27,13 @@ conformance vectors instead: the module is any of the code a port must
 reproduce (``core/...`` or ``conformance/backend.py``, which reads a step's
 arguments), and the one test is ``tests/vectors_alone.py``, every vector
 through the reference in one process, stopping at the first difference. Its
-cache is ``.cache/mutation/vectors__<module>/``, rerun when ``tests/`` or
-``spec/`` change; a survivor listed in either equivalents file (``tests/
-vector_mutation_equivalent.txt`` says why no vector can tell a change no
-port's user could notice) is explained. Each run records the module's
+cache is ``.cache/mutation/vectors__<module>/``. A survivor is run again
+when ``spec/`` has changed since the last run (mutmut's own check of the
+tests reads only their ``.py`` files, so ``spec_changed`` keeps a digest of
+``spec/`` beside the cache and marks the survivors untested). A survivor
+listed in either equivalents file (``tests/vector_mutation_equivalent.txt``
+says why no vector can tell a change no port's user could notice) is
+explained. Each run records the module's
 figures in ``tests/vector_mutation.json``, which ``make vector-coverage``
 puts into the porting guide. ``--report`` prints and records from the
 cache without running mutmut (survivors not run again against new vectors
@@ -39,6 +42,7 @@ stay survivors: the figures can only be low).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -120,6 +124,36 @@ def refresh(work: Path) -> None:
         shutil.rmtree(work / part, ignore_errors=True)
         shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
     shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
+
+
+#: Beside a ``--vectors`` cache: the digest of ``spec/`` its survivors were last run against.
+SPEC_DIGEST = "spec.sha256"
+
+
+def spec_digest(spec: Path) -> str:
+    """A digest of every file under ``spec`` (names and contents)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in spec.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(spec).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def spec_changed(work: Path) -> bool:
+    """Mark the survivors in ``work``'s cache untested when ``spec/`` differs from their last run; True when it did.
+
+    mutmut reruns a survivor only when the digest of the tests' ``.py`` files changes, and the vectors are JSON:
+    without this, a new vector would never be tried against the mutants that survived the old ones.
+    """
+    digest, stamp, cache = spec_digest(work / "spec"), work / SPEC_DIGEST, work / ".mutmut-cache"
+    changed = not stamp.exists() or stamp.read_text(encoding="utf-8") != digest
+    if changed and cache.exists():
+        with sqlite3.connect(cache) as db:
+            db.execute(
+                "UPDATE Mutant SET status = 'untested' "
+                "WHERE status NOT IN ('ok_killed', 'ok_suspicious', 'bad_timeout', 'untested')"
+            )
+    stamp.write_text(digest, encoding="utf-8")
+    return changed
 
 
 def vectors_runner() -> str:
@@ -239,6 +273,8 @@ def main(argv: list[str]) -> int:
     report_only = "--report" in argv and (work / ".mutmut-cache").exists()
     if not report_only:
         refresh(work)
+        if by_vectors:
+            spec_changed(work)
     env = dict(
         os.environ, PYTHONPATH=str(work / "src"), HYPOTHESIS_PROFILE="mutants", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"
     )

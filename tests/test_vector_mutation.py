@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,31 @@ def test_a_stale_reason_is_reported(monkeypatch):
         vector_coverage, "reasons", lambda: {"sentinel_memory/core/x.py": {"if a:": "why", "if b:": "gone"}}
     )
     assert vector_coverage.stale(found) == ["sentinel_memory/core/x.py: if b:"]
+
+
+def test_a_changed_spec_runs_the_survivors_again(tmp_path):
+    """A new or changed vector marks a --vectors cache's survivors untested, so mutmut tries them again; killed ones stay."""
+    (tmp_path / "spec" / "vectors").mkdir(parents=True)
+    vectors = tmp_path / "spec" / "vectors" / "a.json"
+    vectors.write_text("{}", encoding="utf-8")
+    with sqlite3.connect(tmp_path / ".mutmut-cache") as db:
+        db.execute("CREATE TABLE Mutant (id INTEGER, status TEXT)")
+        db.executemany("INSERT INTO Mutant VALUES (?, ?)", [(1, "ok_killed"), (2, "bad_survived"), (3, "bad_timeout")])
+    db.close()
+
+    def statuses():
+        with sqlite3.connect(tmp_path / ".mutmut-cache") as db:
+            found = [status for (status,) in db.execute("SELECT status FROM Mutant ORDER BY id")]
+        db.close()
+        return found
+
+    assert mutation.spec_changed(tmp_path)  # no digest yet: the survivors are run against this spec
+    assert statuses() == ["ok_killed", "untested", "bad_timeout"]
+    with sqlite3.connect(tmp_path / ".mutmut-cache") as db:
+        db.execute("UPDATE Mutant SET status = 'bad_survived' WHERE id = 2")
+    db.close()
+    assert not mutation.spec_changed(tmp_path)  # the same spec: the survivor keeps its status
+    assert statuses() == ["ok_killed", "bad_survived", "bad_timeout"]
+    vectors.write_text('{"cases": []}', encoding="utf-8")
+    assert mutation.spec_changed(tmp_path)
+    assert statuses() == ["ok_killed", "untested", "bad_timeout"]
