@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from agents import Agent as SdkAgent
 from agents import RunConfig, Runner, SQLiteSession
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic_ai import Agent
@@ -95,12 +96,15 @@ def langchain_runs(folder: Path) -> dict[str, Callable[[int], object]]:
     normal.add_messages(history())
     in_memory = sm.create_memory()
     in_memory.add_messages(history())
-    prior = [HumanMessage(m["content"]) if m["role"] == "user" else AIMessage(m["content"]) for m in history()]
+    prior: list[AnyMessage | dict[str, Any]] = [
+        HumanMessage(m["content"]) if m["role"] == "user" else AIMessage(m["content"]) for m in history()
+    ]
     saver = SqliteSaver(sqlite3.connect(folder / "lc.sqlite", check_same_thread=False))
+    user: RunnableConfig = {"configurable": {"thread_id": "u"}}
     sqlite_agent = create_agent(EchoChatModel(), checkpointer=saver)
-    sqlite_agent.invoke({"messages": prior}, config={"configurable": {"thread_id": "u"}})
+    sqlite_agent.invoke({"messages": prior}, config=user)
     memory_agent = create_agent(EchoChatModel(), checkpointer=InMemorySaver())
-    memory_agent.invoke({"messages": prior}, config={"configurable": {"thread_id": "u"}})
+    memory_agent.invoke({"messages": prior}, config=user)
     bare = create_agent(EchoChatModel())
     on_files = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(files, BUDGET)])
     on_normal = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(normal, BUDGET)])
@@ -109,7 +113,7 @@ def langchain_runs(folder: Path) -> dict[str, Callable[[int], object]]:
     def ask(agent: Any, **config: Any) -> Callable[[int], object]:
         return lambda n: agent.invoke({"messages": [HumanMessage(f"question {n}")]}, **config)
 
-    thread = {"config": {"configurable": {"thread_id": "u"}}}
+    thread = {"config": user}
     return {
         "bare": ask(bare),
         FILES: ask(on_files),
