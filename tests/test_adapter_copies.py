@@ -180,3 +180,22 @@ def test_oai_12_the_runner_reads_a_long_session_as_it_is():
         "question 2",
     ]
     assert session.items()[:2] == [model.last_input[0], model.last_input[1]]
+
+
+def test_msg_17_a_turn_read_once_is_read_anew_when_changed_and_forgotten_when_gone():
+    """MSG-17: the walk's memo of each turn's message follows the entry: a changed turn reads as it is now, a forgotten one is dropped."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    mem.add_messages([{"role": "user", "content": [{"type": "text", "text": "Hi"}]}])
+    mem.add_turn("assistant", "Hello!")
+    assert [m["content"] for m in mem.get_messages(token_budget=100).messages] == [
+        [{"type": "text", "text": "Hi"}],
+        "Hello!",
+    ]
+    views = mem.state.index.split().views
+    assert {entry.seq for entry in mem.state.entries.values()} == set(views)
+    mem.remember("chat:2", {"role": "assistant", "content": "Hello again!"})
+    assert mem.get_messages(token_budget=100).messages[-1]["content"] == "Hello again!"
+    mem.forget("chat:1")
+    mem.add_turn("user", "Bye")
+    mem.get_messages(token_budget=100)
+    assert set(mem.state.index.split().views) == {entry.seq for entry in mem.state.entries.values()}

@@ -185,7 +185,7 @@ def shared_messages(
 
     # The turns newest first, cut into units as the walk reaches them (MSG-7): a call no further back than
     # the budget reaches is never looked at, nor sorted.
-    newest = _NewestUnits(state, now, message_cost)
+    newest = _NewestUnits(state, now, message_cost, lambda body: count_tokens(per_message, body) + MESSAGE_TOKENS)
     # MSG-9: the history starts at a user message; the units from the newest one on are always in.
     must, required = newest.through_newest_user()
     own = count_tokens(per_message, system) + MESSAGE_TOKENS if system is not None else 0
@@ -523,9 +523,15 @@ class _NewestUnits:
     walk stops there; each unit comes with its cost.
     """
 
-    def __init__(self, state: MemoryState, now: int | float, cost: Callable[[dict[str, Any]], int | float]) -> None:
+    def __init__(
+        self,
+        state: MemoryState,
+        now: int | float,
+        cost: Callable[[dict[str, Any]], int | float],
+        text_cost: Callable[[str], int | float],
+    ) -> None:
         split = state.index.split()
-        self._now, self._cost = now, cost
+        self._now, self._cost, self._text_cost, self._views = now, cost, text_cost, split.views
         self._items = reversed(split.turns)
         oldest = next((item for item in split.users if not is_past(item[-1].expires_at, now)), None)
         newest = next((item for item in reversed(split.users) if not is_past(item[-1].expires_at, now)), None)
@@ -563,8 +569,12 @@ class _NewestUnits:
             candidate = self._oldest_user is not None and item[:3] >= self._oldest_user
             if not candidate and self._met:
                 break  # older than the oldest user turn: no unit from here on, and pending is known
-            message = chat_message(entry.data, owned=True)  # read only: copied on the way out (MSG-17)
-            assert message is not None  # every turn is a message (MSG-1)
+            view = self._views.get(entry.seq)
+            if view is None:
+                message = chat_message(entry.data, owned=True)  # read only: copied on the way out (MSG-17)
+                assert message is not None  # every turn is a message (MSG-1)
+                view = self._views[entry.seq] = (message, body_of(message))
+            message = view[0]
             role = message["role"]
             if role not in ROLES:
                 continue
@@ -587,7 +597,7 @@ class _NewestUnits:
                         self.pending = [e for e, _ in unit]
                     continue
             if candidate:
-                self.units.append((unit, sum(self._cost(m) for _, m in unit)))
+                self.units.append((unit, sum(self._text_cost(self._views[e.seq][1]) for e, _ in unit)))
                 return
         else:
             self._done = True
