@@ -199,3 +199,12 @@ def test_msg_17_a_turn_read_once_is_read_anew_when_changed_and_forgotten_when_go
     mem.add_turn("user", "Bye")
     mem.get_messages(token_budget=100)
     assert set(mem.state.index.split().views) == {entry.seq for entry in mem.state.entries.values()}
+
+
+def test_oai_12_a_limit_beyond_the_items_reads_them_all():
+    """OAI-1, OAI-12: items(limit) with more than the stored items gives every item once, oldest first; 0 none; negative all."""
+    session = SentinelSession("s", memory=sm.create_memory(clock=lambda: NOW))
+    stored = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
+    session.add(stored)
+    assert session.items(3) == session.items(2) == session.items(-1) == stored
+    assert session.items(1) == stored[1:] and session.items(0) == []

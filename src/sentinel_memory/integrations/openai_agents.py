@@ -551,7 +551,7 @@ class SentinelSession(SessionABC):
         kept = [item for _, data in live_turns(current(self._memory)) for item in self._stored_items(data, known)]
         self._known = known  # the turns read now: a long-gone turn's items are not kept
         if limit is not None and limit >= 0:
-            kept = kept[len(kept) - limit :] if limit else []
+            kept = kept[-limit:] if limit else []
         return [clone(item) for item in kept]  # the caller's own (OAI-12)
 
     def budgeted_items(self) -> list[dict[str, Any]]:
