@@ -15,11 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 
 import sentinel_memory as sm
 
 
-def per_call(function, calls: int, repeat: int) -> float:
+def per_call(function: Callable[[int], object], calls: int, repeat: int) -> float:
     """The best of ``repeat`` batches of ``calls`` calls, in microseconds per call."""
     best = float("inf")
     for _ in range(repeat):

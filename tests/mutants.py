@@ -40,6 +40,8 @@ CACHE_CUT = ("tests/test_cache_cut.py", "tests/spec/test_cache_cut_properties.py
 CACHE_CLEAR = ("tests/test_cache_clear.py", "tests/spec/test_cache_cut_properties.py")
 #: The adapters' cut, facts' place and clearing options.
 ADAPTER_OPTIONS = ("tests/test_adapter_cache_options.py", "tests/spec/test_cache_cut_properties.py")
+#: What a request hands out is the caller's own though built from the stored data: examples, then properties.
+COPIES = ("tests/test_adapter_copies.py", "tests/spec/test_adapter_copies_properties.py")
 #: The test files a mutant runs unless it names its own: the spec's state machines and properties.
 SPEC = ("tests/spec/test_machine.py", "tests/spec/test_properties.py")
 #: The example tests of the exact edges and small contracts (issue 45).
@@ -95,6 +97,55 @@ class Mutant:
 
 
 MUTANTS = [
+    Mutant(
+        "get_messages hands out the stored messages themselves",
+        "core/request.py",
+        "        messages=[clone(message) for message in result.messages],",
+        "        messages=list(result.messages),",
+        tests=COPIES,
+    ),
+    Mutant(
+        "get_messages hands out the stored entries themselves",
+        "core/request.py",
+        "        entries=_copies(state, result.entries),",
+        "        entries=result.entries,",
+        tests=COPIES,
+    ),
+    Mutant(
+        "the walk's memo keeps the messages of removed turns",
+        "core/index.py",
+        "            self.views.pop(entry.seq, None)",
+        "            pass",
+        tests=COPIES,
+    ),
+    Mutant(
+        "the pydantic-ai view hands out its kept messages' lists and parts",
+        "integrations/pydantic_ai.py",
+        "    changing = [(name, _copier(item)) for name, item in fields.items() if type(item) not in _IMMUTABLE]",
+        "    changing: list[Any] = []",
+        tests=COPIES,
+    ),
+    Mutant(
+        "the Agents SDK session hands out its kept items",
+        "integrations/openai_agents.py",
+        "        return [clone(item) for item in kept]  # the caller's own (OAI-12)",
+        "        return kept",
+        tests=COPIES,
+    ),
+    Mutant(
+        "the Agents SDK session sends cleared outputs whole",
+        "integrations/openai_agents.py",
+        '            if sent.get("content") == CLEARED and stored.get("content") != CLEARED:  # MSG-15: cleared',
+        "            if False:",
+        tests=ADAPTER_OPTIONS,
+    ),
+    Mutant(
+        "the Agents SDK session puts the facts of facts_at='end' first",
+        "integrations/openai_agents.py",
+        '        lead = int(self._system is not None) if self._cut["facts_at"] == "end" else extra',
+        "        lead = extra",
+        tests=ADAPTER_OPTIONS,
+    ),
     # -- old tool results cleared before turns are dropped (MSG-15, MSG-16) ----------------------
     Mutant(
         "clearing: another placeholder",
@@ -176,8 +227,8 @@ MUTANTS = [
     Mutant(
         "adapters: the LangChain middleware drops its request options",
         "integrations/langchain/middleware.py",
-        "            system=system,\n            **self._options,\n",
-        "            system=system,\n",
+        "            shared=True,  # read, not copied: messages_from_turns makes new messages of copies (MSG-17)\n            **self._options,\n",
+        "            shared=True,  # read, not copied: messages_from_turns makes new messages of copies (MSG-17)\n",
         tests=ADAPTER_OPTIONS,
     ),
     Mutant(
@@ -961,8 +1012,8 @@ MUTANTS = [
     Mutant(
         "get_messages' pending are the stored entries, not copies",
         "core/request.py",
-        "pending=_copies(state, newest.pending),",
-        "pending=tuple(newest.pending),",
+        "        pending=_copies(state, result.pending),",
+        "        pending=result.pending,",
         tests=("tests/test_messages_edges.py",),
     ),
     Mutant(
@@ -1369,15 +1420,15 @@ MUTANTS = [
     Mutant(
         "the SDK session's get_items(0) reads every item",
         "integrations/openai_agents.py",
-        "        return everything[-limit:] if limit else []",
-        "        return everything[-limit:]",
+        "            kept = kept[-limit:] if limit else []",
+        "            kept = kept[-limit:]",
         tests=OPENAI_AGENTS,
     ),
     Mutant(
         "the SDK session's negative limit reads a tail",
         "integrations/openai_agents.py",
-        "        if limit is None or limit < 0:\n            return everything",
-        "        if limit is None:\n            return everything",
+        "        if limit is not None and limit >= 0:",
+        "        if limit is not None:",
         tests=OPENAI_AGENTS,
     ),
     Mutant(
@@ -1390,8 +1441,8 @@ MUTANTS = [
     Mutant(
         "the SDK session's budgeted history loses its system message",
         "integrations/openai_agents.py",
-        '            out.append({"role": "system", "content": messages[0]["content"]})',
-        "            pass",
+        '        out: list[dict[str, Any]] = [{"role": "system", "content": message["content"]} for message in messages[:lead]]',
+        "        out: list[dict[str, Any]] = []",
         tests=OPENAI_AGENTS,
     ),
     Mutant(
@@ -2250,15 +2301,15 @@ MUTANTS = [
     Mutant(
         "the turns of two alike pydantic-ai messages merge",
         "integrations/pydantic_ai.py",
-        "and place[0] == group[2] + 1 and group[3] == place[2]:",
-        "and place[0] == group[2] + 1:",
+        "and place[0] == group[1] + 1 and group[2] == place[2]:",
+        "and place[0] == group[1] + 1:",
         tests=PYDANTIC_AI,
     ),
     Mutant(
         "a pydantic-ai message's parts come back in turn order, not in their places",
         "integrations/pydantic_ai.py",
-        "[slot[1][j] for j in sorted(slot[1])]",
-        "list(slot[1].values())",
+        "[placed[j] for j in sorted(placed)]",
+        "list(placed.values())",
         tests=PYDANTIC_AI,
     ),
     Mutant(
@@ -2299,8 +2350,8 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai view's messages are unknown to the history",
         "integrations/pydantic_ai.py",
-        "        out.extend(messages_from_turns(chat))\n        with self._lock:\n            self._remember(out)",
-        "        out.extend(messages_from_turns(chat))",
+        "            self._read_known[memory] = known\n            self._remember(out)",
+        "            self._read_known[memory] = known",
         tests=PYDANTIC_AI,
     ),
     Mutant(
@@ -2959,7 +3010,7 @@ MUTANTS = [
     Mutant(
         "a run's request never moves its own turns last",
         "serving.py",
-        "    if [key for key, _ in newest_turns(memory, len(run))] == list(run):",
+        "    if not run or [key for key, _ in newest_turns(memory, len(run))] == list(run):",
         "    if True:",
         tests=SERVING,
     ),

@@ -144,3 +144,103 @@ def test_int_2_the_agents_sdk_session_cuts_at_marks_when_told():
     stable = asyncio.run(SentinelSession("s", memory=mem, token_budget=200, cut="stable").get_items())
     newest = asyncio.run(SentinelSession("s", memory=mem, token_budget=200).get_items())
     assert stable[0] != newest[0]
+
+
+def sdk_session_memory(units: int = 6) -> sm.Memory:
+    """A memory whose past run, stored by a session as SDK items, made ``units`` calls with long outputs."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
+    session = SentinelSession("s", memory=mem)
+    items: list[dict[str, Any]] = [{"role": "user", "content": "turn 1: what is the weather this week?"}]
+    for n in range(units):
+        name = "calendar" if n == units - 2 else "weather"
+        items.append({"type": "function_call", "call_id": f"old-{n}", "name": name, "arguments": "{}"})
+        items.append({"type": "function_call_output", "call_id": f"old-{n}", "output": f"day {n}: {LONG}"})
+    items.append({"role": "assistant", "content": [{"type": "output_text", "text": "Rainy, mostly."}]})
+    asyncio.run(session.add_items(items))
+    return mem
+
+
+def test_int_2_the_agents_sdk_session_clears_old_outputs_and_puts_the_facts_last():
+    """INT-2, OAI-13, MSG-15, MSG-12: through the Runner the model gets old outputs cleared, paired, and the facts after the history."""
+    from agents import Agent as SdkAgent
+    from agents import RunConfig, Runner
+    from server_support import EchoModel
+
+    mem = sdk_session_memory()
+    stored = SentinelSession("s", memory=mem).items()
+    session = SentinelSession(
+        "s",
+        memory=mem,
+        token_budget=300,
+        tokenizer=sm.estimate_tokens,
+        must_keep=0.9,
+        system="Be brief.",
+        cut="stable",
+        keep_results=1,
+        facts_at="end",
+        exclude_tools=["calendar"],
+    )
+    model = EchoModel()
+    asyncio.run(
+        Runner.run(SdkAgent(name="a", model=model), "turn 2: and tomorrow?", session=session, run_config=RunConfig())
+    )
+    sent = model.last_input
+    outputs = [item for item in sent if item.get("type") == "function_call_output"]
+    calls = [item for item in sent if item.get("type") == "function_call"]
+    assert (
+        [item["call_id"] for item in outputs] == [item["call_id"] for item in calls] == [f"old-{n}" for n in range(6)]
+    )
+    assert [item["output"] for item in outputs] == ["[cleared]"] * 4 + [f"day 4: {LONG}", "[cleared]"]  # calendar kept
+    assert sent[0] == {"role": "system", "content": "Be brief."}
+    assert sent[-2] == {"role": "system", "content": FACT}  # after the history, before the new question
+    assert sent[-1]["content"] == "turn 2: and tomorrow?"
+    assert SentinelSession("s", memory=mem).items()[: len(stored)] == stored  # the stored outputs are whole
+    plain = asyncio.run(SentinelSession("s", memory=mem, token_budget=300, must_keep=0.9).get_items())
+    assert not any(item.get("type") == "function_call_output" for item in plain)  # without clearing they are dropped
+
+
+def test_int_2_the_agents_sdk_session_puts_the_facts_at_the_start_when_told():
+    """INT-2, OAI-13, MSG-12: facts_at='start' gives the facts a system item of their own right after the system prompt's."""
+    mem = sdk_session_memory(units=0)
+    for where, heads in (
+        ("start", ["Be brief.", FACT]),
+        ("system", [f"Be brief.\n\n{FACT}"]),
+        (None, [f"Be brief.\n\n{FACT}"]),
+    ):
+        items = SentinelSession(
+            "s", memory=mem, token_budget=300, must_keep=0.9, system="Be brief.", facts_at=where
+        ).budgeted_items()
+        want = mem.get_messages(token_budget=300, must_keep=0.9, system="Be brief.", facts_at=where)
+        assert [item["content"] for item in items[: len(heads)]] == heads
+        assert [item["role"] for item in items] == [m["role"] for m in want.messages]  # one item a message here
+
+
+def test_int_2_the_agents_sdk_sessions_pass_the_options_to_each_session(tmp_path):
+    """INT-2, OAI-7, OAI-13: SentinelSessions gives every session its facts_at, keep_results and exclude_tools."""
+    sessions = SentinelSessions(
+        tmp_path / "users", token_budget=300, facts_at="end", keep_results=1, exclude_tools=["x"]
+    )
+    session = sessions.session("ann")
+    assert session._cut == {"cut": None, "low_mark": None, "facts_at": "end", "keep_results": 1, "exclude_tools": ["x"]}
+    session.memory.remember("user:allergy", "allergic to peanuts", importance=1.0)
+    asyncio.run(session.add_items([{"role": "user", "content": "Hi"}]))
+    assert (
+        asyncio.run(sessions.session("ann").get_items())[-1]["content"]
+        == FACT.split(": ", 1)[0] + ": allergic to peanuts"
+    )
+    sessions.close()
+
+
+def test_int_2_the_agents_sdk_session_refuses_bad_cache_options_when_made(tmp_path):
+    """INT-2, OAI-13: a facts_at that is not one of its names or exclude_tools that is not a list of str raise at once, nothing opened."""
+    mem = agent_memory(units=0)
+    with pytest.raises(ValueError, match="facts_at must be one of"):
+        SentinelSession("s", memory=mem, token_budget=300, facts_at="middle")
+    with pytest.raises(TypeError, match="exclude_tools must be a list or tuple"):
+        SentinelSession("s", memory=mem, token_budget=300, exclude_tools="weather")
+    with pytest.raises(TypeError, match=r"exclude_tools\[0\] must be a str"):
+        SentinelSession("s", tmp_path / "never", token_budget=300, exclude_tools=[1])
+    with pytest.raises(ValueError, match="facts_at must be one of"):
+        SentinelSessions(tmp_path / "never", facts_at="middle")
+    assert not (tmp_path / "never").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -305,3 +306,80 @@ def test_otl_8_a_save_span_that_fails_to_end_loses_no_write(kind, shared, tmp_pa
     contents = [e["data"] for e in document["entries"]]
     assert contents == [W1[0], {"role": "user", "content": "next"}]
     assert entry.key == document["entries"][0]["key"]
+
+
+def grouped_sync(mem: Any) -> list[Any]:
+    """Changes and reads in one ``group()`` block, its one save at the end; then the memory's state."""
+    out: list[Any] = []
+    with mem.group():
+        out.append(mem.add_messages(W1))
+        out.append(mem.remember("a", 1, importance=0.9))
+        out.append(mem.get_messages(token_budget=200))
+        out.append(mem.add_turn("assistant", "W2"))
+    out.append(mem.state)
+    return out
+
+
+async def grouped_async(mem: Any) -> list[Any]:
+    """``grouped_sync`` on an AsyncMemory."""
+    out: list[Any] = []
+    async with mem.group():
+        out.append(await mem.add_messages(W1))
+        out.append(await mem.remember("a", 1, importance=0.9))
+        out.append(mem.get_messages(token_budget=200))
+        out.append(await mem.add_turn("assistant", "W2"))
+    out.append(mem.state)
+    return out
+
+
+def drive_group(shell: str, where: Any) -> list[Any]:
+    """``grouped_sync`` (or its async twin) on a new autosaved memory over a new JSON file."""
+    if shell == "sync":
+        mem = sm.create_memory(store=sm.JsonFileStore(where / "m.json"), autosave=True, clock=lambda: NOW)
+        try:
+            return grouped_sync(mem)
+        finally:
+            mem.close()
+
+    async def go() -> list[Any]:
+        mem = await sm.create_async_memory(store=sm.JsonFileStore(where / "m.json"), autosave=True, clock=lambda: NOW)
+        try:
+            return await grouped_async(mem)
+        finally:
+            await mem.close()
+
+    return asyncio.run(go())
+
+
+#: The processors that raise in a group: at its one save's end (one failure), or at every span in and after it.
+GROUP_POINTS = {
+    "save_end": lambda c: RaisingProcessor(c, "on_end", lambda name: name == "sentinel_memory.save"),
+    "every_start": lambda c: RaisingProcessor(c, "on_start"),
+    "every_end": lambda c: RaisingProcessor(c, "on_end"),
+}
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+@pytest.mark.parametrize("point", list(GROUP_POINTS))
+def test_otl_8_mw_10_a_span_processor_that_raises_in_a_group_changes_nothing(point, shell, tmp_path, caplog):
+    """OTL-8, MW-10: a processor raising in a group() block and at its one save: same results, state and file, each failure one WARNING."""
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "traced").mkdir()
+    expected = drive_group(shell, tmp_path / "plain")
+    counter = Counter()
+    telemetry.instrument(_sdk(counter, GROUP_POINTS[point](counter)))
+    caplog.set_level(logging.WARNING, logger="sentinel_memory")
+    try:
+        got = drive_group(shell, tmp_path / "traced")
+    finally:
+        telemetry.uninstrument()
+    assert got == expected
+    assert (tmp_path / "traced" / "m.json").read_bytes() == (tmp_path / "plain" / "m.json").read_bytes()
+    warnings = [r for r in caplog.records if r.name == "sentinel_memory" and r.levelno == logging.WARNING]
+    assert len(warnings) == counter.raised and all("telemetry" in r.getMessage() for r in warnings)
+    if point == "save_end":
+        assert counter.raised == 1  # the group's one save, and so one WARNING
+    else:
+        assert counter.raised > 1
+    document = json.loads((tmp_path / "traced" / "m.json").read_text())
+    assert [e["key"] for e in document["entries"]] == ["chat:1", "a", "chat:2"]

@@ -340,22 +340,33 @@ class Reads(Mapping[str, V]):
             >>> [m["role"] for m in mem.get_messages(token_budget=200).messages]
             ['system', 'user']
         """
+        return self._messages(
+            core.messages,
+            token_budget=token_budget,
+            query=query,
+            tokenizer=tokenizer,
+            must_keep=must_keep,
+            facts_share=facts_share,
+            system=system,
+            cut=cut,
+            low_mark=low_mark,
+            facts_at=facts_at,
+            keep_results=keep_results,
+            exclude_tools=exclude_tools,
+        )
+
+    def _messages(
+        self, build: Callable[..., Messages], *, token_budget: Any, tokenizer: Any = None, **options: Any
+    ) -> Messages:
+        """``get_messages`` built by ``build``: ``core.messages``, or ``core.shared_messages`` for an adapter (MSG-17)."""
         with telemetry.operation("get_messages", self.store, token_budget, self._plumbing.conversation):  # OTL-6
             return telemetry.built(
-                core.messages(
+                build(
                     self.state,
                     now=self._now(),
                     token_budget=token_budget,
-                    query=query,
                     tokenizer=self._counters.get(tokenizer, self.state.config.tokenizer),
-                    must_keep=must_keep,
-                    facts_share=facts_share,
-                    system=system,
-                    cut=cut,
-                    low_mark=low_mark,
-                    facts_at=facts_at,
-                    keep_results=keep_results,
-                    exclude_tools=exclude_tools,
+                    **options,
                 )
             )
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from . import core
 from .core.cut import CUTS, FACTS_AT, check_choice
+from .core.expiry import is_past
 from .core.options import is_number
 from .core.request import _tool_names
 from .core.shown import shown
@@ -38,8 +39,10 @@ __all__ = [
     "current",
     "held",
     "is_memories",
+    "live_turns",
     "newest_turns",
     "run_view",
+    "shared_request",
     "stored_tail",
     "unseen",
 ]
@@ -209,6 +212,28 @@ def newest_turns(memory: Memory, count: int) -> list[tuple[str, dict[str, Any]]]
     return found
 
 
+def live_turns(memory: Memory) -> list[tuple[str, Any]]:
+    """Every live turn of ``memory`` in ascending ``N`` (of one ``N``, oldest first), with its data (MSG-1, MSG-17).
+
+    The data is the memory's own, not a copy: read it, never change it, and
+    copy what leaves the adapter. Nothing is copied, so an adapter that keeps
+    what it made of a turn (by the data's identity: a change stores new data)
+    reads a long conversation without converting every turn again.
+
+    Args:
+        memory: The memory, brought up to date by the caller when it is shared (``current``).
+
+    Returns:
+        A new list of ``(key, data)`` pairs.
+    """
+    now = memory._now()
+    return [
+        (item[-1].key, item[-1].data)
+        for item in memory.state.index.split().turns
+        if not is_past(item[-1].expires_at, now)
+    ]
+
+
 def stored_tail(memory: Memory, count: int) -> list[dict[str, Any]]:
     """The messages of the newest ``count`` live turns of ``memory``, oldest first (SRV-3, MSG-1).
 
@@ -235,7 +260,7 @@ def unseen(memory: Memory, turns: Sequence[Mapping[str, Any]]) -> int:
     return resent_count(stored_tail(memory, len(turns)), turns)
 
 
-def run_view(memory: Memory, run: Sequence[str], **options: Any) -> Messages:
+def run_view(memory: Memory, run: Sequence[str], *, shared: bool = False, **options: Any) -> Messages:
     """``memory.get_messages(**options)`` as the run that stored the turns ``run`` sees it: its turns last (SRV-4).
 
     When the memory's newest turns are the run's own, this is
@@ -249,6 +274,8 @@ def run_view(memory: Memory, run: Sequence[str], **options: Any) -> Messages:
     Args:
         memory: The memory.
         run: The keys of the turns this run stored, in order.
+        shared: The messages and entries as the memory holds them (``shared_request``), for an adapter
+            that copies what it hands out. Defaults to False (``get_messages``' own copies).
         **options: ``get_messages``' keyword arguments (``token_budget``, ``query``, ...).
 
     Returns:
@@ -257,10 +284,8 @@ def run_view(memory: Memory, run: Sequence[str], **options: Any) -> Messages:
     Raises:
         TokenBudgetError: As ``get_messages``.
     """
-    if not run:
-        return memory.get_messages(**options)
-    if [key for key, _ in newest_turns(memory, len(run))] == list(run):
-        return memory.get_messages(**options)
+    if not run or [key for key, _ in newest_turns(memory, len(run))] == list(run):
+        return shared_request(memory, **options) if shared else memory.get_messages(**options)
     now = memory._now()
     state = memory.state
     moved = []
@@ -271,7 +296,29 @@ def run_view(memory: Memory, run: Sequence[str], **options: Any) -> Messages:
             state, _ = core.forget(state, key, now=now)
             moved.append(message)
     state, _, _ = core.add_messages(state, moved, now=now)
-    return core.messages(state, now=now, **options)
+    return (core.shared_messages if shared else core.messages)(state, now=now, **options)
+
+
+def shared_request(memory: Memory, **options: Any) -> Messages:
+    """``memory.get_messages(**options)`` without its copies, for an adapter that copies what it hands out (MSG-17).
+
+    A message of a stored turn may be the turn's data itself, and the
+    entries are the memory's own: read them, never change them. An adapter
+    converts them to its framework's objects (new ones each call) or copies
+    them before they leave it, so what it returns is the caller's to change,
+    as ``get_messages``' result is.
+
+    Args:
+        memory: The memory, brought up to date by the caller when it is shared (``current``).
+        **options: ``get_messages``' keyword arguments.
+
+    Returns:
+        A ``Messages`` whose messages and entries may be the memory's own.
+
+    Raises:
+        TokenBudgetError: As ``get_messages``.
+    """
+    return memory._messages(core.shared_messages, **options)
 
 
 def check_reserve(reserve: object, token_budget: object) -> int | float:

@@ -120,7 +120,9 @@ from .request import MESSAGE_TOKENS as MESSAGE_TOKENS
 from .request import SYSTEM_SEPARATOR as SYSTEM_SEPARATOR
 from .request import _from_a_user as _from_a_user
 from .request import _NewestUnits as _NewestUnits
+from .request import handed_out as handed_out
 from .request import messages
+from .request import shared_messages as shared_messages
 from .search import _by_holders as _by_holders
 from .search import _matches as _matches
 from .search import recall

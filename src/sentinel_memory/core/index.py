@@ -691,12 +691,16 @@ class Split:
     (``changed``), each change touching only the entries it moves.
     """
 
-    __slots__ = ("facts", "facts_index", "turns", "users")
+    __slots__ = ("facts", "facts_index", "turns", "users", "views")
 
     turns: SortedRun[tuple[int, int | float, int, Entry]]
     users: SortedRun[tuple[int, int | float, int, Entry]]
     facts: Table
     facts_index: Index
+    #: MSG-17: each turn's message and its text, by the entry's ``seq``, as the request's walk read them: a
+    #: memo of what follows from the frozen entry alone, filled on first read and handed from split to split
+    #: (a removed turn's dropped), so a request reads each stored turn's message once, not once per call.
+    views: dict[int, tuple[dict[str, Any], str]]
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Split:
@@ -716,6 +720,7 @@ class Split:
         facts.sort(key=_seq)
         split.facts = Table(facts)
         split.facts_index = Index.of(facts)
+        split.views = {}
         return split
 
     def changed(self, removed: Sequence[Entry], added: Sequence[Entry], expired_at: int | float | None) -> Split:
@@ -746,4 +751,7 @@ class Split:
             split.facts_index = self.facts_index.changed(old_facts, new_facts, expired_at=expired_at)
         else:
             split.facts, split.facts_index = self.facts, self.facts_index
+        split.views = self.views
+        for entry in old_turns:
+            self.views.pop(entry.seq, None)
         return split

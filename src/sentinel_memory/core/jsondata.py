@@ -61,7 +61,7 @@ def is_json_text(value: str) -> bool:
     return True
 
 
-def _check_text(value: str, what: str) -> str:
+def _check_text(value: str, what: object) -> str:
     # A lone surrogate cannot be written as UTF-8, so the JSON file could
     # not hold it; refuse it here instead of failing later at save time.
     if not is_json_text(value):
@@ -85,7 +85,7 @@ def copy_json(value: Any, *, what: str = "data", inside: int = 0) -> Any:
     return _copy(value, what, set(), (what, MAX_DEPTH - inside))
 
 
-def read_items(value: Any, where: str) -> list[tuple[Any, Any]]:
+def read_items(value: Any, where: object) -> list[tuple[Any, Any]]:
     """A mapping's ``items()`` as a list; ``TypeError`` naming ``where`` when its own ``items()`` raises (WRP-4)."""
     try:
         return list(value.items())
@@ -93,7 +93,7 @@ def read_items(value: Any, where: str) -> list[tuple[Any, Any]]:
         raise TypeError(f"{where} cannot be read: its items() raised {type(error).__name__}") from error
 
 
-def read_list(value: Any, where: str) -> list[Any]:
+def read_list(value: Any, where: object) -> list[Any]:
     """A list's or a tuple's items as a new list; ``TypeError`` naming ``where`` when its own iteration raises (WRP-4)."""
     try:
         return list(value)
@@ -101,7 +101,19 @@ def read_list(value: Any, where: str) -> list[Any]:
         raise TypeError(f"{where} cannot be read: its iteration raised {type(error).__name__}") from error
 
 
-def _copy(value: Any, where: str, open_containers: set[int], root: tuple[str, int]) -> Any:
+class _At:
+    """Where a value sits inside the data, ``where[key]``, written out only when an error names it (ENT-2)."""
+
+    __slots__ = ("key", "outer")
+
+    def __init__(self, outer: object, key: str | int) -> None:
+        self.outer, self.key = outer, key
+
+    def __str__(self) -> str:
+        return f"{self.outer}[{shown(self.key) if isinstance(self.key, str) else self.key}]"
+
+
+def _copy(value: Any, where: Any, open_containers: set[int], root: tuple[str, int]) -> Any:
     # ``open_containers`` holds the containers being copied, outermost first,
     # so its size is the current depth.
     if value is None or value is True or value is False:
@@ -134,10 +146,10 @@ def _copy(value: Any, where: str, open_containers: set[int], root: tuple[str, in
                         raise TypeError(f"{where} has a key {shown(given)} that is not a str")
                     key = str.__str__(given)  # a str subclass's own methods never run (WRP-4)
                     _check_text(key, where)
-                    copied[key] = _copy(item, f"{where}[{shown(key)}]", open_containers, root)
+                    copied[key] = _copy(item, _At(where, key), open_containers, root)
                 return copied
             items = read_list(value, where)
-            return [_copy(item, f"{where}[{i}]", open_containers, root) for i, item in enumerate(items)]
+            return [_copy(item, _At(where, i), open_containers, root) for i, item in enumerate(items)]
         finally:
             open_containers.discard(marker)
     raise TypeError(f"{where} of type {type(value).__name__} is not JSON-serializable")

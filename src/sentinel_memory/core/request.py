@@ -15,7 +15,7 @@ from .cut import CUTS, FACTS_AT, check_choice, clear_unit
 from .cut import plan as cut_plan
 from .errors import TokenBudgetError
 from .expiry import is_past
-from .jsondata import is_json_text
+from .jsondata import clone, is_json_text
 from .options import number_option
 from .prompt import render_default
 from .search import _query_words
@@ -89,6 +89,8 @@ def messages(
             becomes ``"[cleared]"``, its call and id kept (MSG-15). Defaults to None (no clearing).
         exclude_tools: Names of tools whose results are never cleared. Defaults to None (none).
 
+    The messages and the turn entries are the caller's own copies (ENT-3, MSG-17).
+
     Returns:
         A ``Messages`` with the ``messages`` (a new list of new dicts in the chat-completions form),
         the ``entries`` used, their ``tokens``, how many live entries were ``omitted``, and the
@@ -107,6 +109,58 @@ def messages(
         >>> state, _, _ = core.add_turn(state, "user", "Hi!", now=1000)
         >>> core.messages(state, now=1000, token_budget=50, system="Be brief.").messages
         [{'role': 'system', 'content': 'Be brief.\\n\\nuser:name: Jakub'}, {'role': 'user', 'content': 'Hi!'}]
+    """
+    return handed_out(
+        state,
+        shared_messages(
+            state,
+            now=now,
+            token_budget=token_budget,
+            query=query,
+            tokenizer=tokenizer,
+            must_keep=must_keep,
+            facts_share=facts_share,
+            system=system,
+            cut=cut,
+            low_mark=low_mark,
+            facts_at=facts_at,
+            keep_results=keep_results,
+            exclude_tools=exclude_tools,
+        ),
+    )
+
+
+def handed_out(state: MemoryState, result: Messages) -> Messages:
+    """A ``shared_messages`` result as ``messages`` returns it: every message and every turn entry a copy (MSG-17)."""
+    return attrs.evolve(
+        result,
+        messages=[clone(message) for message in result.messages],
+        entries=_copies(state, result.entries),
+        pending=_copies(state, result.pending),
+    )
+
+
+def shared_messages(
+    state: MemoryState,
+    *,
+    now: int | float,
+    token_budget: int | float,
+    query: str | None = None,
+    tokenizer: TokenizerLike | None = None,
+    must_keep: float | None = None,
+    facts_share: float | None = None,
+    system: str | None = None,
+    cut: str | None = None,
+    low_mark: float | None = None,
+    facts_at: str | None = None,
+    keep_results: int | None = None,
+    exclude_tools: Sequence[str] | None = None,
+) -> Messages:
+    """``messages``' request as the state holds it, for a caller that copies what it hands out (MSG-17).
+
+    The same request as ``messages`` (which calls it), but a message of a
+    stored turn may be the turn's data itself, and the entries are the
+    state's own: read them, never change them, and copy what leaves you.
     """
     _check_now(now)
     _check_budget(token_budget)
@@ -131,7 +185,7 @@ def messages(
 
     # The turns newest first, cut into units as the walk reaches them (MSG-7): a call no further back than
     # the budget reaches is never looked at, nor sorted.
-    newest = _NewestUnits(state, now, message_cost)
+    newest = _NewestUnits(state, now, message_cost, lambda body: count_tokens(per_message, body) + MESSAGE_TOKENS)
     # MSG-9: the history starts at a user message; the units from the newest one on are always in.
     must, required = newest.through_newest_user()
     own = count_tokens(per_message, system) + MESSAGE_TOKENS if system is not None else 0
@@ -273,7 +327,7 @@ def _newest(
     used = [] if chosen is None or not chosen.entries else list(chosen.entries)
     said = [pair for unit, _ in chosen_units for pair in unit]
     out.extend(message for _, message in said)
-    used.extend(_copies(state, [entry for entry, _ in said]))
+    used.extend(entry for entry, _ in said)
     newest.get(0)  # the pending calls are known once the walk has passed the newest message
     facts_in = chosen is not None and bool(chosen.entries)
     return Messages(
@@ -281,7 +335,7 @@ def _newest(
         entries=tuple(used),
         tokens=head + spent,
         omitted=_live_count(state, now) - len(used),
-        pending=_copies(state, newest.pending),
+        pending=tuple(newest.pending),
         prefix=0 if facts_in else len(out),
         prefix_tokens=0 if facts_in else head + spent,
     ), newest.get(taken) is None
@@ -344,7 +398,7 @@ def _planned(
     said = [pair for unit, _ in units for pair in unit]
     out = [] if got.system is None else [{"role": "system", "content": got.system}]
     out.extend(message for _, message in said)
-    turns = _copies(state, [entry for entry, _ in said])
+    turns = tuple(entry for entry, _ in said)
     picked = () if got.chosen is None or not got.chosen.entries else tuple(got.chosen.entries)
     stable, stable_tokens = len(out), got.head + spent
     if got.facts is not None and where == "start":
@@ -355,7 +409,7 @@ def _planned(
     elif picked:
         stable, stable_tokens = 0, 0  # the facts are in the system message, the first
     newest.get(0)  # the pending calls are known once the walk has passed the newest message
-    waiting = _copies(state, newest.pending)
+    waiting = tuple(newest.pending)
     used = turns + picked if where == "end" else picked + turns
     return Messages(
         messages=out,
@@ -469,9 +523,15 @@ class _NewestUnits:
     walk stops there; each unit comes with its cost.
     """
 
-    def __init__(self, state: MemoryState, now: int | float, cost: Callable[[dict[str, Any]], int | float]) -> None:
+    def __init__(
+        self,
+        state: MemoryState,
+        now: int | float,
+        cost: Callable[[dict[str, Any]], int | float],
+        text_cost: Callable[[str], int | float],
+    ) -> None:
         split = state.index.split()
-        self._now, self._cost = now, cost
+        self._now, self._cost, self._text_cost, self._views = now, cost, text_cost, split.views
         self._items = reversed(split.turns)
         oldest = next((item for item in split.users if not is_past(item[-1].expires_at, now)), None)
         newest = next((item for item in reversed(split.users) if not is_past(item[-1].expires_at, now)), None)
@@ -509,8 +569,12 @@ class _NewestUnits:
             candidate = self._oldest_user is not None and item[:3] >= self._oldest_user
             if not candidate and self._met:
                 break  # older than the oldest user turn: no unit from here on, and pending is known
-            message = chat_message(entry.data)
-            assert message is not None  # every turn is a message (MSG-1)
+            view = self._views.get(entry.seq)
+            if view is None:
+                message = chat_message(entry.data, owned=True)  # read only: copied on the way out (MSG-17)
+                assert message is not None  # every turn is a message (MSG-1)
+                view = self._views[entry.seq] = (message, body_of(message))
+            message = view[0]
             role = message["role"]
             if role not in ROLES:
                 continue
@@ -533,7 +597,7 @@ class _NewestUnits:
                         self.pending = [e for e, _ in unit]
                     continue
             if candidate:
-                self.units.append((unit, sum(self._cost(m) for _, m in unit)))
+                self.units.append((unit, sum(self._text_cost(self._views[e.seq][1]) for e, _ in unit)))
                 return
         else:
             self._done = True

@@ -36,15 +36,26 @@ from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ..core.chat import ROLES, body_of, check_message
+from ..core.cut import CLEARED
 from ..core.errors import TokenBudgetError
-from ..core.jsondata import MAX_DEPTH, canonical_json, copy_json
+from ..core.jsondata import MAX_DEPTH, canonical_json, clone, copy_json
 from ..core.options import Duration
 from ..core.shown import shown
 from ..core.tokens import TokenizerLike, as_tokenizer, count_tokens, estimate_tokens
-from ..core.turns import chat_message, is_turn_key, turn_number
+from ..core.turns import chat_message, is_turn, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory, create_memory
-from ..serving import UserMemories, check_reserve, current, held, newest_turns, request_options, unseen
+from ..serving import (
+    UserMemories,
+    check_reserve,
+    current,
+    held,
+    live_turns,
+    newest_turns,
+    request_options,
+    shared_request,
+    unseen,
+)
 
 try:
     from agents.memory.session import SessionABC
@@ -417,6 +428,14 @@ class SentinelSession(SessionABC):
             prefixes); None, the default, or ``"newest"`` fills it newest first (INT-2).
         low_mark: With the stable cut, about the share of the budget a request fills right after a
             cut. Defaults to None (0.5).
+        facts_at: Where the facts go in the budgeted history (MSG-12): ``"system"`` (None, the
+            default) in the system item first, ``"end"`` in a system item of their own after the
+            history, ``"start"`` in one right after the ``system`` prompt's.
+        keep_results: Clear the outputs of the tool calls of all but the newest ``keep_results``
+            turns before any turn is left out (MSG-15): each output item's ``output`` becomes
+            ``"[cleared]"`` in the budgeted history, its ``call_id`` kept; the stored items keep
+            theirs. None, the default, clears none.
+        exclude_tools: Names of tools whose outputs are never cleared (MSG-16). Defaults to None.
         **options: More options for ``folder.open``.
 
     Raises:
@@ -449,10 +468,15 @@ class SentinelSession(SessionABC):
         reserve: int | float = 0,
         cut: str | None = None,
         low_mark: float | None = None,
+        facts_at: str | None = None,
+        keep_results: int | None = None,
+        exclude_tools: Sequence[str] | None = None,
         **options: Any,
     ) -> None:
         self._reserve = check_reserve(reserve, token_budget)
-        self._cut = request_options(cut=cut, low_mark=low_mark, facts_at=None, keep_results=None, exclude_tools=None)
+        self._cut = request_options(
+            cut=cut, low_mark=low_mark, facts_at=facts_at, keep_results=keep_results, exclude_tools=exclude_tools
+        )
         if not isinstance(session_id, str):
             raise TypeError(f"session_id must be a str, got {shown(session_id)}")
         if (folder is None) == (memory is None):
@@ -479,6 +503,9 @@ class SentinelSession(SessionABC):
         self._facts_share = facts_share
         self._importance = importance
         self._ttl = ttl
+        # OAI-12: the items of each stored turn, by the identity of its data (a change stores new data),
+        # as the last read found them; never given out: what leaves is a copy.
+        self._known: dict[int, tuple[Any, list[dict[str, Any]]]] = {}
 
     @property
     def memory(self) -> Memory:
@@ -502,6 +529,14 @@ class SentinelSession(SessionABC):
         found.sort(key=lambda turn: turn[0])  # stable: entries of one N stay oldest first
         return [(key, message, items) for _, key, message, items in found]
 
+    def _stored_items(self, data: Any, known: dict[int, tuple[Any, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+        """OAI-12: the items a stored turn's data holds, made once per data (by identity) and kept in ``known``."""
+        hit = self._known.get(id(data))
+        if hit is None or hit[0] is not data:
+            hit = (data, items_of_turn(data))
+        known[id(data)] = hit
+        return hit[1]
+
     def items(self, limit: int | None = None) -> list[dict[str, Any]]:
         """Every item, or the latest ``limit`` of them, oldest first, as they came (OAI-1); the sync form.
 
@@ -512,10 +547,12 @@ class SentinelSession(SessionABC):
         Returns:
             A new list of new item dicts.
         """
-        everything = [item for _, _, items in self._turns_now() for item in items]
-        if limit is None or limit < 0:
-            return everything
-        return everything[-limit:] if limit else []
+        known: dict[int, tuple[Any, list[dict[str, Any]]]] = {}
+        kept = [item for _, data in live_turns(current(self._memory)) for item in self._stored_items(data, known)]
+        self._known = known  # the turns read now: a long-gone turn's items are not kept
+        if limit is not None and limit >= 0:
+            kept = kept[-limit:] if limit else []
+        return [clone(item) for item in kept]  # the caller's own (OAI-12)
 
     def budgeted_items(self) -> list[dict[str, Any]]:
         """The budgeted history: ``memory.get_messages`` with the session's budget, as items (OAI-3).
@@ -531,7 +568,9 @@ class SentinelSession(SessionABC):
         """
         if self._token_budget is None:
             raise TypeError("budgeted_items needs a session made with token_budget=")
-        result = current(self._memory).get_messages(
+        memory = current(self._memory)
+        result = shared_request(  # read, not copied: the items given out are copies (OAI-12)
+            memory,
             token_budget=self._token_budget - self._reserve,
             tokenizer=self._tokenizer,
             must_keep=self._must_keep,
@@ -539,15 +578,25 @@ class SentinelSession(SessionABC):
             system=self._system,
             **self._cut,
         )
-        out: list[dict[str, Any]] = []
+        turns = [entry for entry in result.entries if is_turn(entry.key, entry.data)]
         messages = result.messages
-        if messages and messages[0]["role"] == "system":  # the system message: turns start at a user message
-            out.append({"role": "system", "content": messages[0]["content"]})
-        for entry in result.entries[_facts(result) :]:
-            message = chat_message(entry.data)
-            turn = items_of_turn(entry.data)
-            if message is not None and not _is_orphan(message, turn):
-                out.extend(turn)
+        extra = len(messages) - len(turns)  # the system prompt's and the facts' messages (MSG-12)
+        lead = int(self._system is not None) if self._cut["facts_at"] == "end" else extra
+        known: dict[int, tuple[Any, list[dict[str, Any]]]] = {}
+        out: list[dict[str, Any]] = [{"role": "system", "content": message["content"]} for message in messages[:lead]]
+        for entry, sent in zip(turns, messages[lead : lead + len(turns)], strict=True):
+            stored = chat_message(entry.data, owned=True)  # read only
+            items = self._stored_items(entry.data, known)
+            if stored is None or _is_orphan(stored, items):
+                continue
+            if sent.get("content") == CLEARED and stored.get("content") != CLEARED:  # MSG-15: cleared
+                out.extend(
+                    {**clone(item), "output": CLEARED} if _kind(item) == "output" else clone(item) for item in items
+                )
+            else:
+                out.extend(clone(item) for item in items)
+        out.extend({"role": "system", "content": message["content"]} for message in messages[lead + len(turns) :])
+        self._known = known
         return out
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
@@ -744,6 +793,9 @@ class SentinelSessions:
         reserve: As for ``SentinelSession``. Defaults to 0.
         cut: As for ``SentinelSession``. Defaults to None (``"newest"``).
         low_mark: As for ``SentinelSession``. Defaults to None.
+        facts_at: As for ``SentinelSession``. Defaults to None (``"system"``).
+        keep_results: As for ``SentinelSession``. Defaults to None (no clearing).
+        exclude_tools: As for ``SentinelSession``. Defaults to None.
 
     Examples:
         >>> import asyncio
@@ -769,9 +821,14 @@ class SentinelSessions:
         reserve: int | float = 0,
         cut: str | None = None,
         low_mark: float | None = None,
+        facts_at: str | None = None,
+        keep_results: int | None = None,
+        exclude_tools: Sequence[str] | None = None,
     ) -> None:
         self._reserve = check_reserve(reserve, token_budget)
-        request_options(cut=cut, low_mark=low_mark, facts_at=None, keep_results=None, exclude_tools=None)
+        request_options(  # refused now (INT-2), not at the first session's first read
+            cut=cut, low_mark=low_mark, facts_at=facts_at, keep_results=keep_results, exclude_tools=exclude_tools
+        )
         if isinstance(folder, str | os.PathLike):
             folder = MemoryFolder(folder)
         self._users = UserMemories(folder)
@@ -793,6 +850,9 @@ class SentinelSessions:
             "reserve": reserve,
             "cut": cut,
             "low_mark": low_mark,
+            "facts_at": facts_at,
+            "keep_results": keep_results,
+            "exclude_tools": exclude_tools,
         }
 
     def __repr__(self) -> str:

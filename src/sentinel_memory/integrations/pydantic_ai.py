@@ -22,6 +22,10 @@ never needs pydantic-ai (PAI-6, DEP-1); importing this module without
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import datetime
+import enum
 import functools
 import hashlib
 import json
@@ -40,7 +44,16 @@ from ..core.tokens import TokenizerLike
 from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory
-from ..serving import UserMemories, check_reserve, current, held, is_memories, request_options, unseen
+from ..serving import (
+    UserMemories,
+    check_reserve,
+    current,
+    held,
+    is_memories,
+    request_options,
+    shared_request,
+    unseen,
+)
 
 try:
     import anyio
@@ -308,10 +321,27 @@ def messages_from_turns(turns: Sequence[dict[str, Any]]) -> list[ModelMessage]:
         >>> messages_from_turns([{"role": "user", "content": "Hi"}])[0].parts[0].content
         'Hi'
     """
-    # Each slot is a message read from a turn without the part, or a group [fields, parts by place, k, id].
+    return _read(turns, None)
+
+
+#: PAI-12: validated messages of stored turns, by the identities of the turns' data: (the turns, a copier of the message).
+_Known = dict[tuple[int, ...], tuple[tuple[dict[str, Any], ...], Callable[[], Any]]]
+
+
+def _read(turns: Sequence[dict[str, Any]], known: _Known | None) -> list[ModelMessage]:
+    """``messages_from_turns``; with ``known``, a group of turns validated before is not validated again (PAI-12).
+
+    With ``known`` the turns are the memory's own data (``shared_request``):
+    each message comes from ``known`` (or is validated and put there), and
+    what is returned is a fresh copy of it, so the caller may change it.
+    ``known`` is then left holding exactly this request's groups.
+    """
+    # Each slot is a message read from a turn without the part, or a group [its carried parts, k, id, turns].
     slots: list[Any] = []
     names: dict[str, str] = {}
     group: list[Any] | None = None
+    # The names of the calls a foreign tool turn answers, gathered only when there is one (PAI-3).
+    naming = any(message["role"] == "tool" and _carried(message) is None for message in turns)
     for message in turns:
         carried = _carried(message)
         if carried is None:
@@ -319,20 +349,93 @@ def messages_from_turns(turns: Sequence[dict[str, Any]]) -> list[ModelMessage]:
             group = None
             continue
         place = carried.get("turn", [0, 1, ""])
-        if group is not None and place[0] == group[2] + 1 and group[3] == place[2]:
-            group[2] = place[0]
+        if group is not None and place[0] == group[1] + 1 and group[2] == place[2]:
+            group[1] = place[0]
+            group[0].append(carried)
+            group[3].append(message)
         else:
-            head = {key: value for key, value in carried["message"].items() if key != "parts"}
-            group = [head, {}, place[0], place[2]]
+            group = [[carried], place[0], place[2], [message]]
             slots.append(group)
-        for j, part in zip(carried["at"], carried["message"]["parts"], strict=True):
-            group[1][j] = part
-            if isinstance(part, dict) and part.get("part_kind") == "tool-call":
-                names[part["tool_call_id"]] = part["tool_name"]
-    # One validation for every group: a request's view is hundreds of messages.
-    wanted = [{**slot[0], "parts": [slot[1][j] for j in sorted(slot[1])]} for slot in slots if isinstance(slot, list)]
-    rebuilt = iter(ModelMessagesTypeAdapter.validate_python(wanted))
-    return [next(rebuilt) if isinstance(slot, list) else slot for slot in slots]
+        if naming:
+            for part in carried["message"]["parts"]:
+                if isinstance(part, dict) and part.get("part_kind") == "tool-call":
+                    names[part["tool_call_id"]] = part["tool_name"]
+    groups = [slot for slot in slots if isinstance(slot, list)]
+    if known is None:
+        # One validation for every group: a request's view is hundreds of messages.
+        wanted = [_whole(slot[0]) for slot in groups]
+        rebuilt = iter(ModelMessagesTypeAdapter.validate_python(wanted))
+        return [next(rebuilt) if isinstance(slot, list) else slot for slot in slots]
+    found: dict[int, Callable[[], Any]] = {}
+    now_known: _Known = {}
+    new = []
+    for slot in groups:
+        key = tuple(map(id, slot[3]))
+        hit = known.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], slot[3], strict=True)):
+            found[id(slot)] = hit[1]
+            now_known[key] = hit
+        else:
+            new.append((key, slot))
+    if new:  # one validation for every group not met before
+        validated = ModelMessagesTypeAdapter.validate_python([_whole(slot[0]) for _, slot in new])
+        for (key, slot), made in zip(new, validated, strict=True):
+            found[id(slot)] = _copier(made)
+            now_known[key] = (tuple(slot[3]), found[id(slot)])
+    known.clear()
+    known.update(now_known)
+    return [found[id(slot)]() if isinstance(slot, list) else slot for slot in slots]
+
+
+def _whole(carried: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON of one stored message from its turns' carried parts, each part in its place (PAI-3)."""
+    placed: dict[int, Any] = {}
+    for one in carried:
+        for j, part in zip(one["at"], one["message"]["parts"], strict=True):
+            placed[j] = part
+    head = {key: value for key, value in carried[0]["message"].items() if key != "parts"}
+    return {**head, "parts": [placed[j] for j in sorted(placed)]}
+
+
+#: PAI-12: values a copy shares: they never change.
+_IMMUTABLE = frozenset((str, int, float, bool, type(None), bytes, datetime.datetime, datetime.date, datetime.timedelta))
+#: PAI-12: whether a type is a dataclass whose fields are its ``__dict__``, copied field by field.
+_PLAIN: dict[type, bool] = {}
+
+
+def _copier(value: Any) -> Callable[[], Any]:
+    """What makes a new copy of ``value`` each call, as deep as it can change: dataclasses, lists, dicts (PAI-12).
+
+    The parts that never change (str, numbers, None, times, enums) are
+    shared; the rest is found once, here, so each copy only rebuilds them.
+    """
+    kind = type(value)
+    if kind in _IMMUTABLE:
+        return lambda: value
+    if kind is list:
+        items = [_copier(item) for item in value]
+        return lambda: [make() for make in items]
+    if kind is dict:
+        pairs = [(key, _copier(item)) for key, item in value.items()]
+        return lambda: {key: make() for key, make in pairs}
+    plain = _PLAIN.get(kind)
+    if plain is None:
+        plain = _PLAIN[kind] = dataclasses.is_dataclass(kind) and "__slots__" not in kind.__dict__
+    if not plain:
+        if isinstance(value, enum.Enum):
+            return lambda: value
+        return lambda: copy.deepcopy(value)
+    fields = dict(value.__dict__)
+    changing = [(name, _copier(item)) for name, item in fields.items() if type(item) not in _IMMUTABLE]
+
+    def made() -> Any:
+        copied = object.__new__(kind)
+        copied.__dict__.update(fields)
+        for name, make in changing:
+            copied.__dict__[name] = make()
+        return copied
+
+    return made
 
 
 def _forget_run(stored: Sequence[tuple[Memory, str]]) -> None:
@@ -461,6 +564,8 @@ class SentinelHistory(AbstractCapability[Any]):
         self._lock = threading.Lock()
         # PAI-10: one run at a time per memory; a lock lives while its memory does.
         self._run_locks: weakref.WeakKeyDictionary[Memory, threading.Lock] = weakref.WeakKeyDictionary()
+        # PAI-12: each memory's last request, validated, by the identities of its turns' data.
+        self._read_known: weakref.WeakKeyDictionary[Memory, _Known] = weakref.WeakKeyDictionary()
 
     @classmethod
     def from_folder(
@@ -641,7 +746,9 @@ class SentinelHistory(AbstractCapability[Any]):
             TokenBudgetError: The budget cannot hold the system prompt, the must-keep facts and
                 the newest question (MSG-9).
         """
-        result = current(self.memory_for(deps)).get_messages(
+        memory = current(self.memory_for(deps))
+        result = shared_request(  # read, not copied: the messages given out are new (PAI-12)
+            memory,
             token_budget=self._budget - self._reserve,
             query=query,
             tokenizer=self._tokenizer,
@@ -655,8 +762,11 @@ class SentinelHistory(AbstractCapability[Any]):
         if chat and chat[0]["role"] == "system":
             out.append(ModelRequest(parts=[SystemPromptPart(chat[0]["content"])]))
             chat = chat[1:]
-        out.extend(messages_from_turns(chat))
         with self._lock:
+            known = dict(self._read_known.get(memory, {}))  # this call's own: views may run at once
+        out.extend(_read(chat, known))
+        with self._lock:
+            self._read_known[memory] = known
             self._remember(out)
         return out
 
