@@ -227,8 +227,8 @@ MUTANTS = [
     Mutant(
         "adapters: the LangChain middleware drops its request options",
         "integrations/langchain/middleware.py",
-        "            shared=True,  # read, not copied: messages_from_turns makes new messages of copies (MSG-17)\n            **self._options,\n",
-        "            shared=True,  # read, not copied: messages_from_turns makes new messages of copies (MSG-17)\n",
+        "            shared=True,  # read, not copied: messages_from_turns makes new messages of copies (MSG-18)\n            **self._options,\n",
+        "            shared=True,  # read, not copied: messages_from_turns makes new messages of copies (MSG-18)\n",
         tests=ADAPTER_OPTIONS,
     ),
     Mutant(

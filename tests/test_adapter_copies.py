@@ -1,4 +1,4 @@
-"""What a request hands out is the caller's own, though the adapters build it from the stored data (MSG-17, PAI-12, OAI-12)."""
+"""What a request hands out is the caller's own, though the adapters build it from the stored data (MSG-18, PAI-12, OAI-12)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def tool_memory() -> sm.Memory:
 
 
 def test_msg_17_a_changed_result_changes_neither_its_entries_nor_the_memory_nor_the_next_result():
-    """MSG-17, ENT-3: every message and entry of get_messages is a new copy, apart from each other and from the store."""
+    """MSG-18, ENT-3: every message and entry of get_messages is a new copy, apart from each other and from the store."""
     mem = tool_memory()
     first = mem.get_messages(token_budget=500)
     before = copy.deepcopy(mem.get_messages(token_budget=500))
@@ -55,7 +55,7 @@ def test_msg_17_a_changed_result_changes_neither_its_entries_nor_the_memory_nor_
 
 
 def test_msg_17_shared_messages_build_the_same_request_from_the_stored_data():
-    """MSG-17: core.shared_messages is messages without the copies: equal results, the stored data read and not copied."""
+    """MSG-18: core.shared_messages is messages without the copies: equal results, the stored data read and not copied."""
     mem = tool_memory()
     mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
     for options in ({}, {"cut": "stable", "facts_at": "end"}, {"keep_results": 0}, {"facts_at": "start"}):
@@ -142,7 +142,7 @@ def test_oai_12_a_turn_changed_in_the_memory_is_read_anew():
 
 
 def test_msg_17_the_middleware_gives_the_model_new_messages_each_call():
-    """MSG-17, LC-7: the middleware's request is built from the stored data; the model changing its messages changes nothing stored."""
+    """MSG-18, LC-7: the middleware's request is built from the stored data; the model changing its messages changes nothing stored."""
     from langchain.agents import create_agent
     from server_support import EchoChatModel
 
@@ -183,7 +183,7 @@ def test_oai_12_the_runner_reads_a_long_session_as_it_is():
 
 
 def test_msg_17_a_turn_read_once_is_read_anew_when_changed_and_forgotten_when_gone():
-    """MSG-17: the walk's memo of each turn's message follows the entry: a changed turn reads as it is now, a forgotten one is dropped."""
+    """MSG-18: the walk's memo of each turn's message follows the entry: a changed turn reads as it is now, a forgotten one is dropped."""
     mem = sm.create_memory(clock=lambda: NOW)
     mem.add_messages([{"role": "user", "content": [{"type": "text", "text": "Hi"}]}])
     mem.add_turn("assistant", "Hello!")

@@ -358,7 +358,7 @@ class Reads(Mapping[str, V]):
     def _messages(
         self, build: Callable[..., Messages], *, token_budget: Any, tokenizer: Any = None, **options: Any
     ) -> Messages:
-        """``get_messages`` built by ``build``: ``core.messages``, or ``core.shared_messages`` for an adapter (MSG-17)."""
+        """``get_messages`` built by ``build``: ``core.messages``, or ``core.shared_messages`` for an adapter (MSG-18)."""
         with telemetry.operation("get_messages", self.store, token_budget, self._plumbing.conversation):  # OTL-6
             return telemetry.built(
                 build(

@@ -213,7 +213,7 @@ def newest_turns(memory: Memory, count: int) -> list[tuple[str, dict[str, Any]]]
 
 
 def live_turns(memory: Memory) -> list[tuple[str, Any]]:
-    """Every live turn of ``memory`` in ascending ``N`` (of one ``N``, oldest first), with its data (MSG-1, MSG-17).
+    """Every live turn of ``memory`` in ascending ``N`` (of one ``N``, oldest first), with its data (MSG-1, MSG-18).
 
     The data is the memory's own, not a copy: read it, never change it, and
     copy what leaves the adapter. Nothing is copied, so an adapter that keeps
@@ -300,7 +300,7 @@ def run_view(memory: Memory, run: Sequence[str], *, shared: bool = False, **opti
 
 
 def shared_request(memory: Memory, **options: Any) -> Messages:
-    """``memory.get_messages(**options)`` without its copies, for an adapter that copies what it hands out (MSG-17).
+    """``memory.get_messages(**options)`` without its copies, for an adapter that copies what it hands out (MSG-18).
 
     A message of a stored turn may be the turn's data itself, and the
     entries are the memory's own: read them, never change them. An adapter

@@ -1,4 +1,4 @@
-"""Properties: requests built from the stored data in place hand out only copies, equal to the copied build (MSG-17, PAI-12, OAI-12, OAI-13)."""
+"""Properties: requests built from the stored data in place hand out only copies, equal to the copied build (MSG-18, PAI-12, OAI-12, OAI-13)."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def chat_units(mem: sm.Memory, units: list[tuple[Any, ...]], tag: str) -> None:
 @settings(max_examples=30, deadline=None)
 @given(units=st.lists(_unit, min_size=1, max_size=25), budget=st.integers(0, 500), options=_options)
 def test_msg_17_the_shared_build_equals_the_copied_one_and_copies_are_the_callers(units, budget, options):
-    """MSG-17: shared_messages equals messages for any history and options; spoiling a result changes nothing later."""
+    """MSG-18: shared_messages equals messages for any history and options; spoiling a result changes nothing later."""
     mem = sm.create_memory(clock=lambda: 1_000)
     mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
     chat_units(mem, units, "a")

@@ -697,7 +697,7 @@ class Split:
     users: SortedRun[tuple[int, int | float, int, Entry]]
     facts: Table
     facts_index: Index
-    #: MSG-17: each turn's message and its text, by the entry's ``seq``, as the request's walk read them: a
+    #: MSG-18: each turn's message and its text, by the entry's ``seq``, as the request's walk read them: a
     #: memo of what follows from the frozen entry alone, filled on first read and handed from split to split
     #: (a removed turn's dropped), so a request reads each stored turn's message once, not once per call.
     views: dict[int, tuple[dict[str, Any], str]]

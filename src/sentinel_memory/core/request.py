@@ -89,7 +89,7 @@ def messages(
             becomes ``"[cleared]"``, its call and id kept (MSG-15). Defaults to None (no clearing).
         exclude_tools: Names of tools whose results are never cleared. Defaults to None (none).
 
-    The messages and the turn entries are the caller's own copies (ENT-3, MSG-17).
+    The messages and the turn entries are the caller's own copies (ENT-3, MSG-18).
 
     Returns:
         A ``Messages`` with the ``messages`` (a new list of new dicts in the chat-completions form),
@@ -131,7 +131,7 @@ def messages(
 
 
 def handed_out(state: MemoryState, result: Messages) -> Messages:
-    """A ``shared_messages`` result as ``messages`` returns it: every message and every turn entry a copy (MSG-17)."""
+    """A ``shared_messages`` result as ``messages`` returns it: every message and every turn entry a copy (MSG-18)."""
     return attrs.evolve(
         result,
         messages=[clone(message) for message in result.messages],
@@ -156,7 +156,7 @@ def shared_messages(
     keep_results: int | None = None,
     exclude_tools: Sequence[str] | None = None,
 ) -> Messages:
-    """``messages``' request as the state holds it, for a caller that copies what it hands out (MSG-17).
+    """``messages``' request as the state holds it, for a caller that copies what it hands out (MSG-18).
 
     The same request as ``messages`` (which calls it), but a message of a
     stored turn may be the turn's data itself, and the entries are the
@@ -571,7 +571,7 @@ class _NewestUnits:
                 break  # older than the oldest user turn: no unit from here on, and pending is known
             view = self._views.get(entry.seq)
             if view is None:
-                message = chat_message(entry.data, owned=True)  # read only: copied on the way out (MSG-17)
+                message = chat_message(entry.data, owned=True)  # read only: copied on the way out (MSG-18)
                 assert message is not None  # every turn is a message (MSG-1)
                 view = self._views[entry.seq] = (message, body_of(message))
             message = view[0]

@@ -424,7 +424,7 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
             must_keep=self._must_keep,
             facts_share=self._facts_share,
             system=system,
-            shared=True,  # read, not copied: messages_from_turns makes new messages of copies (MSG-17)
+            shared=True,  # read, not copied: messages_from_turns makes new messages of copies (MSG-18)
             **self._options,
         )
         messages = cast("list[AnyMessage]", messages_from_turns(result.messages))
