@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -22,6 +23,7 @@ from .search import _query_words
 from .state import MemoryState
 from .tokens import LineCounter, TokenizerLike, as_tokenizer, count_tokens
 from .turns import chat_message
+from .unitmemo import EMPTY, Key, UnitMemo, kept
 from .values import (
     Context,
     Entry,
@@ -174,6 +176,7 @@ def messages(
                 how,
                 where,
                 low,
+                None if recent is None else excluded,
             )
         return _newest(
             state, now, units, must, required, token_budget, query, counting, per_message, keep, kept, share, system
@@ -304,10 +307,23 @@ def _planned(
     how: str,
     where: str,
     low: float,
+    excluded: frozenset[str] | None,
 ) -> tuple[Messages, bool]:
-    """MSG-11 .. MSG-14: the request of a stable cut or of the facts elsewhere (``cut.plan``), and ``Plan.full``."""
+    """MSG-11 .. MSG-14: the request of a stable cut or of the facts elsewhere (``cut.plan``), and ``Plan.full``.
+
+    ``excluded`` is the clearing's excluded tools when the call clears (None otherwise): with the
+    counting, what the memo of MSG-17 is kept under.
+    """
     facts = _facts_of(state)
     seqs = {e.seq for e in kept}
+    walk = newest if isinstance(newest, _NewestUnits) else newest.walk
+    keep_whole = newest.keep if isinstance(newest, _Cleared) else None
+
+    def memo_cut(must: int, taken: int, step: int) -> int | None:
+        """MSG-17: the stable cut from the memo of every unit's count, or None for the reference's."""
+        memo = _memo(state, now, counting, walk.cost, excluded)
+        return _memo_taken(memo, newest, walk.oldest_user, keep_whole, must, taken, step)
+
     got = cut_plan(
         unit=newest.get,
         must=must,
@@ -324,6 +340,7 @@ def _planned(
         low_mark=low,
         message_tokens=MESSAGE_TOKENS,
         separator=SYSTEM_SEPARATOR,
+        memo_cut=memo_cut,
     )
     if not got.complete:
         text = "\n".join(map(render_default, sorted_by_age(kept)))
@@ -411,6 +428,16 @@ class _Cleared:
         self.units: list[_Unit] = []
 
     @property
+    def walk(self) -> _NewestUnits:
+        """The units whole, as the walk cuts them."""
+        return self._newest
+
+    @property
+    def keep(self) -> int:
+        """How many of the newest units are sent whole."""
+        return self._keep
+
+    @property
     def pending(self) -> list[Entry]:
         """The turns of the calls unanswered at the end, as the units they come from say (MSG-7)."""
         return self._newest.pending
@@ -469,14 +496,29 @@ class _NewestUnits:
     walk stops there; each unit comes with its cost.
     """
 
-    def __init__(self, state: MemoryState, now: int | float, cost: Callable[[dict[str, Any]], int | float]) -> None:
+    def __init__(
+        self,
+        state: MemoryState,
+        now: int | float,
+        cost: Callable[[dict[str, Any]], int | float],
+        since: Key | tuple[()] | None = None,
+    ) -> None:
         split = state.index.split()
-        self._now, self._cost = now, cost
-        self._items = reversed(split.turns)
+        self._now, self.cost = now, cost
         oldest = next((item for item in split.users if not is_past(item[-1].expires_at, now)), None)
         newest = next((item for item in reversed(split.users) if not is_past(item[-1].expires_at, now)), None)
-        self._oldest_user = None if oldest is None else oldest[:3]
+        self.oldest_user: Key | None = None if oldest is None else oldest[:3]
         self._newest_user = None if newest is None else newest[-1]
+        self.read: list[tuple[int, int | float, int, Entry]] | None = None
+        if since is None:
+            self._items: Iterator[tuple[int, int | float, int, Entry]] = reversed(split.turns)
+            self._every = False
+        else:  # MSG-17: every unit opening at ``since`` or after, older than the oldest user turn too
+            self.read = split.turns.from_(since)  # () comes before every key: every turn
+            self._items = reversed(self.read)
+            self._every = True
+        #: The key of the newest message met that is not a tool result (MSG-17's frontier).
+        self.frontier: Key | None = None
         self.units: list[_Unit] = []
         self.pending: list[Entry] = []
         self._waiting: list[tuple[Entry, dict[str, Any]]] = []  # tool messages after the message met last
@@ -506,7 +548,7 @@ class _NewestUnits:
             entry = item[-1]
             if is_past(entry.expires_at, self._now):
                 continue
-            candidate = self._oldest_user is not None and item[:3] >= self._oldest_user
+            candidate = self._every or (self.oldest_user is not None and item[:3] >= self.oldest_user)
             if not candidate and self._met:
                 break  # older than the oldest user turn: no unit from here on, and pending is known
             message = chat_message(entry.data)
@@ -519,6 +561,8 @@ class _NewestUnits:
                 continue
             waiting, self._waiting = self._waiting[::-1], []
             first, self._met = not self._met, True
+            if first:
+                self.frontier = item[:3]
             unit = [(entry, message)]
             if message.get("tool_calls"):
                 open_calls = {call["id"] for call in message["tool_calls"]}
@@ -533,9 +577,119 @@ class _NewestUnits:
                         self.pending = [e for e, _ in unit]
                     continue
             if candidate:
-                self.units.append((unit, sum(self._cost(m) for _, m in unit)))
+                self.units.append((unit, sum(self.cost(m) for _, m in unit)))
                 return
         else:
             self._done = True
             return
         self._done = True
+
+
+def _memo(
+    state: MemoryState,
+    now: int | float,
+    counting: Any,
+    cost: Callable[[dict[str, Any]], int | float],
+    excluded: frozenset[str] | None,
+) -> UnitMemo:
+    """MSG-17: the memo of every unit's count for ``counting`` (and ``excluded``), brought up to the turns at ``now``.
+
+    Taken from the state's split when one is kept there and still valid,
+    read on from its frontier when turns were added, built from every turn
+    otherwise; kept there for the next request.
+    """
+    split = state.index.split()
+    generation = counting.generation if isinstance(counting, LineCounter) else 0  # a cleared one counts anew
+    key = (counting, generation, excluded)
+    memo = split.memos.get(key)
+    if memo is None or not memo.valid_at(now):
+        memo = EMPTY
+    newest = split.turns.last()
+    if memo is not EMPTY and memo.drop is None and (newest[:3] if newest is not None else None) == memo.last:
+        return memo
+    since: Key | tuple[()] = () if memo.frontier is None else memo.frontier
+    walk = _NewestUnits(state, now, cost, since=since)
+    while walk.get(len(walk.units)) is not None:
+        pass
+    read = walk.read or []
+    units = [
+        (
+            _turn_key(unit[0][0][0]),
+            unit[0][0][1]["role"] == "user",
+            unit[1],
+            unit[1] if excluded is None else clear_unit(unit, excluded, cost)[1],
+        )
+        for unit in reversed(walk.units)
+    ]
+    memo = memo.extended(
+        units,
+        None if newest is None else newest[:3],
+        walk.frontier if walk.frontier is not None else memo.frontier,
+        ((item[-1].expires_at, is_past(item[-1].expires_at, now)) for item in read),
+    )
+    kept(split.memos, key, memo)
+    return memo
+
+
+def _turn_key(entry: Entry) -> Key:
+    """A turn's place in the turns' order: ``(N, updated_at, seq)`` (MSG-2, the index's ``Split``)."""
+    return (int(entry.key[5:]), entry.updated_at, entry.seq)
+
+
+def _memo_taken(
+    memo: UnitMemo,
+    units: _NewestUnits | _Cleared,
+    oldest_user: Key | None,
+    keep: int | None,
+    must: int,
+    taken: int,
+    step: int,
+) -> int | None:
+    """MSG-17: what ``cut.stable_taken`` gives, from the memo and the units the fill read; None when they disagree.
+
+    The units ``must .. taken - 1`` (read by the fill) are checked against
+    the memo, their first turns and counts; the marks among them follow
+    from the memo's running sums: the tokens before a unit, counted from the
+    oldest user turn's unit, and those before the next older unit that opens
+    with a user message. With ``keep`` the units older than the newest
+    ``keep`` count cleared (MSG-15).
+    """
+    if taken <= must:
+        return taken
+    if not memo.exact or oldest_user is None:
+        return None
+    heads, n = memo.heads, len(memo.heads)
+    first = bisect.bisect_left(heads, oldest_user)
+    if first == n or heads[first] != oldest_user:
+        return None
+    count = n - first
+    if (units.get(taken) is None) != (taken >= count):
+        return None
+    if taken >= count:
+        return taken
+    whole, cleared = memo.whole, memo.cleared
+    bound = 0 if keep is None else max(0, n - keep)  # the units before it count cleared
+
+    def before(j: int) -> int | float:
+        """The counts of the units before ``j``, from the oldest unit (cleared ones as cleared)."""
+        cut = min(j, bound)
+        return cleared[cut] + whole[j] - whole[cut]
+
+    origin = before(first)
+    for at in range(must, taken):
+        j = n - 1 - at
+        unit = units.get(at)
+        if unit is None or heads[j] != _turn_key(unit[0][0][0]) or before(j + 1) - before(j) != unit[1]:
+            return None
+    for at in range(taken - 1, must - 1, -1):  # the oldest taken unit first
+        j = n - 1 - at
+        if not memo.users[j]:
+            continue
+        older = memo.before_user[j]
+        if (
+            step == 0
+            or older < first
+            or math.floor((before(j) - origin) / step) > math.floor((before(older) - origin) / step)
+        ):
+            return at + 1
+    return must
