@@ -241,3 +241,25 @@ def test_msg_17_the_extended_memo_starts_its_sums_again_at_the_oldest_unit_kept(
     assert dropped.start() == 1
     again = dropped.extended([((3, 0, 3), True, 7, 2)], (3, 0, 3), (3, 0, 3), [])
     assert again.heads == ((2, 0, 2), (3, 0, 3)) and again.whole == (0, 6, 13) and again.before_user == (-1, -1)
+
+
+def test_msg_17_a_history_counting_exactly_the_budget_is_sent_whole_not_cleared():
+    """MSG-15, MSG-17: units counting exactly the budget fit whole, so nothing is cleared; one token less clears."""
+    mem = sm.create_memory()
+    for i in range(6):
+        mem.add_turn("user", f"question {i} " + "word " * 10)
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "look", "arguments": "{}"}}
+        mem.add_messages(
+            [
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": f"c{i}", "content": "result " * 40},
+            ]
+        )
+    options = {"cut": "stable", "keep_results": 1}
+    total = mem.get_messages(token_budget=100_000, **options).tokens
+    used(mem, token_budget=total - 1, **options)  # the memo is kept: the next requests judge by it
+    whole, _ = used(mem, token_budget=total, **options)
+    assert whole.tokens == total and all(m.get("content") != "[cleared]" for m in whole.messages)
+    cleared, _ = used(mem, token_budget=total - 1, **options)
+    assert any(m.get("content") == "[cleared]" for m in cleared.messages)
+    assert len(cleared.messages) == len(whole.messages)

@@ -18,7 +18,8 @@ _op = st.one_of(
     st.tuples(st.just("user"), st.integers(1, 40), st.sampled_from([None, 0.2, 0.9])),
     st.tuples(st.just("assistant"), st.integers(1, 40), st.sampled_from([None, 0.2, 0.9])),
     st.tuples(st.just("tools"), st.integers(1, 3), st.integers(1, 60)),
-    st.tuples(st.just("open"), st.integers(1, 2)),  # a call whose result never comes
+    st.tuples(st.just("open"), st.integers(1, 2)),  # a call whose results come with "answer", if ever
+    st.tuples(st.just("answer"), st.integers(1, 40)),
     st.tuples(st.just("ttl"), st.integers(1, 30), st.integers(1, 5_000)),
     st.tuples(st.just("tick"), st.integers(1, 3_000)),
     st.tuples(st.just("forget"), st.integers(0, 1_000)),
@@ -37,7 +38,7 @@ class _Clock:
         return self.now
 
 
-def _apply(mem, op, n, clock, store, limit):
+def _apply(mem, op, n, clock, store, limit, opened):
     """One change of the memory; returns the memory (a reload gives a new one)."""
     kind = op[0]
     if kind == "pair":
@@ -63,6 +64,10 @@ def _apply(mem, op, n, clock, store, limit):
             for k in range(op[1])
         ]
         mem.add_messages([{"role": "assistant", "content": None, "tool_calls": calls}])
+        opened[:] = [call["id"] for call in calls]
+    elif kind == "answer":
+        answers, opened[:] = opened[:], []  # the results of the newest open call, after a request saw it open
+        mem.add_messages([{"role": "tool", "tool_call_id": ident, "content": "y " * op[1]} for ident in answers])
     elif kind == "ttl":
         mem.add_turn("user" if n % 2 else "assistant", f"brief {n} " + "w " * op[1], ttl=op[2])
     elif kind == "tick":
@@ -105,6 +110,7 @@ def test_msg_17_the_memoised_cut_is_the_cut_read_from_every_turn(ops, limit, bud
         "exclude_tools": exclude,
     }
     memo_taken = request._memo_taken
+    opened: list[str] = []
     disagreed: list[tuple] = []
 
     def watched(memo, units, oldest_user, *rest):
@@ -115,7 +121,7 @@ def test_msg_17_the_memoised_cut_is_the_cut_read_from_every_turn(ops, limit, bud
 
     for n, op in enumerate(ops):
         try:
-            mem = _apply(mem, op, n, clock, store, limit)
+            mem = _apply(mem, op, n, clock, store, limit, opened)
         except ValueError:
             continue  # a message MSG-6 refuses here (a result after a forgotten call): nothing changed
         with pytest.MonkeyPatch.context() as patch:
@@ -126,6 +132,7 @@ def test_msg_17_the_memoised_cut_is_the_cut_read_from_every_turn(ops, limit, bud
                 memoised = ("refused", error.needed)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(request, "_memo_taken", lambda *args: None)  # the reference: every unit read
+            patch.setattr(request, "_memo_whole", lambda *args: None)
             try:
                 reference = mem.get_messages(**options)
             except sm.TokenBudgetError as error:

@@ -185,12 +185,16 @@ def messages(
     if recent is None:
         return attempt(units, required)[0]
     if isinstance(units, _NewestUnits):
-        try:
-            result, full = attempt(units, required)
-        except TokenBudgetError:
-            full = False  # the must-keep facts do not fit beside the whole results: clear them, then judge
-        if full:
-            return result
+        whole = None if how != "stable" else _memo_whole(_memo(state, now, counting, message_cost, excluded), newest)
+        if whole is not None and whole > token_budget:
+            full = False  # MSG-17: the units alone count more than the budget, so the fill cannot take them all
+        else:
+            try:
+                result, full = attempt(units, required)
+            except TokenBudgetError:
+                full = False  # the must-keep facts do not fit beside the whole results: clear them, then judge
+            if full:
+                return result
         units = _Cleared(newest, recent, excluded, message_cost)
         required = units.total(must)
     return units.with_prefix(attempt(units, required)[0])
@@ -648,7 +652,9 @@ def _memo_taken(
     """MSG-17: what ``cut.stable_taken`` gives, from the memo and the units the fill read; None when they disagree.
 
     The units ``must .. taken - 1`` (read by the fill) are checked against
-    the memo, their first turns and counts; the marks among them follow
+    the memo, their first turns one by one and their count together (a unit's
+    first turn fixes its messages, so its count; a unit whose results the
+    memo put elsewhere would change the total); the marks among them follow
     from the memo's running sums: the tokens before a unit, counted from the
     oldest user turn's unit, and those before the next older unit that opens
     with a user message. With ``keep`` the units older than the newest
@@ -676,11 +682,13 @@ def _memo_taken(
         return cleared[cut] + whole[j] - whole[cut]
 
     origin = before(first)
-    for at in range(must, taken):
-        j = n - 1 - at
-        unit = units.get(at)
-        if unit is None or heads[j] != _turn_key(unit[0][0][0]) or before(j + 1) - before(j) != unit[1]:
-            return None
+    read = units.units[must:taken]  # newest first, as the fill read them
+    if len(read) != taken - must or [_turn_key(unit[0][0][0]) for unit in read] != list(
+        heads[n - taken : n - must][::-1]
+    ):
+        return None
+    if sum(unit[1] for unit in read) != before(n - must) - before(n - taken):
+        return None
     for at in range(taken - 1, must - 1, -1):  # the oldest taken unit first
         j = n - 1 - at
         if not memo.users[j]:
@@ -693,3 +701,20 @@ def _memo_taken(
         ):
             return at + 1
     return must
+
+
+def _memo_whole(memo: UnitMemo, walk: _NewestUnits) -> int | float | None:
+    """MSG-17: what every unit from the oldest user turn's on counts whole, from the memo; None when it cannot say.
+
+    The memo's oldest unit of the history must open with the oldest live user
+    message and its newest with the newest unit the walk reads.
+    """
+    oldest_user = walk.oldest_user
+    newest = walk.get(0)
+    if not memo.exact or oldest_user is None or newest is None:
+        return None
+    heads = memo.heads
+    first = bisect.bisect_left(heads, oldest_user)
+    if first == len(heads) or heads[first] != oldest_user or heads[-1] != _turn_key(newest[0][0][0]):
+        return None
+    return memo.whole[-1] - memo.whole[first]
