@@ -155,6 +155,13 @@ MUTANTS = [
         tests=STABLE_MEMO,
     ),
     Mutant(
+        "memo: the request's walk is taken as reaching the frontier when it reaches it exactly",
+        "core/request.py",
+        "        while (unit := fill.get(at)) is not None and _turn_key(unit[0][0][0]) >= memo.frontier:",
+        "        while (unit := fill.get(at)) is not None and _turn_key(unit[0][0][0]) > memo.frontier:",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
         "memo: read on from the newest turn read, not from the frontier",
         "core/request.py",
         "    since: Key | tuple[()] = () if memo.frontier is None else memo.frontier",
@@ -166,13 +173,6 @@ MUTANTS = [
         "core/request.py",
         "    bound = 0 if keep is None else max(0, n - keep)  # the units before it count cleared",
         "    bound = 0 if keep is None else max(0, n - keep + 1)  # the units before it count cleared",
-        tests=STABLE_MEMO,
-    ),
-    Mutant(
-        "memo: a user unit with no older one among the candidates is compared with one before them",
-        "core/request.py",
-        "            or older < first\n",
-        "            or older < 0\n",
         tests=STABLE_MEMO,
     ),
     Mutant(

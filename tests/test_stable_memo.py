@@ -8,7 +8,7 @@ import pytest
 import sentinel_memory as sm
 from sentinel_memory.core import request
 from sentinel_memory.core.tokens import per_line
-from sentinel_memory.core.unitmemo import EMPTY, MEMOS_KEPT, carried, kept
+from sentinel_memory.core.unitmemo import MEMOS_KEPT, carried, empty, kept
 from sentinel_memory.stores.contract import MemoryStore
 
 STABLE = {"cut": "stable", "system": "Be brief.", "low_mark": 0.5}
@@ -70,8 +70,8 @@ def test_msg_17_a_stable_request_keeps_a_memo_and_the_next_reads_it_on():
     assert next(iter(memos(mem).values())) is before  # carried by the change, not yet read on
     second, by_memo = used(mem, token_budget=300, **STABLE)
     after = next(iter(memos(mem).values()))
-    assert by_memo and len(after.heads) == len(before.heads) + 2
-    assert after.whole[: len(before.whole)] == before.whole
+    assert by_memo and after.size == before.size + 2
+    assert after.whole[: before.size + 1] == before.whole[: before.size + 1] and after.heads is before.heads
     fresh = reference(chat(sm.create_memory(), 30), token_budget=300, **STABLE)
     assert (first.messages, first.tokens, first.prefix) == (fresh.messages, fresh.tokens, fresh.prefix)
     assert second == reference(mem, token_budget=300, **STABLE)
@@ -112,7 +112,7 @@ def test_msg_17_an_eviction_of_the_oldest_turn_keeps_the_memo():
 
 def test_msg_17_carried_at_the_exact_edges():
     """MSG-17: a turn added exactly at the memo's newest is not after it (dropped); removed turns must be exactly the oldest."""
-    memo = EMPTY.extended([((1, 0, 1), True, 5, 5)], (2, 0, 2), (1, 0, 1), [])
+    memo = empty().extended([((1, 0, 1), True, 5, 5)], (2, 0, 2), (1, 0, 1), [])
     assert carried({"k": memo}, [], [(2, 0, 3)], 0) == {"k": memo}
     assert carried({"k": memo}, [], [(2, 0, 2)], 0) == {}
     assert carried({"k": memo}, [(1, 0, 1)], [], 0)["k"].drop == (1, 0, 1)  # none before it: the oldest
@@ -137,7 +137,7 @@ def test_msg_17_a_memo_is_used_until_a_turn_it_read_expires_at_that_very_moment(
     clock.now = 1_000_000 + 5_000
     result, by_memo = used(mem, token_budget=250, **STABLE)
     (again,) = memos(mem).values()
-    assert again is not memo and len(again.heads) == len(memo.heads) - 6
+    assert again is not memo and again.size == memo.size - 6
     assert by_memo and result == reference(mem, token_budget=250, **STABLE)
 
 
@@ -214,8 +214,8 @@ def test_msg_17_each_tokenizer_has_its_memo_and_exactly_memos_kept_are_kept():
     used(mem, token_budget=300, tokenizer=counters[-1], **STABLE)
     assert (counters[-1], 1, None) in memos(mem)
     box: dict = {}
-    kept(box, "a", EMPTY)
-    kept(box, "a", EMPTY)
+    kept(box, "a", empty())
+    kept(box, "a", empty())
     assert list(box) == ["a"]
 
 
@@ -233,14 +233,28 @@ def test_msg_17_a_reloaded_memory_builds_the_memo_again_and_cuts_the_same():
 
 def test_msg_17_the_extended_memo_starts_its_sums_again_at_the_oldest_unit_kept():
     """MSG-17: units dropped from the start leave sums counted from the oldest unit kept, and older-user links cut."""
-    memo = EMPTY.extended(
+    memo = empty().extended(
         [((1, 0, 1), True, 5, 4), ((2, 0, 2), False, 6, 6), ((3, 0, 3), True, 7, 2)], (3, 0, 3), (3, 0, 3), []
     )
-    assert memo.whole == (0, 5, 11, 18) and memo.cleared == (0, 4, 10, 12) and memo.before_user == (-1, 0, 0)
+    assert memo.whole == [0, 5, 11, 18] and memo.cleared == [0, 4, 10, 12] and memo.before_user == [-1, 0, 0]
     dropped = attrs.evolve(memo, drop=(1, 0, 1))
     assert dropped.start() == 1
     again = dropped.extended([((3, 0, 3), True, 7, 2)], (3, 0, 3), (3, 0, 3), [])
-    assert again.heads == ((2, 0, 2), (3, 0, 3)) and again.whole == (0, 6, 13) and again.before_user == (-1, -1)
+    assert again.heads == [(2, 0, 2), (3, 0, 3)] and again.whole == [0, 6, 13] and again.before_user == [-1, -1]
+
+
+def test_msg_17_two_memos_read_on_from_one_keep_apart():
+    """MSG-17: the first memo read on from a size appends to the shared lists, the second copies; neither sees the other's units."""
+    base = empty().extended([((1, 0, 1), True, 5, 5)], (1, 0, 1), (1, 0, 1), [])
+    frontier = ((1, 0, 1), True, 5, 5)  # read again each time, as it was
+    one = base.extended([frontier, ((2, 0, 2), False, 7, 7)], (2, 0, 2), (2, 0, 2), [])
+    two = base.extended([frontier, ((3, 0, 3), True, 9, 1)], (3, 0, 3), (3, 0, 3), [])
+    assert one.heads is base.heads and two.heads is not base.heads
+    assert one.heads[: one.size] == [(1, 0, 1), (2, 0, 2)] and one.whole[: one.size + 1] == [0, 5, 12]
+    assert two.heads[: two.size] == [(1, 0, 1), (3, 0, 3)] and two.whole[: two.size + 1] == [0, 5, 14]
+    assert base.size == 1 and base.heads[: base.size] == [(1, 0, 1)]
+    changed = base.extended([((1, 0, 1), True, 6, 6)], (1, 0, 1), (1, 0, 1), [])  # the frontier's unit now counts more
+    assert changed.size == 1 and changed.whole[:2] == [0, 6] and base.whole[:2] == [0, 5]
 
 
 def test_msg_17_a_history_counting_exactly_the_budget_is_sent_whole_not_cleared():

@@ -23,7 +23,7 @@ from .search import _query_words
 from .state import MemoryState
 from .tokens import LineCounter, TokenizerLike, as_tokenizer, count_tokens
 from .turns import chat_message
-from .unitmemo import EMPTY, Key, UnitMemo, kept
+from .unitmemo import Key, UnitMemo, empty, kept
 from .values import (
     Context,
     Entry,
@@ -185,7 +185,8 @@ def messages(
     if recent is None:
         return attempt(units, required)[0]
     if isinstance(units, _NewestUnits):
-        whole = None if how != "stable" else _memo_whole(_memo(state, now, counting, message_cost, excluded), newest)
+        memo = None if how != "stable" else _memo(state, now, counting, message_cost, excluded, newest)
+        whole = None if memo is None else _memo_whole(memo, newest)
         if whole is not None and whole > token_budget:
             full = False  # MSG-17: the units alone count more than the budget, so the fill cannot take them all
         else:
@@ -325,7 +326,7 @@ def _planned(
 
     def memo_cut(must: int, taken: int, step: int) -> int | None:
         """MSG-17: the stable cut from the memo of every unit's count, or None for the reference's."""
-        memo = _memo(state, now, counting, walk.cost, excluded)
+        memo = _memo(state, now, counting, walk.cost, excluded, walk)
         return _memo_taken(memo, newest, walk.oldest_user, keep_whole, must, taken, step)
 
     got = cut_plan(
@@ -595,27 +596,38 @@ def _memo(
     counting: Any,
     cost: Callable[[dict[str, Any]], int | float],
     excluded: frozenset[str] | None,
+    fill: _NewestUnits | None = None,
 ) -> UnitMemo:
     """MSG-17: the memo of every unit's count for ``counting`` (and ``excluded``), brought up to the turns at ``now``.
 
     Taken from the state's split when one is kept there and still valid,
     read on from its frontier when turns were added, built from every turn
-    otherwise; kept there for the next request.
+    otherwise; kept there for the next request. The units from the frontier
+    on are those the request's own walk (``fill``) has read, when it reaches
+    past the frontier: they are not read twice.
     """
     split = state.index.split()
     generation = counting.generation if isinstance(counting, LineCounter) else 0  # a cleared one counts anew
     key = (counting, generation, excluded)
     memo = split.memos.get(key)
-    if memo is None or not memo.valid_at(now):
-        memo = EMPTY
     newest = split.turns.last()
-    if memo is not EMPTY and memo.drop is None and (newest[:3] if newest is not None else None) == memo.last:
+    if memo is None or not memo.valid_at(now):
+        memo = empty()
+    elif memo.drop is None and (newest[:3] if newest is not None else None) == memo.last:
         return memo
     since: Key | tuple[()] = () if memo.frontier is None else memo.frontier
-    walk = _NewestUnits(state, now, cost, since=since)
-    while walk.get(len(walk.units)) is not None:
-        pass
-    read = walk.read or []
+    got: list[_Unit] | None = None
+    if fill is not None and memo.frontier is not None:
+        at = 0
+        while (unit := fill.get(at)) is not None and _turn_key(unit[0][0][0]) >= memo.frontier:
+            at += 1
+        if unit is not None:  # the walk is past the frontier: the units from it on are these
+            got, frontier, read = fill.units[:at], fill.frontier, split.turns.from_(since)
+    if got is None:
+        walk = _NewestUnits(state, now, cost, since=since)
+        while walk.get(len(walk.units)) is not None:
+            pass
+        got, frontier, read = walk.units, walk.frontier, walk.read or []
     units = [
         (
             _turn_key(unit[0][0][0]),
@@ -623,12 +635,12 @@ def _memo(
             unit[1],
             unit[1] if excluded is None else clear_unit(unit, excluded, cost)[1],
         )
-        for unit in reversed(walk.units)
+        for unit in reversed(got)
     ]
     memo = memo.extended(
         units,
         None if newest is None else newest[:3],
-        walk.frontier if walk.frontier is not None else memo.frontier,
+        frontier if frontier is not None else memo.frontier,
         ((item[-1].expires_at, is_past(item[-1].expires_at, now)) for item in read),
     )
     kept(split.memos, key, memo)
@@ -664,8 +676,8 @@ def _memo_taken(
         return taken
     if not memo.exact or oldest_user is None:
         return None
-    heads, n = memo.heads, len(memo.heads)
-    first = bisect.bisect_left(heads, oldest_user)
+    heads, n = memo.heads, memo.size
+    first = bisect.bisect_left(heads, oldest_user, 0, n)
     if first == n or heads[first] != oldest_user:
         return None
     count = n - first
@@ -713,8 +725,8 @@ def _memo_whole(memo: UnitMemo, walk: _NewestUnits) -> int | float | None:
     newest = walk.get(0)
     if not memo.exact or oldest_user is None or newest is None:
         return None
-    heads = memo.heads
-    first = bisect.bisect_left(heads, oldest_user)
-    if first == len(heads) or heads[first] != oldest_user or heads[-1] != _turn_key(newest[0][0][0]):
+    heads, n = memo.heads, memo.size
+    first = bisect.bisect_left(heads, oldest_user, 0, n)
+    if first == n or heads[first] != oldest_user or heads[n - 1] != _turn_key(newest[0][0][0]):
         return None
-    return memo.whole[-1] - memo.whole[first]
+    return memo.whole[n] - memo.whole[first]

@@ -31,7 +31,7 @@ import attrs
 
 from .expiry import is_past
 
-__all__ = ["MEMOS_KEPT", "Key", "UnitMemo", "carried", "kept"]
+__all__ = ["MEMOS_KEPT", "Key", "UnitMemo", "carried", "empty", "kept"]
 
 #: A turn's place in the turns' order (MSG-2): ``(N, updated_at, seq)``.
 Key = tuple[int, Any, int]
@@ -40,29 +40,35 @@ Key = tuple[int, Any, int]
 MEMOS_KEPT = 4
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class UnitMemo:
     """Every unit of the live turns, oldest first, as one tokenizer counts it, and what it read.
 
-    ``heads[j]`` is the key of unit ``j``'s first turn, ``users[j]`` whether
-    that is a user message, ``whole[j]`` and ``cleared[j]`` the running sums
-    of the units' counts before ``j`` (``len(heads) + 1`` of each), and
-    ``before_user[j]`` the index of the newest unit older than ``j`` that
-    opens with a user message (-1 when none does). ``last`` is the newest
-    turn read, ``frontier`` the newest message read that is not a tool result
-    (units opening before it are final: a message after them closed them;
-    None when there is none), ``live_until`` the earliest deadline of a live
-    turn read and ``dead_since`` the latest of an expired one. ``drop`` is
-    the newest turn removed from the start since the memo was made: the
-    units opening at or before it are gone. ``exact`` is False when a count
-    was not an int.
+    Of the lists, the first ``size`` units are this memo's: ``heads[j]`` is
+    the key of unit ``j``'s first turn, ``users[j]`` whether that is a user
+    message, ``whole[j]`` and ``cleared[j]`` the running sums of the units'
+    counts before ``j`` (``size + 1`` of each), and ``before_user[j]`` the
+    index of the newest unit older than ``j`` that opens with a user message
+    (-1 when none does). A memo read on from this one appends to the same
+    lists when it is the first to claim ``size`` in ``claims`` (another
+    copies them), so a request pays for the units it adds, not for the ones
+    kept; the lists never change below a memo's ``size``. ``last`` is the newest turn read,
+    ``frontier`` the newest message read that is not a tool result (units
+    opening before it are final: a message after them closed them; None when
+    there is none), ``live_until`` the earliest deadline of a live turn read
+    and ``dead_since`` the latest of an expired one. ``drop`` is the newest
+    turn removed from the start since the memo was made: the units opening
+    at or before it are gone. ``exact`` is False when a count was not an int.
     """
 
-    heads: tuple[Key, ...]
-    users: tuple[bool, ...]
-    whole: tuple[int | float, ...]
-    cleared: tuple[int | float, ...]
-    before_user: tuple[int, ...]
+    heads: list[Key]
+    users: list[bool]
+    whole: list[int | float]
+    cleared: list[int | float]
+    before_user: list[int]
+    size: int
+    #: Which memo appends to the lists from a size on: the first to claim it.
+    claims: dict[int, object]
     last: Key | None
     frontier: Key | None
     live_until: int | float | None
@@ -76,7 +82,7 @@ class UnitMemo:
 
     def start(self) -> int:
         """The index of the oldest unit still stored (those at or before ``drop`` are gone)."""
-        return 0 if self.drop is None else bisect.bisect_right(self.heads, self.drop)
+        return 0 if self.drop is None else bisect.bisect_right(self.heads, self.drop, 0, self.size)
 
     def extended(
         self,
@@ -90,22 +96,43 @@ class UnitMemo:
         ``units`` are ``(head, opens with a user message, count whole, count
         cleared)``; ``deadlines`` the ``(expires_at, expired)`` of the turns
         read again. The units gone from the start (``drop``) go for good here.
+        Units read again as they were are kept, so the new ones are appended.
         """
+        size = self.size
         first = self.start()
-        end = len(self.heads) if self.frontier is None else bisect.bisect_left(self.heads, self.frontier)
+        end = size if self.frontier is None else bisect.bisect_left(self.heads, self.frontier, 0, size)
         end = max(first, end)
-        kept_heads, kept_users = self.heads[first:end], self.users[first:end]
-        if first == 0:
-            whole: list[int | float] = list(self.whole[: end + 1])
-            cleared: list[int | float] = list(self.cleared[: end + 1])
-            before_user = list(self.before_user[:end])
+        same = 0  # the units read again that the memo holds as they are
+        while (
+            same < len(units)
+            and end + same < size
+            and self.heads[end + same] == units[same][0]
+            and self.users[end + same] == units[same][1]
+            and self.whole[end + same + 1] - self.whole[end + same] == units[same][2]
+            and self.cleared[end + same + 1] - self.cleared[end + same] == units[same][3]
+        ):
+            same += 1
+        end += same
+        units = units[same:]
+        claims = self.claims
+        token = object()
+        if first == 0 and end == size and claims.setdefault(size, token) is token:
+            # The first to read on from this size appends to the lists (``setdefault`` is atomic: of two
+            # threads reading on at once, one appends and the other copies).
+            heads, users, before_user = self.heads, self.users, self.before_user
+            whole, cleared = self.whole, self.cleared
+        elif first == 0:
+            claims = {}
+            heads, users, before_user = self.heads[:end], self.users[:end], self.before_user[:end]
+            whole, cleared = self.whole[: end + 1], self.cleared[: end + 1]
         else:  # the sums start again at the oldest unit kept
+            claims = {}
+            heads, users = self.heads[first:end], self.users[first:end]
             base_whole, base_cleared = self.whole[first], self.cleared[first]
             whole = [w - base_whole for w in self.whole[first : end + 1]]
             cleared = [c - base_cleared for c in self.cleared[first : end + 1]]
             before_user = [b - first if b >= first else -1 for b in self.before_user[first:end]]
-        heads, users = list(kept_heads), list(kept_users)
-        newest_user = next((j for j in range(len(users) - 1, -1, -1) if users[j]), -1)
+        newest_user = next((j for j in range(end - first - 1, -1, -1) if users[j]), -1)
         exact = self.exact
         for head, user, cost, cost_cleared in units:
             exact = exact and type(cost) is int and type(cost_cleared) is int
@@ -125,11 +152,13 @@ class UnitMemo:
             else:
                 live_until = deadline if live_until is None else min(live_until, deadline)
         return UnitMemo(
-            heads=tuple(heads),
-            users=tuple(users),
-            whole=tuple(whole),
-            cleared=tuple(cleared),
-            before_user=tuple(before_user),
+            heads=heads,
+            users=users,
+            whole=whole,
+            cleared=cleared,
+            before_user=before_user,
+            size=len(heads),
+            claims=claims,
             last=last,
             frontier=frontier,
             live_until=live_until,
@@ -138,19 +167,22 @@ class UnitMemo:
         )
 
 
-#: The memo of no turns read yet.
-EMPTY = UnitMemo(
-    heads=(),
-    users=(),
-    whole=(0,),
-    cleared=(0,),
-    before_user=(),
-    last=None,
-    frontier=None,
-    live_until=None,
-    dead_since=None,
-    exact=True,
-)
+def empty() -> UnitMemo:
+    """A memo of no turns read yet, with lists of its own."""
+    return UnitMemo(
+        heads=[],
+        users=[],
+        whole=[0],
+        cleared=[0],
+        before_user=[],
+        size=0,
+        claims={},
+        last=None,
+        frontier=None,
+        live_until=None,
+        dead_since=None,
+        exact=True,
+    )
 
 
 def carried(
