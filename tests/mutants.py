@@ -136,8 +136,8 @@ MUTANTS = [
     Mutant(
         "memo: the sums do not start again at the oldest unit kept",
         "core/unitmemo.py",
-        "        if first == 0:\n",
-        "        if True:\n",
+        "        elif first == 0:\n",
+        "        elif True:\n",
         tests=STABLE_MEMO,
     ),
     Mutant(
