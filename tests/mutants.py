@@ -242,15 +242,15 @@ MUTANTS = [
     Mutant(
         "clearing: a history that fits whole is cleared anyway",
         "core/request.py",
-        "        if full:\n            return result",
-        "        if False:\n            return result",
+        "            if full:\n                return result",
+        "            if False:\n                return result",
         tests=CACHE_CLEAR,
     ),
     Mutant(
         "clearing: never when the fill leaves a unit out",
         "core/request.py",
-        "        if full:\n            return result",
-        "        if True:\n            return result",
+        "            if full:\n                return result",
+        "            if True:\n                return result",
         tests=CACHE_CLEAR,
     ),
     Mutant(
