@@ -277,3 +277,33 @@ def test_msg_17_a_history_counting_exactly_the_budget_is_sent_whole_not_cleared(
     cleared, _ = used(mem, token_budget=total - 1, **options)
     assert any(m.get("content") == "[cleared]" for m in cleared.messages)
     assert len(cleared.messages) == len(whole.messages)
+
+
+def test_msg_17_read_on_from_the_frontier_a_call_answered_in_two_steps_becomes_its_unit():
+    """MSG-17: a memo made between a call's two results reads on from the call (its frontier), not from its newest turn."""
+    from sentinel_memory.core.tokens import estimate_tokens
+
+    store = MemoryStore()
+    mem = chat(sm.create_memory(store=store), 5)
+    mem.add_turn("user", "look both up")
+    calls = [{"id": f"c{k}", "type": "function", "function": {"name": "look", "arguments": "{}"}} for k in range(2)]
+    mem.add_messages(
+        [
+            {"role": "assistant", "content": None, "tool_calls": calls},
+            {"role": "tool", "tool_call_id": "c0", "content": "first"},
+        ]
+    )
+
+    def cost(message):
+        return estimate_tokens(request.body_of(message)) + request.MESSAGE_TOKENS
+
+    state = mem.state
+    before = request._memo(state, 0, estimate_tokens, cost, None)  # no walk of a request: read by itself
+    assert before.frontier != before.last  # the call, and its first result
+    mem.add_messages([{"role": "tool", "tool_call_id": "c1", "content": "second"}])
+    state = mem.state
+    after = request._memo(state, 0, estimate_tokens, cost, None)
+    mem.save()
+    fresh = request._memo(sm.create_memory(store=store).state, 0, estimate_tokens, cost, None)  # built from no memo
+    assert after.heads[: after.size] == fresh.heads[: fresh.size]
+    assert after.whole[: after.size + 1] == fresh.whole[: fresh.size + 1]
