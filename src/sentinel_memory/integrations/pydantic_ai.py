@@ -402,10 +402,10 @@ class SentinelHistory(AbstractCapability[Any]):
             consecutive requests share their start and a model API's prompt cache serves it; None or
             ``"newest"`` fills it newest first (INT-2).
         low_mark: With the stable cut, about the share of the budget a request fills right after a cut.
-            Defaults to ``ADAPTER_LOW_MARK``; None means ``get_messages``' 0.5 (INT-2).
+            Defaults to 0.5 (``ADAPTER_LOW_MARK``, INT-2).
         facts_at: Where the facts go: ``"system"`` (None, the default), ``"end"`` or ``"start"`` (MSG-12).
         keep_results: Clear the tool results of all but the newest ``keep_results`` turns before any turn
-            is left out (MSG-15). Defaults to ``ADAPTER_KEEP_RESULTS``; None clears none (INT-2).
+            is left out (MSG-15). Defaults to None (``ADAPTER_KEEP_RESULTS``, INT-2): none cleared.
         exclude_tools: Names of tools whose results are never cleared (MSG-16).
 
     Raises:

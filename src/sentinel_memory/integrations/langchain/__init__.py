@@ -473,11 +473,11 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
             system: The app's own system prompt. Defaults to None.
             cut: ``"stable"``, the default, cuts the history only at marks, so consecutive requests
                 share their start (MSG-11); None or ``"newest"`` fills it newest first (INT-2).
-            low_mark: The stable cut's low mark, as for ``get_messages``. Defaults to
-                ``ADAPTER_LOW_MARK``; None means 0.5 (INT-2).
+            low_mark: The stable cut's low mark, as for ``get_messages``. Defaults to 0.5
+                (``ADAPTER_LOW_MARK``, INT-2).
             facts_at: Where the facts go, ``"system"``, ``"end"`` or ``"start"`` (MSG-12). Defaults to None.
             keep_results: Clear the tool results of all but the newest turns before any is left out
-                (MSG-15). Defaults to ``ADAPTER_KEEP_RESULTS``; None clears none (INT-2).
+                (MSG-15). Defaults to None (``ADAPTER_KEEP_RESULTS``, INT-2): none cleared.
             exclude_tools: Names of tools whose results are never cleared (MSG-16). Defaults to None.
 
         Returns:
