@@ -23,7 +23,14 @@ the previous request, exactly. Reported per conversation and budget:
   last, as Anthropic's incremental caching puts it: what it holds beyond
   the cached tokens is written), and that cost relative to today's
   ``get_messages``;
-* the time of ``get_messages`` relative to today's (median of paired rounds).
+* the time of ``get_messages`` relative to today's: beside each request the
+  same memory is asked for today's request too (right before it every other
+  request, right after it the others, so neither order is favoured), and the
+  ratio is the median over the requests of the request's time over today's
+  (``time_vs_today``), and the same over the requests made with ``LONG`` =
+  200 stored turns or more (``time_vs_today_200``); a median, because on a
+  shared machine a request now and then waits for the processor. For
+  ``trim`` and ``whole``, their replay's time over today's replay's.
 
 ``--figure`` draws the last requests of an agent run as bars of their
 messages (``docs/prompt-cache.png``).
@@ -31,7 +38,9 @@ messages (``docs/prompt-cache.png``).
 Strategies: ``today`` (``get_messages`` with its defaults), ``stable``
 (``cut="stable", facts_at="start"``), ``clear`` (the same with
 ``keep_results=1``: old tool results cleared, MSG-15), ``clear_low`` (and
-``low_mark=0.3``), ``trim`` (langchain-core's
+``low_mark=0.3``), ``adapters`` (what the LangChain middleware and
+pydantic-ai's ``SentinelHistory`` ask for unless told otherwise, INT-2),
+``trim`` (langchain-core's
 ``trim_messages(strategy="last")`` over the whole history with the same
 counter, the system message holding the prompt and the facts as today), and
 ``whole`` (the whole history, no budget).
@@ -41,6 +50,7 @@ from __future__ import annotations
 
 import json
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -50,6 +60,7 @@ from typing import Any
 from sentinel_memory import Memory, create_memory, estimate_tokens, request_problems
 from sentinel_memory.core import MESSAGE_TOKENS
 from sentinel_memory.core.chat import body_of
+from sentinel_memory.serving import ADAPTER_CUT, ADAPTER_KEEP_RESULTS, ADAPTER_LOW_MARK
 
 #: Where the dev half of LoCoMo is looked for: ``../shared/locomo`` beside the checkout (or beside its parent).
 LOCOMO = next(
@@ -72,9 +83,19 @@ STABLE: dict[str, Any] = {"cut": "stable", "facts_at": "start"}
 CLEAR: dict[str, Any] = {**STABLE, "keep_results": 1}
 #: The same with a lower low mark: cuts that move less of the request.
 CLEAR_LOW: dict[str, Any] = {**CLEAR, "low_mark": 0.3}
+#: What the LangChain middleware and pydantic-ai's ``SentinelHistory`` ask for unless told otherwise (INT-2).
+ADAPTERS: dict[str, Any] = {"cut": ADAPTER_CUT, "low_mark": ADAPTER_LOW_MARK, "keep_results": ADAPTER_KEEP_RESULTS}
 #: The options of each strategy that asks ``get_messages``.
-OPTIONS: dict[str, dict[str, Any]] = {"today": {}, "stable": STABLE, "clear": CLEAR, "clear_low": CLEAR_LOW}
-STRATEGIES = ("today", "stable", "clear", "clear_low", "trim", "whole")
+OPTIONS: dict[str, dict[str, Any]] = {
+    "today": {},
+    "stable": STABLE,
+    "clear": CLEAR,
+    "clear_low": CLEAR_LOW,
+    "adapters": ADAPTERS,
+}
+STRATEGIES = ("today", "stable", "clear", "clear_low", "adapters", "trim", "whole")
+#: The speed ratio is also reported for the requests made with this many stored turns or more.
+LONG = 200
 
 
 def locomo_chats(path: Path) -> Iterator[tuple[str, list[tuple[str, str]]]]:
@@ -146,8 +167,8 @@ def _trim(history: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
 class Replay:
     """The requests of one strategy at one budget, and what each counts and shares with the one before."""
 
-    def __init__(self, strategy: str, budget: int) -> None:
-        self.strategy, self.budget = strategy, budget
+    def __init__(self, strategy: str, budget: int, *, timed: bool = False) -> None:
+        self.strategy, self.budget, self.timed = strategy, budget, timed
         self.memory: Memory = create_memory(limit=100_000)
         for key, text in FACTS:
             self.memory.remember(key, text, importance=1)
@@ -158,20 +179,34 @@ class Replay:
         self.seconds = 0.0
         self.problems: list[str] = []
         self.over = 0
+        #: Per request of get_messages: the turns stored, its seconds and today's over the same memory.
+        self.paired: list[tuple[int, float, float]] = []
         #: Per request, each message's count, whether the previous request began with it, whether it is cleared.
         self.log: list[list[tuple[int, bool, bool]]] = []
 
     def request(self, query: str, tail: list[dict[str, Any]]) -> None:
         """One model call: the budgeted history, then ``tail`` (the new turn, or nothing inside a run)."""
+        today = 0.0
+        if self.timed and self.requests % 2:  # today's request over the same memory, first every other time
+            again = time.perf_counter()
+            self.memory.get_messages(token_budget=self.budget, system=SYSTEM, query=query, must_keep=0.9)
+            today = time.perf_counter() - again
         started = time.perf_counter()
         if self.strategy in OPTIONS:
             options = OPTIONS[self.strategy]
             result = self.memory.get_messages(
                 token_budget=self.budget, system=SYSTEM, query=query, must_keep=0.9, **options
             )
+            took = time.perf_counter() - started
             body = result.messages
             if result.tokens > self.budget:
                 self.over += 1
+            if self.timed and not self.requests % 2:  # and right after it every other time
+                again = time.perf_counter()
+                self.memory.get_messages(token_budget=self.budget, system=SYSTEM, query=query, must_keep=0.9)
+                today = time.perf_counter() - again
+            if self.timed:
+                self.paired.append((len(self.history), took, today))
         else:
             facts = "\n".join(f"{k}: {t}" for k, t in FACTS)
             head = [{"role": "system", "content": SYSTEM + "\n\n" + facts}]
@@ -200,9 +235,16 @@ class Replay:
         self.memory.add_messages(messages)
         self.history.extend(messages)
 
+    def speed(self, least: int = 0) -> float:
+        """The median, over the requests with ``least`` stored turns or more, of its time over today's on the same memory."""
+        ratios = [mine / today for turns, mine, today in self.paired if turns >= least and today > 0]
+        return statistics.median(ratios) if ratios else float("nan")
+
     def report(self) -> dict[str, float]:
         fresh = self.tokens - self.cached
         return {
+            "speed": self.speed(),
+            "speed_200": self.speed(LONG),
             "share": self.cached / self.tokens,
             "mean": self.tokens / self.requests / self.budget,
             "cost": fresh + 0.1 * self.cached + 0.25 * self.written,
@@ -213,9 +255,9 @@ class Replay:
         }
 
 
-def replay_chat(turns: list[tuple[str, str]], strategy: str, budget: int) -> Replay:
+def replay_chat(turns: list[tuple[str, str]], strategy: str, budget: int, *, timed: bool = False) -> Replay:
     """The chat replayed: before each user turn one request, then the turn and the reply stored."""
-    run = Replay(strategy, budget)
+    run = Replay(strategy, budget, timed=timed)
     at = 0
     while at < len(turns):
         role, text = turns[at]
@@ -231,9 +273,9 @@ def replay_chat(turns: list[tuple[str, str]], strategy: str, budget: int) -> Rep
     return run
 
 
-def replay_agent(messages: list[dict[str, Any]], strategy: str, budget: int) -> Replay:
+def replay_agent(messages: list[dict[str, Any]], strategy: str, budget: int, *, timed: bool = False) -> Replay:
     """The agent replayed: the question stored, then a request before each model message (a call or the answer)."""
-    run = Replay(strategy, budget)
+    run = Replay(strategy, budget, timed=timed)
     query = ""
     for message in messages:
         if message["role"] == "user":
@@ -251,9 +293,9 @@ def workloads(path: Path) -> Iterator[tuple[str, Callable[[str, int], Replay]]]:
     """The dev LoCoMo conversations (when the file is there), then the agent history."""
     if path.is_file():
         for name, turns in locomo_chats(path):
-            yield name, lambda strategy, budget, turns=turns: replay_chat(turns, strategy, budget)
+            yield name, lambda strategy, budget, turns=turns: replay_chat(turns, strategy, budget, timed=True)
     agent = agent_history()
-    yield "agent", lambda strategy, budget: replay_agent(agent, strategy, budget)
+    yield "agent", lambda strategy, budget: replay_agent(agent, strategy, budget, timed=True)
 
 
 #: Where ``--figure`` writes the picture of consecutive requests.
@@ -309,17 +351,24 @@ def main(argv: list[str]) -> None:
     strategies = argv[2].split(",") if len(argv) > 2 else list(STRATEGIES)
     if not path.is_file():
         print(f"{path} is absent: the LoCoMo rows are skipped", file=sys.stderr)
-    print("workload,budget,strategy,share,mean,cost,cost_vs_today,time_vs_today,requests,problems,over")
+    print(
+        "workload,budget,strategy,share,mean,cost,cost_vs_today,time_vs_today,"
+        f"time_vs_today_{LONG},requests,problems,over"
+    )
     for name, replay in workloads(path):
         for budget in BUDGETS:
             rows = {s: replay(s, budget).report() for s in strategies}
             base = rows.get("today")
             for strategy, row in rows.items():
                 cost = row["cost"] / base["cost"] if base else float("nan")
-                speed = row["seconds"] / base["seconds"] if base else float("nan")
+                if strategy in OPTIONS:  # paired with today's request over the same memory
+                    speed, long = row["speed"], row["speed_200"]
+                else:  # not get_messages: its replay's time over today's
+                    speed = row["seconds"] / base["seconds"] if base else float("nan")
+                    long = float("nan")
                 print(
                     f"{name},{budget},{strategy},{row['share']:.2f},{row['mean']:.2f},{row['cost']:.0f},"
-                    f"{cost:.2f},{speed:.2f},{row['requests']},{row['problems']},{row['over']}",
+                    f"{cost:.2f},{speed:.2f},{long:.2f},{row['requests']},{row['problems']},{row['over']}",
                     flush=True,
                 )
 

@@ -42,6 +42,8 @@ CACHE_CLEAR = ("tests/test_cache_clear.py", "tests/spec/test_cache_cut_propertie
 ADAPTER_OPTIONS = ("tests/test_adapter_cache_options.py", "tests/spec/test_cache_cut_properties.py")
 #: What a request hands out is the caller's own though built from the stored data: examples, then properties.
 COPIES = ("tests/test_adapter_copies.py", "tests/spec/test_adapter_copies_properties.py")
+#: The stable cut's memo: its example tests, then the property against the reference.
+STABLE_MEMO = ("tests/test_stable_memo.py", "tests/spec/test_stable_memo_properties.py")
 #: The test files a mutant runs unless it names its own: the spec's state machines and properties.
 SPEC = ("tests/spec/test_machine.py", "tests/spec/test_properties.py")
 #: The example tests of the exact edges and small contracts (issue 45).
@@ -146,6 +148,112 @@ MUTANTS = [
         "        lead = extra",
         tests=ADAPTER_OPTIONS,
     ),
+    # -- the stable cut's memo of every unit's count (MSG-17) ------------------------------------
+    Mutant(
+        "memo: a turn read live is taken as live after its deadline",
+        "core/unitmemo.py",
+        "        return not is_past(self.live_until, now) and (self.dead_since is None or is_past(self.dead_since, now))",
+        "        return self.dead_since is None or is_past(self.dead_since, now)",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: a turn read expired is taken as expired before its deadline",
+        "core/unitmemo.py",
+        "        return not is_past(self.live_until, now) and (self.dead_since is None or is_past(self.dead_since, now))",
+        "        return not is_past(self.live_until, now)",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: a turn removed from the middle is taken as one of the oldest",
+        "core/unitmemo.py",
+        "    if newest_removed is not None and below_newest_removed != len(removed) - 1:",
+        "    if newest_removed is not None and below_newest_removed > len(removed):",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: a turn added at the memo's newest is taken as after it",
+        "core/unitmemo.py",
+        "        if oldest_added is not None and memo.last is not None and oldest_added <= memo.last:",
+        "        if oldest_added is not None and memo.last is not None and oldest_added < memo.last:",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: the next older user unit is never recorded",
+        "core/unitmemo.py",
+        "                newest_user = len(heads)",
+        "                pass",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: the sums do not start again at the oldest unit kept",
+        "core/unitmemo.py",
+        "        elif first == 0:\n",
+        "        elif True:\n",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: one memo more than MEMOS_KEPT is kept",
+        "core/unitmemo.py",
+        "    while len(memos) > MEMOS_KEPT:",
+        "    while len(memos) > MEMOS_KEPT + 1:",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: a float count is memoised",
+        "core/unitmemo.py",
+        "            exact = exact and type(cost) is int and type(cost_cleared) is int",
+        "            exact = True",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: the request's walk is taken as reaching the frontier when it reaches it exactly",
+        "core/request.py",
+        "        while (unit := fill.get(at)) is not None and _turn_key(unit[0][0][0]) >= memo.frontier:",
+        "        while (unit := fill.get(at)) is not None and _turn_key(unit[0][0][0]) > memo.frontier:",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: read on from the newest turn read, not from the frontier",
+        "core/request.py",
+        "    since: Key | tuple[()] = () if memo.frontier is None else memo.frontier",
+        "    since: Key | tuple[()] = () if memo.last is None else memo.last",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: the newest keep_results units counted cleared too",
+        "core/request.py",
+        "    bound = 0 if keep is None else max(0, n - keep)  # the units before it count cleared",
+        "    bound = 0 if keep is None else max(0, n - keep + 1)  # the units before it count cleared",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: a history counting exactly the budget is judged not to fit",
+        "core/request.py",
+        "        if whole is not None and whole > token_budget:",
+        "        if whole is not None and whole >= token_budget:",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: every removal of turns is taken as one of the oldest",
+        "core/index.py",
+        "            self.turns.count_below(max(gone)) if gone else 0,",
+        "            len(gone) - 1 if gone else 0,",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "memo: a cleared LineCounter keeps its memos",
+        "core/tokens.py",
+        "            self.generation += 1",
+        "            pass",
+        tests=STABLE_MEMO,
+    ),
+    Mutant(
+        "adapters: the newest-first fill by default",
+        "serving.py",
+        'ADAPTER_CUT = "stable"',
+        'ADAPTER_CUT = "newest"',
+        tests=ADAPTER_OPTIONS,
+    ),
     # -- old tool results cleared before turns are dropped (MSG-15, MSG-16) ----------------------
     Mutant(
         "clearing: another placeholder",
@@ -185,15 +293,15 @@ MUTANTS = [
     Mutant(
         "clearing: a history that fits whole is cleared anyway",
         "core/request.py",
-        "        if full:\n            return result",
-        "        if False:\n            return result",
+        "            if full:\n                return result",
+        "            if False:\n                return result",
         tests=CACHE_CLEAR,
     ),
     Mutant(
         "clearing: never when the fill leaves a unit out",
         "core/request.py",
-        "        if full:\n            return result",
-        "        if True:\n            return result",
+        "            if full:\n                return result",
+        "            if True:\n                return result",
         tests=CACHE_CLEAR,
     ),
     Mutant(

@@ -25,10 +25,13 @@ import sentinel_memory as sm
 from sentinel_memory.integrations.langchain.middleware import SentinelMemoryMiddleware
 from sentinel_memory.integrations.openai_agents import SentinelSession, SentinelSessions
 from sentinel_memory.integrations.pydantic_ai import SentinelHistory
+from sentinel_memory.serving import ADAPTER_CUT, ADAPTER_KEEP_RESULTS, ADAPTER_LOW_MARK
 
 NOW = 1_000_000
 LONG = "rain and wind all day long in the city, " * 6
 FACT = "user:allergy: allergic to peanuts"
+#: INT-2: what the middleware, SentinelHistory and the chat history pass to get_messages unless told otherwise.
+ADAPTER_DEFAULTS = {"cut": ADAPTER_CUT, "low_mark": ADAPTER_LOW_MARK, "keep_results": ADAPTER_KEEP_RESULTS}
 
 
 def agent_memory(units: int = 6) -> sm.Memory:
@@ -73,21 +76,27 @@ def test_int_2_the_langchain_middleware_clears_old_results_and_puts_the_facts_la
     assert not any(isinstance(m, ToolMessage) for m in plain.seen[0])  # without clearing the old run is dropped
 
 
-def test_int_2_the_langchain_middleware_cuts_at_marks_when_told():
-    """INT-2, MSG-11: the middleware's requests are get_messages(cut='stable') when told, MSG-2's fill by default."""
-    for cut, expected in (("stable", "stable"), (None, None)):
+def test_int_2_the_langchain_middleware_cuts_at_marks_unless_told_newest():
+    """INT-2, MSG-11: the middleware's requests are get_messages with the adapters' stable cut by default, MSG-2's fill with cut='newest' or None."""
+    starts = set()
+    for options, expected in (
+        ({}, ADAPTER_DEFAULTS),
+        ({"cut": "newest"}, {"cut": "newest", "low_mark": ADAPTER_LOW_MARK, "keep_results": ADAPTER_KEEP_RESULTS}),
+        ({"cut": None}, {"cut": None, "low_mark": ADAPTER_LOW_MARK, "keep_results": ADAPTER_KEEP_RESULTS}),
+    ):
         mem = agent_memory(units=0)
         for n in range(40):
             mem.add_turn("user", f"question {n} " + "word " * 10)
             mem.add_turn("assistant", f"answer {n} " + "word " * 10)
         model = ScriptedToolModel(script=lambda turn: [])
-        options = {} if cut is None else {"cut": cut}
         create_agent(model, middleware=[SentinelMemoryMiddleware(mem, 200, **options)]).invoke(
             {"messages": [{"role": "user", "content": "turn 3: and now?"}]}
         )
-        want = mem.get_messages(token_budget=200, query="turn 3: and now?", cut=expected)
+        want = mem.get_messages(token_budget=200, query="turn 3: and now?", **expected)
         first = convert_to_openai_messages(model.seen[0])[1]  # after the facts' system message
         assert first["content"] == want.messages[1]["content"]
+        starts.add(first["content"])
+    assert len(starts) == 2  # the stable cut starts elsewhere than the newest-first fill here
 
 
 def test_int_2_bad_options_are_refused_when_the_adapter_is_made():

@@ -287,7 +287,7 @@ def test_lc_7_the_middleware_needs_a_memory_and_from_folder_opens_one(tmp_path):
 
 @pytest.mark.parametrize("backed", ["in memory", "by a file"])
 def test_lc_7_a_run_counts_what_fits_not_the_whole_history(tmp_path, backed):
-    """LC-7, LC-8: with 200 turns in the memory, a run counts the tokens of the turns that can fit the budget, not of every stored turn (the time per call is in benchmarks/agent_calls.py)."""
+    """LC-7, LC-8, MSG-17: with 200 turns in the memory, the first stable request counts each stored turn once (its memo); every later run counts the turns that can fit the budget and the new ones, not every stored turn."""
     memory = sm.MemoryFolder(tmp_path / "f").open("guest") if backed == "by a file" else sm.create_memory()
     memory.add_messages(
         [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " * 5} for i in range(200)]
@@ -305,6 +305,9 @@ def test_lc_7_a_run_counts_what_fits_not_the_whole_history(tmp_path, backed):
     for turn in range(1, 6):
         counted.clear()
         agent.invoke({"messages": [{"role": "user", "content": f"turn {turn}"}]})
+        if turn == 1:  # the memo of the stable cut (MSG-17): every stored turn counted once
+            assert 200 <= len(counted) < 260, len(counted)
+            continue
         # 400 tokens hold about 20 of these turns: a run that counted every stored turn would count 200 and more.
         assert 0 < len(counted) < 60, len(counted)
 

@@ -40,9 +40,14 @@ from sentinel_memory.integrations.pydantic_ai import (
     messages_from_turns,
     turns_from_messages,
 )
+from sentinel_memory.serving import ADAPTER_CUT, ADAPTER_KEEP_RESULTS, ADAPTER_LOW_MARK
 
 BUDGET = 260
 FACT = "allergic to peanuts"
+
+
+#: INT-2: what the adapters pass to get_messages unless told otherwise.
+ADAPTER_DEFAULTS = {"cut": ADAPTER_CUT, "low_mark": ADAPTER_LOW_MARK, "keep_results": ADAPTER_KEEP_RESULTS}
 
 
 def json_of(messages: list[Any]) -> list[Any]:
@@ -335,7 +340,7 @@ def test_pai_4_must_keep_and_facts_share_reach_get_messages(mem):
 
 
 def test_pai_4_the_view_is_the_memorys_budgeted_request(mem):
-    """PAI-4, MSG-2, MSG-9: view() is get_messages with the history's arguments; the question is the newest user prompt; too small a budget raises."""
+    """PAI-4, MSG-2, MSG-9, INT-2: view() is get_messages with the history's arguments and the adapters' cut; the question is the newest user prompt; too small a budget raises."""
     history = SentinelHistory(mem, 60, must_keep=0.8, system="Be brief.")
     mem.remember("user:allergy", FACT, importance=0.9)
     mem.remember("user:pet", "has a cat named Peanut", importance=0.5)
@@ -352,7 +357,9 @@ def test_pai_4_the_view_is_the_memorys_budgeted_request(mem):
         )
     view = history.process([ModelRequest(parts=[UserPromptPart("Is the cat food safe?")])])
     chat = turns_from_messages(view)
-    expected = mem.get_messages(token_budget=60, query="Is the cat food safe?", must_keep=0.8, system="Be brief.")
+    expected = mem.get_messages(
+        token_budget=60, query="Is the cat food safe?", must_keep=0.8, system="Be brief.", **ADAPTER_DEFAULTS
+    )
     assert [body_of(m) for m in chat] == [body_of(m) for m in expected.messages]
     assert view[0].parts[0].content == expected.messages[0]["content"] and FACT in view[0].parts[0].content
     assert "cat named Peanut" in view[0].parts[0].content  # ranked first by the newest question

@@ -47,6 +47,14 @@ __all__ = [
     "unseen",
 ]
 
+#: INT-2: the cut the LangChain middleware, ``SentinelHistory`` and ``SentinelChatMessageHistory.get_messages``
+#: make unless told otherwise: at marks (MSG-11), so consecutive model calls share their start.
+ADAPTER_CUT = "stable"
+#: INT-2: their low mark (MSG-11) unless told otherwise.
+ADAPTER_LOW_MARK = 0.5
+#: INT-2: the middleware's and ``SentinelHistory``'s ``keep_results`` (MSG-15) unless told otherwise.
+ADAPTER_KEEP_RESULTS: int | None = None
+
 #: SRV-1: how many users' memories a ``UserMemories`` keeps open unless told otherwise.
 KEEP_OPEN = 1024
 

@@ -134,7 +134,13 @@ def _store_tools(mem, units, tag):
     where=st.sampled_from(["system", "end", "start"]),
 )
 @example(  # clearing is what makes the newest question's turns fit: without it the request is refused
-    units=[("user", 1), ("tools", 2, 17)], more=[("user", 1)], budget=42, keep=0, exclude=None, cut="newest", where="system"
+    units=[("user", 1), ("tools", 2, 17)],
+    more=[("user", 1)],
+    budget=42,
+    keep=0,
+    exclude=None,
+    cut="newest",
+    where="system",
 )
 def test_msg_15_random_histories_clear_results_validly(units, more, budget, keep, exclude, cut, where):
     """MSG-15, MSG-16: valid, within budget, question and must-keep fact in, stored turns unchanged, prefix repeated."""

@@ -31,6 +31,7 @@ from langchain_core.messages import (
 
 import sentinel_memory as sm
 from sentinel_memory.integrations.langchain import SentinelChatMessageHistory
+from sentinel_memory.serving import ADAPTER_CUT, ADAPTER_KEEP_RESULTS, ADAPTER_LOW_MARK
 
 ROLES = ["user", "assistant", "system", "tool", "critic", "human", "ai", "a: b"]
 CHAT_ROLES = ["user", "assistant", "system", "developer"]  # what a ChatMessage may carry in (MSG-5); tool needs an id
@@ -188,12 +189,13 @@ class HistoryComparison(RuleBasedStateMachine):
 
     @rule(budget=st.integers(0, 120), system=st.sampled_from([None, "Be brief."]))
     def budgeted_view(self, budget: int, system: str | None) -> None:
-        """LC-6, MSG-8, MSG-10: get_messages of the history is the memory's get_messages read back, and a valid request."""
+        """LC-6, MSG-8, MSG-10, INT-2: get_messages of the history is the memory's get_messages with the adapters' cut read back, and a valid request."""
         try:
             view = self.history.get_messages(budget, system=system)
         except sm.TokenBudgetError:
             return
-        direct = self.mem.get_messages(token_budget=budget, system=system).messages
+        defaults = {"cut": ADAPTER_CUT, "low_mark": ADAPTER_LOW_MARK, "keep_results": ADAPTER_KEEP_RESULTS}
+        direct = self.mem.get_messages(token_budget=budget, system=system, **defaults).messages
         assert [m.type for m in view] == [
             {"user": "human", "assistant": "ai", "system": "system", "tool": "tool"}.get(m["role"], "chat")
             for m in direct

@@ -271,10 +271,11 @@ def test_lc_12_pai_10_oai_10_failed_runs_store_nothing_and_the_rest_is_the_conve
 @settings(max_examples=25, deadline=None)
 @given(st.integers(min_value=40, max_value=400), st.data())
 def test_lc_13_pai_11_oai_11_messages_and_reserve_fit_the_budget(budget, data):
-    """LC-13, PAI-11, OAI-11: for any budget and reserve up to it, each adapter's messages count at most the budget less the reserve, or the call is refused."""
+    """LC-13, PAI-11, OAI-11, INT-2: for any budget and reserve up to it, each adapter's messages count at most the budget less the reserve, or the call is refused."""
     from sentinel_memory.core import MESSAGE_TOKENS
     from sentinel_memory.core.chat import body_of
     from sentinel_memory.integrations.openai_agents import chat_messages
+    from sentinel_memory.serving import ADAPTER_CUT, ADAPTER_KEEP_RESULTS, ADAPTER_LOW_MARK
 
     reserve = data.draw(st.integers(min_value=0, max_value=budget))
     memory = sm.create_memory()
@@ -288,7 +289,9 @@ def test_lc_13_pai_11_oai_11_messages_and_reserve_fit_the_budget(budget, data):
     except sm.TokenBudgetError:
         kept = None
     try:
-        expected_messages = memory.get_messages(token_budget=budget - reserve).messages
+        expected_messages = memory.get_messages(
+            token_budget=budget - reserve, cut=ADAPTER_CUT, low_mark=ADAPTER_LOW_MARK, keep_results=ADAPTER_KEEP_RESULTS
+        ).messages  # the history's defaults (INT-2)
     except sm.TokenBudgetError:
         assert kept is None
     else:

@@ -752,11 +752,11 @@ def _each_message_a_unit() -> None:
                 entry = item[-1]
                 if expiry.is_past(entry.expires_at, self._now):
                     continue
-                if self._oldest_user is None or item[:3] < self._oldest_user:
+                if self.oldest_user is None or item[:3] < self.oldest_user:
                     break
                 message = core.chat_message(entry.data)
                 if message is not None and message["role"] in core.ROLES:
-                    self.units.append(([(entry, message)], self._cost(message)))
+                    self.units.append(([(entry, message)], self.cost(message)))
                     return
             self._done = True
 
@@ -772,7 +772,7 @@ def _unanswered_calls_sent() -> None:
             if self.pending:
                 pending, self.pending = self.pending, []
                 unit = [(entry, core.chat_message(entry.data)) for entry in pending]
-                self.units.insert(0, (unit, sum(self._cost(m) for _, m in unit)))
+                self.units.insert(0, (unit, sum(self.cost(m) for _, m in unit)))
 
     in_core("_NewestUnits", Sent)
 

@@ -228,6 +228,7 @@ def plan(
     low_mark: float,
     message_tokens: int,
     separator: str,
+    memo_cut: Callable[[int, int, int], int | None] | None = None,
 ) -> Plan:
     """MSG-11, MSG-12: the facts first, within ``reserve``, then the history's units within what is left.
 
@@ -243,7 +244,8 @@ def plan(
     system message, which counts as a whole. Then the units on from ``must``
     are taken newest first while the request stays within the budget, with
     no gaps; with ``cut="stable"`` the history is cut back to a mark
-    (``stable_taken``).
+    (``stable_taken``, or ``memo_cut(must, taken, stride)`` when it gives
+    the same from a memo, MSG-17, and is not None).
     """
     own = 0 if system is None else count(system) + message_tokens
 
@@ -283,12 +285,15 @@ def plan(
         taken += 1
     full = got is None
     if cut == "stable":
-        kept = stable_taken(
-            lambda i: None if (u := unit(i)) is None else (u[1], u[0][0][1]["role"] == "user"),
-            must,
-            taken,
-            stride(token_budget, low_mark),
-        )
+        step = stride(token_budget, low_mark)
+        kept = None if memo_cut is None else memo_cut(must, taken, step)  # MSG-17: the same, from a memo
+        if kept is None:
+            kept = stable_taken(
+                lambda i: None if (u := unit(i)) is None else (u[1], u[0][0][1]["role"] == "user"),
+                must,
+                taken,
+                step,
+            )
         while taken > kept:
             taken -= 1
             got = unit(taken)

@@ -80,6 +80,7 @@ from .persistent import HashTable, SortedRun
 from .retention import FRESHNESS_WEIGHT, keep_order, retentions, scored_ranking
 from .table import Table
 from .turns import chat_message, is_turn
+from .unitmemo import UnitMemo, carried
 from .values import Entry, by_age
 
 __all__ = ["Index", "Split"]
@@ -691,12 +692,15 @@ class Split:
     (``changed``), each change touching only the entries it moves.
     """
 
-    __slots__ = ("facts", "facts_index", "turns", "users", "views")
+    __slots__ = ("facts", "facts_index", "memos", "turns", "users", "views")
 
     turns: SortedRun[tuple[int, int | float, int, Entry]]
     users: SortedRun[tuple[int, int | float, int, Entry]]
     facts: Table
     facts_index: Index
+    #: MSG-17: the units' counts the stable cut remembers, per tokenizer (``core.unitmemo``); filled by
+    #: ``get_messages``, carried by the changes that leave them as they were.
+    memos: dict[Any, UnitMemo]
     #: MSG-18: each turn's message and its text, by the entry's ``seq``, as the request's walk read them: a
     #: memo of what follows from the frozen entry alone, filled on first read and handed from split to split
     #: (a removed turn's dropped), so a request reads each stored turn's message once, not once per call.
@@ -720,6 +724,7 @@ class Split:
         facts.sort(key=_seq)
         split.facts = Table(facts)
         split.facts_index = Index.of(facts)
+        split.memos = {}
         split.views = {}
         return split
 
@@ -745,6 +750,13 @@ class Split:
         )
         split.users = self.users.changed(
             map(_turn_item, old_users), map(_turn_item, new_users), removed_ids=set(map(_seq, old_users))
+        )
+        gone = [_turn_item(entry)[:3] for entry in old_turns]
+        split.memos = carried(
+            self.memos,
+            gone,
+            [_turn_item(entry)[:3] for entry in new_turns],
+            self.turns.count_below(max(gone)) if gone else 0,
         )
         if old_facts or new_facts:
             split.facts = self.facts.changed(old_facts, new_facts)

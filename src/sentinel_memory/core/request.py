@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -22,6 +23,7 @@ from .search import _query_words
 from .state import MemoryState
 from .tokens import LineCounter, TokenizerLike, as_tokenizer, count_tokens
 from .turns import chat_message
+from .unitmemo import Key, UnitMemo, empty, kept
 from .values import (
     Context,
     Entry,
@@ -185,7 +187,10 @@ def shared_messages(
 
     # The turns newest first, cut into units as the walk reaches them (MSG-7): a call no further back than
     # the budget reaches is never looked at, nor sorted.
-    newest = _NewestUnits(state, now, message_cost, lambda body: count_tokens(per_message, body) + MESSAGE_TOKENS)
+    def body_cost(body: str) -> int | float:  # a message's count from its text, as message_cost counts it
+        return count_tokens(per_message, body) + MESSAGE_TOKENS
+
+    newest = _NewestUnits(state, now, message_cost, body_cost)
     # MSG-9: the history starts at a user message; the units from the newest one on are always in.
     must, required = newest.through_newest_user()
     own = count_tokens(per_message, system) + MESSAGE_TOKENS if system is not None else 0
@@ -228,6 +233,7 @@ def shared_messages(
                 how,
                 where,
                 low,
+                None if recent is None else excluded,
             )
         return _newest(
             state, now, units, must, required, token_budget, query, counting, per_message, keep, kept, share, system
@@ -236,12 +242,17 @@ def shared_messages(
     if recent is None:
         return attempt(units, required)[0]
     if isinstance(units, _NewestUnits):
-        try:
-            result, full = attempt(units, required)
-        except TokenBudgetError:
-            full = False  # the must-keep facts do not fit beside the whole results: clear them, then judge
-        if full:
-            return result
+        memo = None if how != "stable" else _memo(state, now, counting, message_cost, body_cost, excluded, newest)
+        whole = None if memo is None else _memo_whole(memo, newest)
+        if whole is not None and whole > token_budget:
+            full = False  # MSG-17: the units alone count more than the budget, so the fill cannot take them all
+        else:
+            try:
+                result, full = attempt(units, required)
+            except TokenBudgetError:
+                full = False  # the must-keep facts do not fit beside the whole results: clear them, then judge
+            if full:
+                return result
         units = _Cleared(newest, recent, excluded, message_cost)
         required = units.total(must)
     return units.with_prefix(attempt(units, required)[0])
@@ -358,10 +369,23 @@ def _planned(
     how: str,
     where: str,
     low: float,
+    excluded: frozenset[str] | None,
 ) -> tuple[Messages, bool]:
-    """MSG-11 .. MSG-14: the request of a stable cut or of the facts elsewhere (``cut.plan``), and ``Plan.full``."""
+    """MSG-11 .. MSG-14: the request of a stable cut or of the facts elsewhere (``cut.plan``), and ``Plan.full``.
+
+    ``excluded`` is the clearing's excluded tools when the call clears (None otherwise): with the
+    counting, what the memo of MSG-17 is kept under.
+    """
     facts = _facts_of(state)
     seqs = {e.seq for e in kept}
+    walk = newest if isinstance(newest, _NewestUnits) else newest.walk
+    keep_whole = newest.keep if isinstance(newest, _Cleared) else None
+
+    def memo_cut(must: int, taken: int, step: int) -> int | None:
+        """MSG-17: the stable cut from the memo of every unit's count, or None for the reference's."""
+        memo = _memo(state, now, counting, walk.cost, walk.text_cost, excluded, walk)
+        return _memo_taken(memo, newest, walk.oldest_user, keep_whole, must, taken, step)
+
     got = cut_plan(
         unit=newest.get,
         must=must,
@@ -378,6 +402,7 @@ def _planned(
         low_mark=low,
         message_tokens=MESSAGE_TOKENS,
         separator=SYSTEM_SEPARATOR,
+        memo_cut=memo_cut,
     )
     if not got.complete:
         text = "\n".join(map(render_default, sorted_by_age(kept)))
@@ -465,6 +490,16 @@ class _Cleared:
         self.units: list[_Unit] = []
 
     @property
+    def walk(self) -> _NewestUnits:
+        """The units whole, as the walk cuts them."""
+        return self._newest
+
+    @property
+    def keep(self) -> int:
+        """How many of the newest units are sent whole."""
+        return self._keep
+
+    @property
     def pending(self) -> list[Entry]:
         """The turns of the calls unanswered at the end, as the units they come from say (MSG-7)."""
         return self._newest.pending
@@ -529,14 +564,24 @@ class _NewestUnits:
         now: int | float,
         cost: Callable[[dict[str, Any]], int | float],
         text_cost: Callable[[str], int | float],
+        since: Key | tuple[()] | None = None,
     ) -> None:
         split = state.index.split()
-        self._now, self._cost, self._text_cost, self._views = now, cost, text_cost, split.views
-        self._items = reversed(split.turns)
+        self._now, self.cost, self.text_cost, self._views = now, cost, text_cost, split.views
         oldest = next((item for item in split.users if not is_past(item[-1].expires_at, now)), None)
         newest = next((item for item in reversed(split.users) if not is_past(item[-1].expires_at, now)), None)
-        self._oldest_user = None if oldest is None else oldest[:3]
+        self.oldest_user: Key | None = None if oldest is None else oldest[:3]
         self._newest_user = None if newest is None else newest[-1]
+        self.read: list[tuple[int, int | float, int, Entry]] | None = None
+        if since is None:
+            self._items: Iterator[tuple[int, int | float, int, Entry]] = reversed(split.turns)
+            self._every = False
+        else:  # MSG-17: every unit opening at ``since`` or after, older than the oldest user turn too
+            self.read = split.turns.from_(since)  # () comes before every key: every turn
+            self._items = reversed(self.read)
+            self._every = True
+        #: The key of the newest message met that is not a tool result (MSG-17's frontier).
+        self.frontier: Key | None = None
         self.units: list[_Unit] = []
         self.pending: list[Entry] = []
         self._waiting: list[tuple[Entry, dict[str, Any]]] = []  # tool messages after the message met last
@@ -566,7 +611,7 @@ class _NewestUnits:
             entry = item[-1]
             if is_past(entry.expires_at, self._now):
                 continue
-            candidate = self._oldest_user is not None and item[:3] >= self._oldest_user
+            candidate = self._every or (self.oldest_user is not None and item[:3] >= self.oldest_user)
             if not candidate and self._met:
                 break  # older than the oldest user turn: no unit from here on, and pending is known
             view = self._views.get(entry.seq)
@@ -583,6 +628,8 @@ class _NewestUnits:
                 continue
             waiting, self._waiting = self._waiting[::-1], []
             first, self._met = not self._met, True
+            if first:
+                self.frontier = item[:3]
             unit = [(entry, message)]
             if message.get("tool_calls"):
                 open_calls = {call["id"] for call in message["tool_calls"]}
@@ -597,9 +644,152 @@ class _NewestUnits:
                         self.pending = [e for e, _ in unit]
                     continue
             if candidate:
-                self.units.append((unit, sum(self._text_cost(self._views[e.seq][1]) for e, _ in unit)))
+                self.units.append((unit, sum(self.text_cost(self._views[e.seq][1]) for e, _ in unit)))
                 return
         else:
             self._done = True
             return
         self._done = True
+
+
+def _memo(
+    state: MemoryState,
+    now: int | float,
+    counting: Any,
+    cost: Callable[[dict[str, Any]], int | float],
+    text_cost: Callable[[str], int | float],
+    excluded: frozenset[str] | None,
+    fill: _NewestUnits | None = None,
+) -> UnitMemo:
+    """MSG-17: the memo of every unit's count for ``counting`` (and ``excluded``), brought up to the turns at ``now``.
+
+    Taken from the state's split when one is kept there and still valid,
+    read on from its frontier when turns were added, built from every turn
+    otherwise; kept there for the next request. The units from the frontier
+    on are those the request's own walk (``fill``) has read, when it reaches
+    past the frontier: they are not read twice.
+    """
+    split = state.index.split()
+    generation = counting.generation if isinstance(counting, LineCounter) else 0  # a cleared one counts anew
+    key = (counting, generation, excluded)
+    memo = split.memos.get(key)
+    newest = split.turns.last()
+    if memo is None or not memo.valid_at(now):
+        memo = empty()
+    elif memo.drop is None and (newest[:3] if newest is not None else None) == memo.last:
+        return memo
+    since: Key | tuple[()] = () if memo.frontier is None else memo.frontier
+    got: list[_Unit] | None = None
+    if fill is not None and memo.frontier is not None:
+        at = 0
+        while (unit := fill.get(at)) is not None and _turn_key(unit[0][0][0]) >= memo.frontier:
+            at += 1
+        if unit is not None:  # the walk is past the frontier: the units from it on are these
+            got, frontier, read = fill.units[:at], fill.frontier, split.turns.from_(since)
+    if got is None:
+        walk = _NewestUnits(state, now, cost, text_cost, since=since)
+        while walk.get(len(walk.units)) is not None:
+            pass
+        got, frontier, read = walk.units, walk.frontier, walk.read or []
+    units = [
+        (
+            _turn_key(unit[0][0][0]),
+            unit[0][0][1]["role"] == "user",
+            unit[1],
+            unit[1] if excluded is None else clear_unit(unit, excluded, cost)[1],
+        )
+        for unit in reversed(got)
+    ]
+    memo = memo.extended(
+        units,
+        None if newest is None else newest[:3],
+        frontier if frontier is not None else memo.frontier,
+        ((item[-1].expires_at, is_past(item[-1].expires_at, now)) for item in read),
+    )
+    kept(split.memos, key, memo)
+    return memo
+
+
+def _turn_key(entry: Entry) -> Key:
+    """A turn's place in the turns' order: ``(N, updated_at, seq)`` (MSG-2, the index's ``Split``)."""
+    return (int(entry.key[5:]), entry.updated_at, entry.seq)
+
+
+def _memo_taken(
+    memo: UnitMemo,
+    units: _NewestUnits | _Cleared,
+    oldest_user: Key | None,
+    keep: int | None,
+    must: int,
+    taken: int,
+    step: int,
+) -> int | None:
+    """MSG-17: what ``cut.stable_taken`` gives, from the memo and the units the fill read; None when they disagree.
+
+    The units ``must .. taken - 1`` (read by the fill) are checked against
+    the memo, their first turns one by one and their count together (a unit's
+    first turn fixes its messages, so its count; a unit whose results the
+    memo put elsewhere would change the total); the marks among them follow
+    from the memo's running sums: the tokens before a unit, counted from the
+    oldest user turn's unit, and those before the next older unit that opens
+    with a user message. With ``keep`` the units older than the newest
+    ``keep`` count cleared (MSG-15).
+    """
+    if taken <= must:
+        return taken
+    if not memo.exact or oldest_user is None:
+        return None
+    heads, n = memo.heads, memo.size
+    first = bisect.bisect_left(heads, oldest_user, 0, n)
+    if first == n or heads[first] != oldest_user:
+        return None
+    count = n - first
+    if (units.get(taken) is None) != (taken >= count):
+        return None
+    if taken >= count:
+        return taken
+    whole, cleared = memo.whole, memo.cleared
+    bound = 0 if keep is None else max(0, n - keep)  # the units before it count cleared
+
+    def before(j: int) -> int | float:
+        """The counts of the units before ``j``, from the oldest unit (cleared ones as cleared)."""
+        cut = min(j, bound)
+        return cleared[cut] + whole[j] - whole[cut]
+
+    origin = before(first)
+    read = units.units[must:taken]  # newest first, as the fill read them
+    if len(read) != taken - must or [_turn_key(unit[0][0][0]) for unit in read] != list(
+        heads[n - taken : n - must][::-1]
+    ):
+        return None
+    if sum(unit[1] for unit in read) != before(n - must) - before(n - taken):
+        return None
+    for at in range(taken - 1, must - 1, -1):  # the oldest taken unit first
+        j = n - 1 - at
+        if not memo.users[j]:
+            continue
+        older = memo.before_user[j]
+        if (
+            step == 0
+            or older < first
+            or math.floor((before(j) - origin) / step) > math.floor((before(older) - origin) / step)
+        ):
+            return at + 1
+    return must
+
+
+def _memo_whole(memo: UnitMemo, walk: _NewestUnits) -> int | float | None:
+    """MSG-17: what every unit from the oldest user turn's on counts whole, from the memo; None when it cannot say.
+
+    The memo's oldest unit of the history must open with the oldest live user
+    message and its newest with the newest unit the walk reads.
+    """
+    oldest_user = walk.oldest_user
+    newest = walk.get(0)
+    if not memo.exact or oldest_user is None or newest is None:
+        return None
+    heads, n = memo.heads, memo.size
+    first = bisect.bisect_left(heads, oldest_user, 0, n)
+    if first == n or heads[first] != oldest_user or heads[n - 1] != _turn_key(newest[0][0][0]):
+        return None
+    return memo.whole[n] - memo.whole[first]

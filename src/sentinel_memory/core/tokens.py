@@ -326,6 +326,8 @@ class LineCounter:
         #: replaced whole, never mutated under them.
         self.lock: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
         self.__wrapped__ = self._source
+        #: How many times ``clear`` was called: the memos kept per tokenizer (MSG-17) are kept per generation.
+        self.generation = 0
 
     def __repr__(self) -> str:
         return f"<LineCounter of {self._source!r}: {len(self._lines)} lines counted>"
@@ -379,6 +381,7 @@ class LineCounter:
         """Forget every remembered count: after the tokenizer object changed how it counts (``add_tokens``, say)."""
         with self.lock:
             self._lines, self._chars = {}, 0
+            self.generation += 1
 
     def _keep(self, new: dict[str, int | float]) -> None:
         with self.lock:

@@ -45,6 +45,9 @@ from ..core.turns import chat_message, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory
 from ..serving import (
+    ADAPTER_CUT,
+    ADAPTER_KEEP_RESULTS,
+    ADAPTER_LOW_MARK,
     UserMemories,
     check_reserve,
     current,
@@ -490,14 +493,14 @@ class SentinelHistory(AbstractCapability[Any]):
             deps' ``user_id``, or the deps when they are a str.
         reserve: Tokens kept out of ``token_budget`` for what pydantic-ai sends beside the messages:
             the agent's ``instructions`` and the tools' definitions (PAI-11). Defaults to 0.
-        cut: How each request's history is cut (MSG-11): ``"stable"`` only at marks, so consecutive
-            requests share their start and a prompt cache serves it (for a model API that caches
-            prefixes); None, the default, or ``"newest"`` fills it newest first (INT-2).
+        cut: How each request's history is cut (MSG-11): ``"stable"``, the default, only at marks, so
+            consecutive requests share their start and a model API's prompt cache serves it; None or
+            ``"newest"`` fills it newest first (INT-2).
         low_mark: With the stable cut, about the share of the budget a request fills right after a cut.
-            None, the default, means 0.5.
+            Defaults to 0.5 (``ADAPTER_LOW_MARK``, INT-2).
         facts_at: Where the facts go: ``"system"`` (None, the default), ``"end"`` or ``"start"`` (MSG-12).
         keep_results: Clear the tool results of all but the newest ``keep_results`` turns before any turn
-            is left out (MSG-15). None, the default, clears none.
+            is left out (MSG-15). Defaults to None (``ADAPTER_KEEP_RESULTS``, INT-2): none cleared.
         exclude_tools: Names of tools whose results are never cleared (MSG-16).
 
     Raises:
@@ -529,10 +532,10 @@ class SentinelHistory(AbstractCapability[Any]):
         ttl: Duration | None = None,
         user: Callable[[Any], str] | None = None,
         reserve: int | float = 0,
-        cut: str | None = None,
-        low_mark: float | None = None,
+        cut: str | None = ADAPTER_CUT,
+        low_mark: float | None = ADAPTER_LOW_MARK,
         facts_at: str | None = None,
-        keep_results: int | None = None,
+        keep_results: int | None = ADAPTER_KEEP_RESULTS,
         exclude_tools: Sequence[str] | None = None,
     ) -> None:
         self._reserve = check_reserve(reserve, token_budget)
@@ -580,10 +583,10 @@ class SentinelHistory(AbstractCapability[Any]):
         system: str | None = None,
         importance: float | None = None,
         ttl: Duration | None = None,
-        cut: str | None = None,
-        low_mark: float | None = None,
+        cut: str | None = ADAPTER_CUT,
+        low_mark: float | None = ADAPTER_LOW_MARK,
         facts_at: str | None = None,
-        keep_results: int | None = None,
+        keep_results: int | None = ADAPTER_KEEP_RESULTS,
         exclude_tools: Sequence[str] | None = None,
         **options: Any,
     ) -> SentinelHistory:

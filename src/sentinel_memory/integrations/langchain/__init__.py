@@ -45,7 +45,7 @@ from ...core.tokens import TokenizerLike
 from ...core.turns import chat_message, is_turn_key, turn_number
 from ...folder import MemoryFolder
 from ...memory import Memory
-from ...serving import current, held
+from ...serving import ADAPTER_CUT, ADAPTER_KEEP_RESULTS, ADAPTER_LOW_MARK, current, held
 
 try:
     from langchain_core.chat_history import BaseChatMessageHistory
@@ -450,10 +450,10 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
         must_keep: float | None = None,
         facts_share: float | None = None,
         system: str | None = None,
-        cut: str | None = None,
-        low_mark: float | None = None,
+        cut: str | None = ADAPTER_CUT,
+        low_mark: float | None = ADAPTER_LOW_MARK,
         facts_at: str | None = None,
-        keep_results: int | None = None,
+        keep_results: int | None = ADAPTER_KEEP_RESULTS,
         exclude_tools: Sequence[str] | None = None,
     ) -> list[BaseMessage]:
         """The budgeted view: ``memory.get_messages`` as LangChain messages (LC-6, MSG-2 .. MSG-9).
@@ -471,12 +471,13 @@ class SentinelChatMessageHistory(BaseChatMessageHistory):
             must_keep: Facts of at least this importance are always in. Defaults to None.
             facts_share: The share of the budget kept for facts. None, the default, means 0.5.
             system: The app's own system prompt. Defaults to None.
-            cut: ``"stable"`` cuts the history only at marks, so consecutive requests share their
-                start (MSG-11). None, the default, is ``"newest"``.
-            low_mark: The stable cut's low mark, as for ``get_messages``. Defaults to None (0.5).
+            cut: ``"stable"``, the default, cuts the history only at marks, so consecutive requests
+                share their start (MSG-11); None or ``"newest"`` fills it newest first (INT-2).
+            low_mark: The stable cut's low mark, as for ``get_messages``. Defaults to 0.5
+                (``ADAPTER_LOW_MARK``, INT-2).
             facts_at: Where the facts go, ``"system"``, ``"end"`` or ``"start"`` (MSG-12). Defaults to None.
             keep_results: Clear the tool results of all but the newest turns before any is left out
-                (MSG-15). Defaults to None (none cleared).
+                (MSG-15). Defaults to None (``ADAPTER_KEEP_RESULTS``, INT-2): none cleared.
             exclude_tools: Names of tools whose results are never cleared (MSG-16). Defaults to None.
 
         Returns:

@@ -35,7 +35,18 @@ from ...core.shown import shown
 from ...core.tokens import TokenizerLike, as_tokenizer, count_tokens
 from ...folder import MemoryFolder
 from ...memory import Memory
-from ...serving import UserMemories, check_reserve, held, is_memories, request_options, run_view, unseen
+from ...serving import (
+    ADAPTER_CUT,
+    ADAPTER_KEEP_RESULTS,
+    ADAPTER_LOW_MARK,
+    UserMemories,
+    check_reserve,
+    held,
+    is_memories,
+    request_options,
+    run_view,
+    unseen,
+)
 from . import messages_from_turns, turns_from_messages
 
 try:
@@ -119,14 +130,14 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         reserve: Tokens kept out of ``token_budget`` for what the model is sent beside the messages
             and this middleware cannot see (a provider's own framing, a margin), LC-13. Defaults to 0.
             The tools' schemas are counted by themselves.
-        cut: How each request's history is cut (MSG-11): ``"stable"`` only at marks, so consecutive
-            requests share their start and a prompt cache serves it (for a model API that caches
-            prefixes); None, the default, or ``"newest"`` fills it newest first (INT-2).
+        cut: How each request's history is cut (MSG-11): ``"stable"``, the default, only at marks, so
+            consecutive requests share their start and a model API's prompt cache serves it; None or
+            ``"newest"`` fills it newest first (INT-2).
         low_mark: With the stable cut, about the share of the budget a request fills right after a cut.
-            None, the default, means 0.5.
+            Defaults to 0.5 (``ADAPTER_LOW_MARK``, INT-2).
         facts_at: Where the facts go: ``"system"`` (None, the default), ``"end"`` or ``"start"`` (MSG-12).
         keep_results: Clear the tool results of all but the newest ``keep_results`` turns before any turn
-            is left out (MSG-15). None, the default, clears none.
+            is left out (MSG-15). Defaults to None (``ADAPTER_KEEP_RESULTS``, INT-2): none cleared.
         exclude_tools: Names of tools whose results are never cleared (MSG-16).
 
     Raises:
@@ -160,10 +171,10 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         ttl: Duration | None = None,
         user: Callable[[Any], str] | None = None,
         reserve: int | float = 0,
-        cut: str | None = None,
-        low_mark: float | None = None,
+        cut: str | None = ADAPTER_CUT,
+        low_mark: float | None = ADAPTER_LOW_MARK,
         facts_at: str | None = None,
-        keep_results: int | None = None,
+        keep_results: int | None = ADAPTER_KEEP_RESULTS,
         exclude_tools: Sequence[str] | None = None,
     ) -> None:
         self._reserve = check_reserve(reserve, token_budget)
@@ -203,10 +214,10 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         facts_share: float | None = None,
         importance: float | None = None,
         ttl: Duration | None = None,
-        cut: str | None = None,
-        low_mark: float | None = None,
+        cut: str | None = ADAPTER_CUT,
+        low_mark: float | None = ADAPTER_LOW_MARK,
         facts_at: str | None = None,
-        keep_results: int | None = None,
+        keep_results: int | None = ADAPTER_KEEP_RESULTS,
         exclude_tools: Sequence[str] | None = None,
         **options: Any,
     ) -> SentinelMemoryMiddleware:
