@@ -653,7 +653,7 @@ MUTANTS = [
         "core/bm25.py",
         "return floor is not None and floor > rest[i] * (1.0 + _SLACK)",
         "return floor is not None and floor >= rest[i] * 0.0",
-        BM25,
+        ("tests/spec/test_pruning_properties.py", *BM25),
     ),
     Mutant(
         "a non-ASCII str passes as JSON text unchecked",

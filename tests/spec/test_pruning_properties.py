@@ -237,3 +237,20 @@ def test_rec_7_the_walk_gives_up_after_its_budget():
     assert lexical.walked(*args, seq_is_age=True, give_up=7) is None
     assert lexical.walked(*args, seq_is_age=True, give_up=8) is not None
     assert lexical.walked(*args, seq_is_age=True, give_up=8) == lexical.best_matches(*args, seq_is_age=True)
+
+
+def test_bm_7_an_entry_holding_only_the_common_term_can_still_win():
+    """BM-7: the BM25 search reads the common term while its bound can beat the floor: a short entry holding only it outscores two long rare ones."""
+    pytest.importorskip("snowballstemmer")
+    from sentinel_memory.core import ranking
+
+    filler = " ".join(f"w{i}" for i in range(20))
+    texts = [f"zebra {filler}", f"zebra {filler}", "apple", *[f"apple {filler}"] * 2, *["plain"] * 5]
+    state = sm.MemoryState(config=core.make_config(limit=100, ranking="bm25"))
+    for i, text in enumerate(texts):
+        state, _ = core.remember(state, f"k{i}", text, importance=0.5, now=1000 + i)
+    live = state.index.live_by_age(2000)
+    expected = ranking.naive(["appl", "zebra"], live, 2000, state.config.recency_window)[:2]
+    hits = core.recall(state, "zebra apple", now=2000, limit=2)
+    assert [(hit.score, hit.entry.key) for hit in hits] == [(value, entry.key) for value, entry in expected]
+    assert hits[0].entry.key == "k2"  # the short entry holding only "apple"

@@ -91,9 +91,9 @@ def _walk_budget(postings: int) -> int | None:
     entry, but when the query's words are common among the most important
     entries its first blocks hold the best few and it ends at once. So up
     to ``_FEW_POSTINGS`` postings the holders are searched; above, the walk
-    goes first and gives up after an eighth of them.
+    goes first and gives up after half as many entries.
     """
-    return 0 if postings <= _FEW_POSTINGS else postings // 8
+    return 0 if postings <= _FEW_POSTINGS else postings // 2
 
 
 def _reachable(index: Index, query_words: frozenset[str]) -> frozenset[str]:
