@@ -565,8 +565,8 @@ MUTANTS = [
     Mutant(
         "the walk past the start, measured by a tokenizer, drops lines that fill the room exactly",
         "core/prompt.py",
-        "map(operator.le, map(size_of, everyone), itertools.repeat(room - gap))",
-        "map(operator.lt, map(size_of, everyone), itertools.repeat(room - gap))",
+        "map(operator.le, sizes_of(everyone), itertools.repeat(room - gap))",
+        "map(operator.lt, sizes_of(everyone), itertools.repeat(room - gap))",
     ),
     Mutant(
         "the walk past the start ranks again a line it picked that fills the room exactly",
@@ -577,8 +577,8 @@ MUTANTS = [
     Mutant(
         "the walk past the start goes on with the whole budget",
         "core/prompt.py",
-        "more, room = _greedy(list(map(size_of, rest)), gap, room)",
-        "more, room = _greedy(list(map(size_of, rest)), gap, cap + gap)",
+        "more, room = _greedy(sizes_of(rest), gap, room)",
+        "more, room = _greedy(sizes_of(rest), gap, cap + gap)",
     ),
     Mutant(
         "the holders of a word keep an entry that left",
@@ -1599,8 +1599,8 @@ MUTANTS = [
     Mutant(
         "the line-count cache counts a repeated line once per time it appears",
         "core/tokens.py",
-        "missing = list(dict.fromkeys(line for line, count in zip(lines, counts, strict=True) if count is None))",
-        "missing = [line for line, count in zip(lines, counts, strict=True) if count is None]",
+        "missing = list(dict.fromkeys(itertools.compress(lines, map(operator.is_, counts, itertools.repeat(None)))))",
+        "missing = list(itertools.compress(lines, map(operator.is_, counts, itertools.repeat(None))))",
         tests=EDGES,
     ),
     Mutant(
