@@ -443,8 +443,8 @@ def _counted(
 
     def closed(i: int) -> bool:
         rest = len(order) - i
-        if not i or len(counts) < limit:
-            return False
+        if not i or len(counts) < limit or sum(map(len, order[i:])) < len(counts):
+            return False  # nothing to stop, or less to read than one look at each candidate would cost
         bound = _unseen_bound(rest, total)
         floor = _floor(counts, found, total, limit, left_out, above=bound)
         if floor is None or not bound < floor:
