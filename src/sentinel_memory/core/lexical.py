@@ -443,8 +443,8 @@ def _counted(
 
     def closed(i: int) -> bool:
         rest = len(order) - i
-        if not i or len(counts) < limit or sum(map(len, order[i:])) < len(counts):
-            return False  # nothing to stop, or less to read than one look at each candidate would cost
+        if not i or len(counts) < limit or not _worth_closing(sum(map(len, order[i:])), len(counts)):
+            return False
         bound = _unseen_bound(rest, total)
         floor = _floor(counts, found, total, limit, left_out, above=bound)
         if floor is None or not bound < floor:
@@ -462,6 +462,16 @@ def _counted(
 
     term_at_a_time(len(order), read, probe, closed)
     return counts
+
+
+def _worth_closing(unread: int, met: int) -> bool:
+    """True when the ``unread`` lists hold at least as many postings as the candidates ``met``.
+
+    Only then can asking them about each candidate cost less than reading
+    them, so only then is the floor worked out. A matter of cost, never of
+    the result (REC-7).
+    """
+    return unread >= met
 
 
 def _unseen_bound(held: int, total: int) -> float:
