@@ -74,6 +74,8 @@ SERVING = ("tests/test_agent_server.py", "tests/spec/test_serving_properties.py"
 RANKING_SAVED = ("tests/test_ranking_saved.py",)
 #: The BM25 ranking's and the scorer seam's example tests, then their properties.
 BM25 = ("tests/test_bm25.py", "tests/spec/test_bm25_properties.py")
+#: The exact pruning of the default ranking (REC-7): its boundaries, then the property against the naive ranking.
+PRUNING = ("tests/spec/test_pruning_properties.py", "tests/spec/test_properties.py")
 #: Group commit and durability: the example tests, then the properties.
 GROUP = ("tests/test_group_commit.py", "tests/spec/test_group_properties.py")
 #: Spans tied to a user and nested under the caller's span: the example tests, then the property.
@@ -722,8 +724,8 @@ MUTANTS = [
     Mutant(
         "the walk past the start, measured by a tokenizer, drops lines that fill the room exactly",
         "core/prompt.py",
-        "map(operator.le, map(size_of, everyone), itertools.repeat(room - gap))",
-        "map(operator.lt, map(size_of, everyone), itertools.repeat(room - gap))",
+        "map(operator.le, sizes_of(everyone), itertools.repeat(room - gap))",
+        "map(operator.lt, sizes_of(everyone), itertools.repeat(room - gap))",
     ),
     Mutant(
         "the walk past the start ranks again a line it picked that fills the room exactly",
@@ -734,8 +736,8 @@ MUTANTS = [
     Mutant(
         "the walk past the start goes on with the whole budget",
         "core/prompt.py",
-        "more, room = _greedy(list(map(size_of, rest)), gap, room)",
-        "more, room = _greedy(list(map(size_of, rest)), gap, cap + gap)",
+        "more, room = _greedy(sizes_of(rest), gap, room)",
+        "more, room = _greedy(sizes_of(rest), gap, cap + gap)",
     ),
     Mutant(
         "the holders of a word keep an entry that left",
@@ -750,22 +752,67 @@ MUTANTS = [
         "index._by_units = by_units.changed((), _units_items(added))",
     ),
     Mutant(
-        "counting the rare words first forgets what freshness adds to the others",
+        "MaxScore closes at a bound equal to the floor",
         "core/lexical.py",
-        "        best_outside = len(rest) / total * 1.0 + FRESHNESS_BONUS * 1.0",
-        "        best_outside = len(rest) / total * 1.0",
+        "if floor is None or not bound < floor:",
+        "if floor is None or not bound <= floor:",
+        PRUNING,
     ),
     Mutant(
-        "counting the rare words first never asks the candidates about the rest",
+        "MaxScore's bound of an unseen entry forgets what freshness adds",
         "core/lexical.py",
-        "            return dict(zip(seqs, map(operator.add, counts.values(), held_rest), strict=True))",
-        "            return counts",
+        "    return held / total * 1.0 + FRESHNESS_BONUS * 1.0",
+        "    return held / total * 1.0",
+        PRUNING,
     ),
     Mutant(
-        "counting the rare words first trusts a candidate one word short",
+        "MaxScore's floor counts expired candidates",
         "core/lexical.py",
-        "least = [2 * best_outside * total / held - 1 + 1e-9 if held else math.inf for held in range(counted + 1)]",
-        "least = [2 * best_outside * total / (held + 1) - 1 + 1e-9 if held else math.inf for held in range(counted + 1)]",
+        "        seqs = [seq for seq in seqs if seq not in left_out]",
+        "        seqs = list(seqs)",
+        PRUNING,
+    ),
+    Mutant(
+        "MaxScore drops a candidate that reaches the floor exactly",
+        "core/lexical.py",
+        "if _unseen_bound(held + rest, total) >= floor)",
+        "if _unseen_bound(held + rest, total) > floor)",
+        PRUNING,
+    ),
+    Mutant(
+        "MaxScore's floor takes the freshness it is not sure of",
+        "core/lexical.py",
+        "    ratios = map(operator.truediv, map(counts.__getitem__, seqs), repeat(total))",
+        "    ratios = map(operator.add, map(operator.truediv, map(counts.__getitem__, seqs), repeat(total)), repeat(0.05))",
+        PRUNING,
+    ),
+    Mutant(
+        "MaxScore never asks the first non-essential list",
+        "core/maxscore.py",
+        "            for j in range(i, lists):",
+        "            for j in range(i + 1, lists):",
+        PRUNING,
+    ),
+    Mutant(
+        "the walk that gives up returns what it found so far",
+        "core/lexical.py",
+        "        if give_up is not None and read > give_up:\n            return None",
+        "        if give_up is not None and read > give_up:\n            break",
+        PRUNING,
+    ),
+    Mutant(
+        "the walk gives up one entry early",
+        "core/lexical.py",
+        "if give_up is not None and read > give_up:",
+        "if give_up is not None and read >= give_up:",
+        PRUNING,
+    ),
+    Mutant(
+        "the BM25 search closes at a floor equal to the rest's bound",
+        "core/bm25.py",
+        "return floor is not None and floor > rest[i] * (1.0 + _SLACK)",
+        "return floor is not None and floor >= rest[i] * 0.0",
+        ("tests/spec/test_pruning_properties.py", *BM25),
     ),
     Mutant(
         "a non-ASCII str passes as JSON text unchecked",
@@ -1711,8 +1758,8 @@ MUTANTS = [
     Mutant(
         "the line-count cache counts a repeated line once per time it appears",
         "core/tokens.py",
-        "missing = list(dict.fromkeys(line for line, count in zip(lines, counts, strict=True) if count is None))",
-        "missing = [line for line, count in zip(lines, counts, strict=True) if count is None]",
+        "missing = list(dict.fromkeys(itertools.compress(lines, map(operator.is_, counts, itertools.repeat(None)))))",
+        "missing = list(itertools.compress(lines, map(operator.is_, counts, itertools.repeat(None))))",
         tests=EDGES,
     ),
     Mutant(

@@ -96,6 +96,8 @@ SELECTION: dict[str, tuple[str, ...]] = {
     "integrations/langchain/__init__.py": ("tests/test_langchain.py", "tests/spec/test_langchain_properties.py"),
     "integrations/openai_agents.py": ("tests/test_openai_agents_edges.py", "tests/test_openai_agents.py"),
     "integrations/pydantic_ai.py": ("tests/test_pydantic_ai_edges.py", "tests/test_pydantic_ai.py"),
+    # The exact pruning both rankings share (REC-7, BM-7): its boundaries and properties.
+    "core/maxscore.py": ("tests/spec/test_pruning_properties.py",),
     "telemetry.py": ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py"),
     "shell.py": ("tests/test_shell_edges.py", "tests/test_unsaved_and_messages.py", "tests/test_persistence.py"),
     "aio.py": ("tests/test_async_edges.py", "tests/test_async_engine.py", "tests/test_async.py"),

@@ -220,7 +220,11 @@ def test_ctx_4_seeded_random_memories_respect_the_budget(search):
         query = rng.choice([None, "", "refund status", "peanut", "xyz", "refund cart peanut name"])
         for tokenizer in TOKENIZERS:
             try:
-                with mock.patch.object(search_module, "_by_holders", lambda stored, limit: search == "holders"):
+                with mock.patch.multiple(
+                    search_module,
+                    _by_holders=lambda stored, limit: search == "holders",
+                    _walk_budget=lambda postings: None,
+                ):
                     ctx = core.context(state, now=now, token_budget=budget, query=query, tokenizer=tokenizer)
             except ValueError:
                 assert tokenizer("") > budget

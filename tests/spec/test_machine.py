@@ -138,7 +138,9 @@ class RankingComparison(RuleBasedStateMachine):
         exist yet, which loads as an empty memory. Recall and context search
         by the holders of the query words or by the walk, whatever the size.
         """
-        self.search = mock.patch.object(search_module, "_by_holders", lambda stored, limit: search == "holders")
+        self.search = mock.patch.multiple(
+            search_module, _by_holders=lambda stored, limit: search == "holders", _walk_budget=lambda postings: None
+        )
         self.search.start()
         self.store = sm.JsonFileStore(self.folder / "memory.json") if file_store else sm.MemoryStore()
         self.autosave = autosave

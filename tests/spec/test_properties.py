@@ -860,7 +860,9 @@ def test_rec_3_the_best_few_are_the_start_of_all_matches(search, items, query, n
     from unittest import mock
 
     state = state_from(items, ttl=ttl)
-    with mock.patch.object(search_module, "_by_holders", lambda stored, limit: search == "holders"):
+    with mock.patch.multiple(
+        search_module, _by_holders=lambda stored, limit: search == "holders", _walk_budget=lambda postings: None
+    ):
         hits = core.recall(state, query, now=now, limit=limit)
     assert [(h.score, h.entry.key) for h in hits] == all_matches(state, query, now)[:limit]
 

@@ -56,7 +56,7 @@ def _copies(state: MemoryState, entries: Iterable[Entry]) -> tuple[Entry, ...]:
     """ENT-3: entries on their way out. Only dict and list data need copying, and often there is none."""
     if not state.index.containers:
         return tuple(entries)
-    return tuple(e.copy() for e in entries)
+    return tuple(map(Entry.copy, entries))
 
 
 def _live_entry(state: MemoryState, key: str, now: int | float) -> Entry | None:

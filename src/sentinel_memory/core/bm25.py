@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .lexical import word_sequence
+from .maxscore import kth_largest, term_at_a_time
 from .persistent import HashTable
 
 __all__ = [
@@ -304,7 +305,7 @@ def best(
     the ``limit``-th best score (ties at it included), with the same doubles.
     ``stored`` entries are in the postings, ``expired`` of them are not live.
 
-    Max-score pruning, term at a time: the terms are read rarest first
+    Max-score pruning, term at a time (``maxscore.term_at_a_time``): the terms are read rarest first
     (highest ``idf``), and each entry met is given its part. A term's part
     is below ``idf * (k1 + 1)``, so an entry that holds none of the terms
     read so far scores below the sum of the rest's bounds. Once ``limit``
@@ -339,17 +340,23 @@ def best(
     found: dict[int, Any] = {}
     norm = K1 * (1.0 - B)
     per_length = K1 * B / mean
-    for i, term in enumerate(order):
-        weight = idfs[term] * (K1 + 1.0)
-        table = tables[term]
-        closed = len(partial) >= limit and heapq.nlargest(limit, partial.values())[-1] > rest[i] * (1.0 + _SLACK)
-        if closed:
-            for seq in list(partial):
-                entry = table.get(seq)
-                if entry is not None:
-                    tf = entry.bm25_terms[0][term]
-                    partial[seq] += weight * tf / (tf + norm + per_length * entry.bm25_terms[1])
-            continue
+
+    def closed(i: int) -> bool:  # the k-th best held is above what every unread term could add
+        floor = kth_largest(partial.values(), limit) if len(partial) >= limit else None
+        return floor is not None and floor > rest[i] * (1.0 + _SLACK)
+
+    def probe(i: int) -> None:
+        term = order[i]
+        weight, table = idfs[term] * (K1 + 1.0), tables[term]
+        for seq in list(partial):
+            entry = table.get(seq)
+            if entry is not None:
+                tf = entry.bm25_terms[0][term]
+                partial[seq] += weight * tf / (tf + norm + per_length * entry.bm25_terms[1])
+
+    def read(i: int) -> None:
+        term = order[i]
+        weight, table = idfs[term] * (K1 + 1.0), tables[term]
         for bucket in table.parts():
             for seq, entry in bucket.items():
                 if seq in gone:
@@ -363,6 +370,8 @@ def best(
                     found[seq] = entry
                 else:
                     partial[seq] = had + value
+
+    term_at_a_time(len(order), read, probe, closed)
     if not partial:
         return []
     floor = heapq.nlargest(limit, partial.values())[-1] * (1.0 - _SLACK) if len(partial) >= limit else -math.inf

@@ -25,6 +25,7 @@ from itertools import repeat
 from typing import Protocol, TypeVar
 
 from . import unicode14
+from .maxscore import kth_largest, term_at_a_time
 
 __all__ = [
     "FRESHNESS_BONUS",
@@ -32,8 +33,10 @@ __all__ = [
     "best_holders",
     "best_matches",
     "holding",
+    "ranked",
     "relevance",
     "score",
+    "walked",
     "word_sequence",
     "words",
 ]
@@ -88,6 +91,27 @@ def relevance(query_words: frozenset[str], entry_words: frozenset[str]) -> float
 def score(relevance_: float, importance: float, freshness: float) -> float:
     """``relevance * (0.5 + importance / 2) + 0.05 * freshness`` (REC-2)."""
     return relevance_ * (0.5 + importance / 2) + FRESHNESS_BONUS * freshness
+
+
+def ranked(
+    query_words: frozenset[str], live: Iterable[R], now: int | float, recency_window: int | float
+) -> list[tuple[float, R]]:
+    """Every entry of ``live`` sharing a query word, with its score, best first, ties newer first: the reference (REC-7).
+
+    REC-2 and REC-3 read literally: every entry is scored, none is pruned.
+    The searches (``best_matches``, ``best_holders``) return exactly the
+    start of this list, entries, order and scores (REC-7).
+    """
+    scored = []
+    for entry in live:
+        if query_words.isdisjoint(entry.words):
+            continue
+        at = entry.updated_at
+        fresh = 1 - (now - at if now > at else 0) / recency_window
+        value = score(relevance(query_words, entry.words), entry.importance, fresh if fresh > 0 else 0.0)
+        scored.append((value, entry))
+    scored.sort(key=lambda pair: (pair[0], pair[1].updated_at, pair[1].seq), reverse=True)
+    return scored
 
 
 #: The first block the walk scores at once (or ``limit``, if fewer); each next is twice as big, up to ``_BLOCK``.
@@ -167,6 +191,27 @@ def best_matches(
 ) -> list[tuple[float, R]]:
     """The best ``limit`` entries sharing a query word, with their scores, best first, ties newer (REC-2, REC-3).
 
+    ``walked`` with no limit on how many entries it reads: see there.
+    """
+    found = walked(walk, query_words, reachable, now, recency_window, limit, seq_is_age=seq_is_age, holders=holders)
+    assert found is not None  # no limit: the walk always ends
+    return found
+
+
+def walked(
+    walk: Callable[[float | None], Iterator[R]],
+    query_words: frozenset[str],
+    reachable: frozenset[str],
+    now: int | float,
+    recency_window: int | float,
+    limit: int,
+    *,
+    seq_is_age: bool,
+    holders: Mapping[str, Holding[R]] | None = None,
+    give_up: int | None = None,
+) -> list[tuple[float, R]] | None:
+    """The best ``limit`` entries sharing a query word, found by a walk by importance; None once it has read more than ``give_up``.
+
     ``walk(None)`` yields the candidates by importance, highest first, each
     importance newest first; ``walk(v)`` yields only those of importance
     below ``v``. ``reachable`` are the query words a candidate may hold: a
@@ -194,6 +239,9 @@ def best_matches(
       ``worst`` at the block's best is not scored.
 
     Nothing here depends on how many distinct importances there are.
+    When no entry holds most of the query words, the bounds stop little:
+    with ``give_up``, the walk stops (None) once it has read more than that
+    many entries, so that the caller can search the holders instead.
     """
     reach = len(reachable)
     if limit <= 0 or reach <= 0:
@@ -206,8 +254,12 @@ def best_matches(
     worst = -math.inf  # once ``limit`` are held, the ``limit``-th best score held
     tables = None if holders is None else [holders[word] for word in reachable]
     candidates, size = walk(None), min(limit, _FIRST_BLOCK)
+    read = 0
     while block := list(itertools.islice(candidates, size)):
         size = min(2 * size, _BLOCK)
+        read += len(block)
+        if give_up is not None and read > give_up:
+            return None
         top = block[0].importance
         top_weight = 0.5 + top / 2  # a relevance of 1 (1 * x is x) at this importance
         if share * top_weight + full_bonus < worst:
@@ -364,49 +416,98 @@ def best_holders(
 def _counted(
     holders: Mapping[str, Holding[R]], found: dict[int, R], total: int, limit: int, left_out: Set[int]
 ) -> Mapping[int, int]:
-    """How many query words each candidate holds, by ``seq``; ``found`` gets the candidates.
+    """How many query words each candidate that may make the best ``limit`` holds, by ``seq``; ``found`` gets them.
 
-    The words are counted rarest first. An entry that holds none of the
-    words counted so far holds at most the rest, which bounds its score.
-    Once ``limit`` live candidates are sure to beat that bound, whatever
-    their freshness, no other entry can make the best ``limit``: the
-    holders of the common rest are not read at all, the candidates' own
-    words are asked about it instead.
+    MaxScore over REC-2 (``maxscore.term_at_a_time``, REC-7): the words'
+    holders are read rarest first, and each word a candidate holds adds one
+    to its count. An entry held by none of the lists read so far holds at
+    most the ``rest`` unread words, so it scores at most
+    ``score(rest / total, 1, 1)`` (importance and freshness at their most,
+    ``_unseen_bound``). The floor is the ``limit``-th best of the live
+    candidates' scores without their freshness, at the words counted so far
+    (``_floor``): a score never falls as the count grows, nor when
+    freshness (>= 0) is added. Once the bound is strictly below the floor,
+    the unread words are non-essential: their lists are not read, only
+    asked about the candidates that can still reach the floor holding every
+    unread word; the others are dropped (they score below it).
     """
+    order = sorted(holders.values(), key=len)  # the rarest first
     counts: Counter[int] = Counter()
-    rarest_first = sorted(holders, key=lambda word: len(holders[word]))
-    for counted, word in enumerate(rarest_first, 1):
-        holding = holders[word]
-        for part in holding.parts():
+    met: list[int] = []  # the candidates the unread lists are asked about, once closed
+
+    def read(i: int) -> None:
+        parts = order[i].parts()
+        for part in parts:
             found.update(part)
-        counts.update(itertools.chain.from_iterable(holding.parts()))
-        rest = rarest_first[counted:]
-        if not rest or len(counts) < limit or sum(len(holders[other]) for other in rest) < 8 * len(counts):
-            continue  # nothing to stop, or little left to save
-        best_outside = len(rest) / total * 1.0 + FRESHNESS_BONUS * 1.0
-        # Only a candidate holding at least this many of the counted words can beat it (at importance 1).
-        fewest = next((held for held in range(1, counted + 1) if held / total * 1.0 > best_outside), None)
-        if fewest is None:
-            continue
-        seqs, helds = list(counts), list(counts.values())
-        can = list(map(operator.ge, helds, repeat(fewest)))
-        if sum(can) < limit:
-            continue
-        seqs, helds = list(itertools.compress(seqs, can)), list(itertools.compress(helds, can))
-        if left_out:
-            live = [seq not in left_out for seq in seqs]
-            seqs, helds = list(itertools.compress(seqs, live)), list(itertools.compress(helds, live))
-        # A score is at least its weight, and held / total at most the
-        # relevance: held / total * (0.5 + importance / 2) > best_outside
-        # makes a candidate sure, that is importance > least[held]. The
-        # margin leaves out any that rounding could let in.
-        least = [2 * best_outside * total / held - 1 + 1e-9 if held else math.inf for held in range(counted + 1)]
-        importances = map(_importance, map(found.__getitem__, seqs))
-        if sum(map(operator.gt, importances, map(least.__getitem__, helds))) >= limit:
-            seqs = list(counts)
-            held_rest = map(len, map(frozenset(rest).intersection, map(_words, map(found.__getitem__, seqs))))
-            return dict(zip(seqs, map(operator.add, counts.values(), held_rest), strict=True))
+        counts.update(itertools.chain.from_iterable(parts))
+
+    def closed(i: int) -> bool:
+        rest = len(order) - i
+        if not i or len(counts) < limit or not _worth_closing(sum(map(len, order[i:])), len(counts)):
+            return False
+        bound = _unseen_bound(rest, total)
+        floor = _floor(counts, found, total, limit, left_out, above=bound)
+        if floor is None or not bound < floor:
+            return False
+        # A candidate holding ``held`` counted words scores at most score((held + rest) / total, 1, 1).
+        need = next(held for held in itertools.count(1) if _unseen_bound(held + rest, total) >= floor)
+        met.extend(itertools.compress(counts.keys(), map(operator.ge, counts.values(), repeat(need))))
+        kept = {seq: counts[seq] for seq in met}
+        counts.clear()
+        counts.update(kept)
+        return True
+
+    def probe(i: int) -> None:
+        counts.update(order[i].having(met))
+
+    term_at_a_time(len(order), read, probe, closed)
     return counts
+
+
+def _worth_closing(unread: int, met: int) -> bool:
+    """True when the ``unread`` lists hold at least as many postings as the candidates ``met``.
+
+    Only then can asking them about each candidate cost less than reading
+    them, so only then is the floor worked out. A matter of cost, never of
+    the result (REC-7).
+    """
+    return unread >= met
+
+
+def _unseen_bound(held: int, total: int) -> float:
+    """The most an entry holding at most ``held`` of ``total`` query words can score: ``score(held / total, 1, 1)`` (REC-7).
+
+    Importance is at most 1, so ``0.5 + importance / 2`` is at most 1.0
+    exactly, and freshness is at most 1; each IEEE operation of the score
+    never falls as its operands grow, so no such entry scores above this.
+    """
+    return held / total * 1.0 + FRESHNESS_BONUS * 1.0
+
+
+def _floor(
+    counts: Mapping[int, int], found: Mapping[int, R], total: int, limit: int, left_out: Set[int], *, above: float
+) -> float | None:
+    """A floor of the ``limit``-th best final score: the ``limit``-th best live ``count / total * (0.5 + importance / 2)``.
+
+    Each is a real entry's score at fewer or as many words and without its
+    freshness, so at most its final score; the ``limit``-th best of them is
+    at most the final ``limit``-th best. Only the candidates whose count
+    could put them ``above`` are worked out (the others are at most it);
+    None when fewer than ``limit`` of them are live.
+    """
+    fewest = next((held for held in range(1, total + 1) if held / total * 1.0 > above), None)
+    if fewest is None:
+        return None
+    seqs = list(itertools.compress(counts.keys(), map(operator.ge, counts.values(), repeat(fewest))))
+    if left_out:
+        seqs = [seq for seq in seqs if seq not in left_out]
+    if len(seqs) < limit:
+        return None
+    ratios = map(operator.truediv, map(counts.__getitem__, seqs), repeat(total))
+    weights = map(
+        operator.add, repeat(0.5), map(operator.truediv, map(_importance, map(found.__getitem__, seqs)), repeat(2))
+    )
+    return kth_largest(map(operator.mul, ratios, weights), limit)
 
 
 def _all_scored(

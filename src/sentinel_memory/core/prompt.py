@@ -201,12 +201,12 @@ def fill(
     gap = measure(separator)
     cap = limit_of(token_budget)
     live: Sequence[Entry] | None = None
-    size_of: Callable[[Entry], Any]
+    sizes_of: Callable[[Iterable[Entry]], list[Any]]
     if render is render_default and measure is utf16_len:
-        size_of, floor = _line_units, least_units  # whole numbers, cached per entry
+        sizes_of, floor = _lines_units, least_units  # whole numbers, cached per entry
     else:
         live = oldest_first()
-        lines = list(map(render, live))
+        lines = list(map(_line if render is render_default else render, live))
         # A LineCounter counts the lines it has not seen, all at once (CTX-12).
         counts = tokenizer.measure_many(lines) if isinstance(tokenizer, LineCounter) else list(map(measure, lines))
         measured = dict(zip(map(_seq, live), counts, strict=True))
@@ -214,14 +214,18 @@ def fill(
         # promise the naive fill's result, and the naive fill reports bad counts.
         if type(gap) is not int or set(map(type, measured.values())) != {int} or gap < 0 or min(measured.values()) < 0:
             return naive()
-        size_of, floor = lambda entry: measured[entry.seq], min(measured.values())
+        floor = min(measured.values())
+
+        def sizes_of(entries: Iterable[Entry]) -> list[Any]:
+            return list(map(measured.__getitem__, map(_seq, entries)))  # at C speed
+
     chosen: Sequence[Entry]
     picks: list[Entry] | None = None  # in ranking order, when the ranking was walked
     total = cap + 1
     if count * (floor + gap) - gap <= cap:
         # Everything may fit: only then is every line looked at.
         live = oldest_first() if live is None else live
-        sizes = list(map(size_of, live))
+        sizes = sizes_of(live)
         total = sum(sizes) + gap * (len(sizes) - 1)
         floor = min(sizes)
     if total <= cap:
@@ -232,7 +236,7 @@ def fill(
         # walk usually needs only the start of the ranking.
         least = floor + gap
         order = rank(None if least <= 0 else (cap + gap) // least + 1)
-        sizes = list(map(size_of, order))
+        sizes = sizes_of(order)
         picked, room = _greedy(sizes, gap, cap + gap)
         picks = list(map(order.__getitem__, picked))
         if len(order) < count and room >= least:
@@ -243,13 +247,11 @@ def fill(
             # the walk stopped. The picks are those of a walk over the whole
             # ranking.
             small: Iterable[Entry]
-            if lines_within is not None and size_of is _line_units:
+            if lines_within is not None and sizes_of is _lines_units:
                 small = lines_within(room - gap)
             else:
                 everyone = oldest_first()
-                small = itertools.compress(
-                    everyone, map(operator.le, map(size_of, everyone), itertools.repeat(room - gap))
-                )
+                small = itertools.compress(everyone, map(operator.le, sizes_of(everyone), itertools.repeat(room - gap)))
             # A line of the start that the walk left out did not fit a room
             # at least as large as the room now, so of the start's lines only
             # picked ones can be among the small.
@@ -257,7 +259,7 @@ def fill(
             fitting = [entry for entry in small if entry.seq not in seen]
             if fitting:
                 rest = rank_among(fitting)
-                more, room = _greedy(list(map(size_of, rest)), gap, room)
+                more, room = _greedy(sizes_of(rest), gap, room)
                 picks += map(rest.__getitem__, more)
         total = cap - room  # the lines' measures and a separator between each two
         chosen = sorted_by_age(picks, seq_is_age=seq_is_age)  # age order again
@@ -331,4 +333,11 @@ def render_default(entry: Entry) -> str:
 #: The default line and its measure under the estimator, both cached on the entry.
 _line = operator.attrgetter("line")
 _line_units = operator.attrgetter("line_units")
+
+
+def _lines_units(entries: Iterable[Entry]) -> list[int]:
+    """The ``line_units`` of ``entries``, each cached on its entry (CTX-8)."""
+    return list(map(_line_units, entries))
+
+
 _seq = operator.attrgetter("seq")

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from .basics import _check_now, _copies
 from .index import Index
-from .lexical import best_holders, best_matches, words
+from .lexical import best_holders, best_matches, walked, words
 from .options import number_option
 from .ranking import matches, uses_words
 from .state import MemoryState
@@ -38,9 +38,11 @@ def _matches(
 
     A query word no stored entry holds cannot raise any score. In a store
     that is small for the ``limit`` (a context's ranking), every entry
-    holding a query word is scored (``best_holders``); otherwise
-    ``best_matches`` walks the index by importance and stops early. With
-    ``among``, only those live entries are looked at.
+    holding a query word is scored (``best_holders``); otherwise the walk
+    by importance (``walked``) goes first when the holders are many
+    (``_walk_budget``), and the holders are searched with MaxScore when it
+    gives up. Every way returns the start of ``lexical.ranked`` (REC-7).
+    With ``among``, only those live entries are looked at.
     """
     index, window = state.index, state.config.recency_window
     reachable = _reachable(index, query_words)
@@ -55,25 +57,43 @@ def _matches(
         holders = {word: index.holders(word) for word in sorted(reachable)}
         left_out = index.expired_seqs(now) or frozenset()
         return best_holders(holders, len(query_words), now, window, limit, left_out=left_out, seq_is_age=index.in_order)
+    holders = {word: index.holders(word) for word in sorted(reachable)}
+    budget = _walk_budget(sum(map(len, holders.values())))
+    if budget is None or budget > 0:
 
-    def walk(below: float | None) -> Iterator[Entry]:
-        return index.by_importance_desc(now, below)
+        def walk(below: float | None) -> Iterator[Entry]:
+            return index.by_importance_desc(now, below)
 
-    return best_matches(
-        walk,
-        query_words,
-        reachable,
-        now,
-        window,
-        limit,
-        seq_is_age=index.in_order,
-        holders=index.searched_holders(reachable),
-    )
+        found = walked(
+            walk, query_words, reachable, now, window, limit, seq_is_age=index.in_order, holders=holders, give_up=budget
+        )
+        if found is not None:
+            return found
+    left_out = index.expired_seqs(now) or frozenset()
+    return best_holders(holders, len(query_words), now, window, limit, left_out=left_out, seq_is_age=index.in_order)
 
 
 def _by_holders(stored: int, limit: int) -> bool:
     """True when scoring every holder of a query word is the faster search: the store is small for the ``limit``."""
     return stored <= 2_048 + 32 * limit
+
+
+#: Up to this many postings (entries holding a reachable query word, counted once per word), the holders are searched.
+_FEW_POSTINGS = 8_192
+
+
+def _walk_budget(postings: int) -> int | None:
+    """How many entries the walk by importance may read before the search of the holders takes over (REC-7).
+
+    0: none, the holders are searched at once; None: the walk reads to its
+    end. The search of the holders (MaxScore, ``best_holders``) costs about
+    what its ``postings`` are, read at C speed; the walk costs more per
+    entry, but when the query's words are common among the most important
+    entries its first blocks hold the best few and it ends at once. So up
+    to ``_FEW_POSTINGS`` postings the holders are searched; above, the walk
+    goes first and gives up after half as many entries.
+    """
+    return 0 if postings <= _FEW_POSTINGS else postings // 2
 
 
 def _reachable(index: Index, query_words: frozenset[str]) -> frozenset[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import operator
 from collections.abc import Callable, Sized
 from typing import Any, Protocol, runtime_checkable
 
@@ -372,10 +373,11 @@ class LineCounter:
         counts = list(map(known.get, lines))
         if None not in counts:
             return counts  # type: ignore[return-value]
-        missing = list(dict.fromkeys(line for line, count in zip(lines, counts, strict=True) if count is None))
+        missing = list(dict.fromkeys(itertools.compress(lines, map(operator.is_, counts, itertools.repeat(None)))))
         new = dict(zip(missing, map(self._count, missing), strict=True))
         self._keep(new)
-        return [new[line] if count is None else count for line, count in zip(lines, counts, strict=True)]
+        # A line is in ``new`` exactly when its count was None: the known count is the default (at C speed).
+        return list(map(new.get, lines, counts))  # type: ignore[arg-type]  # get is overloaded
 
     def clear(self) -> None:
         """Forget every remembered count: after the tokenizer object changed how it counts (``add_tokens``, say)."""

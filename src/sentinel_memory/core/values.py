@@ -186,7 +186,7 @@ class Entry:
             >>> copied == entry, copied.data is entry.data
             (True, False)
         """
-        if not self.holds_container:
+        if not isinstance(self.data, (dict, list)):  # ``holds_container``, without a call: hundreds per context
             return self
         # The constructor, not attrs.evolve: a context or a chat request copies hundreds of entries.
         return Entry(
