@@ -102,6 +102,20 @@ class Mutant:
 
 MUTANTS = [
     Mutant(
+        "add_messages stores the caller's content parts themselves, since its checked copy is not copied again",
+        "core/chat.py",
+        "    return copy_json(content, what=where, inside=1)  # JSON data (ENT-2), copied (ENT-3), inside its message (ENT-13)",
+        "    copy_json(content, what=where, inside=1)\n    return list(parts)",
+        tests=COPIES,
+    ),
+    Mutant(
+        "add_turn's text is stored as owned, unchecked",
+        "core/conversation.py",
+        '_add_message(state, {"role": role, "content": text}, now=now, importance=importance, ttl=ttl)',
+        '_add_message(state, {"role": role, "content": text}, now=now, importance=importance, ttl=ttl, owned=True)',
+        tests=COPIES,
+    ),
+    Mutant(
         "get_messages hands out the stored messages themselves",
         "core/request.py",
         "        messages=[clone(message) for message in result.messages],",

@@ -6,6 +6,7 @@ import asyncio
 import copy
 from typing import Any
 
+import pytest
 from agents import Agent as SdkAgent
 from agents import RunConfig, Runner
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
@@ -208,3 +209,48 @@ def test_oai_12_a_limit_beyond_the_items_reads_them_all():
     session.add(stored)
     assert session.items(3) == session.items(2) == session.items(-1) == stored
     assert session.items(1) == stored[1:] and session.items(0) == []
+
+
+def test_msg_19_messages_stored_once_checked_are_apart_from_what_was_passed_and_returned():
+    """MSG-19: add_messages stores its checked copy; changing the passed messages or returned entries changes nothing."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    mem.add_turn("user", "What is the weather?")
+    parts = [{"type": "text", "text": "4 °C"}, {"type": "data", "value": {"deep": [1, 2]}}]
+    call = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+    passed = [
+        {"role": "assistant", "content": [{"type": "text", "text": "Looking."}], "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": parts},
+    ]
+    before = copy.deepcopy(passed)
+    entries = mem.add_messages(passed)
+    stored = copy.deepcopy([entry.data for entry in entries])
+    assert stored == before
+    parts[0]["text"] = "changed"
+    parts[1]["value"]["deep"].append(3)
+    parts.append({"type": "text", "text": "more"})
+    call["function"]["name"] = "other"
+    passed[0]["content"][0]["text"] = "changed"
+    entries[1].data["content"][1]["value"]["deep"].clear()
+    entries[0].data["tool_calls"][0]["id"] = "c9"
+    assert [mem.get(entry.key) for entry in entries] == stored
+    assert mem.get_messages(token_budget=1_000).messages[1:] == stored
+
+
+def test_msg_19_a_message_stored_alone_is_apart_from_what_was_passed():
+    """MSG-19: add_message stores its checked copy: changing the passed message's parts afterwards changes nothing."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    message = {"role": "user", "content": [{"type": "text", "text": "Hi"}]}
+    entry = mem.add_message(message)
+    message["content"][0]["text"] = "changed"
+    message["content"].append({"type": "text", "text": "more"})
+    assert mem.get(entry.key) == {"role": "user", "content": [{"type": "text", "text": "Hi"}]}
+
+
+def test_msg_19_add_turn_text_is_still_checked_as_data():
+    """MSG-19, ENT-2: add_turn's text is checked as remember checks data: a lone surrogate is refused, nothing stored."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    with pytest.raises(TypeError, match=r"lone surrogate"):
+        mem.add_turn("user", "a\ud800")
+    assert list(mem.items()) == []
+    mem.add_turn("user", "fine")
+    assert mem.get_messages(token_budget=100).messages == [{"role": "user", "content": "fine"}]

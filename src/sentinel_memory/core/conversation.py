@@ -12,7 +12,7 @@ from typing import Any
 
 from .basics import _check_now
 from .chat import ROLES, check_messages, check_role
-from .entries import remember
+from .entries import remember, remember_owned
 from .expiry import is_past
 from .options import Duration, number_option
 from .state import MemoryState
@@ -77,14 +77,16 @@ def _add_message(
     now: int | float,
     importance: float | None,
     ttl: Duration | None,
+    owned: bool = False,
 ) -> tuple[MemoryState, Compaction, str]:
-    """Remember a checked message under the next ``chat:N`` key (ENT-16)."""
+    """Remember a message under the next ``chat:N`` key (ENT-16); ``owned``: it is ``check_messages``' own new copy."""
     number = state.turns + 1
     while f"chat:{number}" in state.entries:  # a state built by hand may hold turns past its counter
         number += 1
     key = f"chat:{number}"
     weight = number_option("turn_importance", importance)
-    state, dropped = remember(state, key, message, now=now, importance=weight, ttl=ttl)
+    store = remember_owned if owned else remember
+    state, dropped = store(state, key, message, now=now, importance=weight, ttl=ttl)
     return state, dropped, key
 
 
@@ -135,7 +137,8 @@ def add_messages(
     total = Compaction()
     keys = []
     for message in checked:
-        state, dropped, key = _add_message(state, message, now=now, importance=importance, ttl=ttl)
+        # The checked messages are new copies no one else holds: stored as they are, not copied again (ENT-3).
+        state, dropped, key = _add_message(state, message, now=now, importance=importance, ttl=ttl, owned=True)
         total += dropped
         keys.append(key)
     return state, total, tuple(keys)

@@ -68,7 +68,25 @@ def remember(
     """
     _check_now(now)
     key = _check_key(key)
-    data = copy_json(data)
+    return remember_owned(state, key, copy_json(data), now=now, importance=importance, ttl=ttl)
+
+
+def remember_owned(
+    state: MemoryState,
+    key: str,
+    data: Any,
+    *,
+    now: int | float,
+    importance: float | None = None,
+    ttl: Duration | None = None,
+) -> tuple[MemoryState, Compaction]:
+    """``remember`` of data already checked and copied, which nothing else holds: kept as it is (ENT-3).
+
+    For a caller that made ``data`` itself from checked input (``add_messages``
+    stores the messages ``check_messages`` built): copying it again would
+    change nothing. ``key`` is checked already too; ``now`` is checked here.
+    """
+    _check_now(now)
     old = state.entries.get(key)
     replaced = Compaction()
     if old is not None and is_past(old.expires_at, now):
