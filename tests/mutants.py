@@ -102,6 +102,34 @@ class Mutant:
 
 MUTANTS = [
     Mutant(
+        "the middleware hands the model its kept messages themselves",
+        "integrations/langchain/middleware.py",
+        "            out.append(_copied(hit[1]))",
+        "            out.append(hit[1])",
+        tests=COPIES,
+    ),
+    Mutant(
+        "a kept LangChain message's copy shares its lists (content parts, tool calls)",
+        "integrations/langchain/middleware.py",
+        "        if type(value) is dict or type(value) is list:\n            fields[name] = clone(value)",
+        "        if type(value) is dict:\n            fields[name] = clone(value)",
+        tests=COPIES,
+    ),
+    Mutant(
+        "a kept LangChain message's copy rebuilds only its outer dicts and lists",
+        "integrations/langchain/middleware.py",
+        "            fields[name] = clone(value)",
+        "            fields[name] = value.copy()",
+        tests=COPIES,
+    ),
+    Mutant(
+        "the middleware keeps each memory's messages by the turn's place in the request, not its data",
+        "integrations/langchain/middleware.py",
+        '            hit = known.get(id(turn))  # a kept turn is held, so no other data can take its id meanwhile\n            if hit is None:\n                hit = (\n                    turn,\n                    message_from_turn(\n                        turn["role"],\n                        turn.get("content"),\n                        tool_calls=turn.get("tool_calls", ()),\n                        tool_call_id=turn.get("tool_call_id"),\n                        name=turn.get("name"),\n                    ),\n                )\n            now_known[id(turn)] = hit',
+        '            hit = known.get(len(now_known))  # by place\n            if hit is None:\n                hit = (\n                    turn,\n                    message_from_turn(\n                        turn["role"],\n                        turn.get("content"),\n                        tool_calls=turn.get("tool_calls", ()),\n                        tool_call_id=turn.get("tool_call_id"),\n                        name=turn.get("name"),\n                    ),\n                )\n            now_known[len(now_known)] = hit',
+        tests=COPIES,
+    ),
+    Mutant(
         "add_messages stores the caller's content parts themselves, since its checked copy is not copied again",
         "core/chat.py",
         "    return copy_json(content, what=where, inside=1)  # JSON data (ENT-2), copied (ENT-3), inside its message (ENT-13)",
@@ -351,8 +379,8 @@ MUTANTS = [
     Mutant(
         "adapters: the LangChain middleware drops its request options",
         "integrations/langchain/middleware.py",
-        "            shared=True,  # read, not copied: messages_from_turns makes new messages of copies (MSG-18)\n            **self._options,\n",
-        "            shared=True,  # read, not copied: messages_from_turns makes new messages of copies (MSG-18)\n",
+        "            shared=True,  # read, not copied: the messages handed out are new copies (MSG-18, LC-14)\n            **self._options,\n",
+        "            shared=True,  # read, not copied: the messages handed out are new copies (MSG-18, LC-14)\n",
         tests=ADAPTER_OPTIONS,
     ),
     Mutant(

@@ -254,3 +254,55 @@ def test_msg_19_add_turn_text_is_still_checked_as_data():
     assert list(mem.items()) == []
     mem.add_turn("user", "fine")
     assert mem.get_messages(token_budget=100).messages == [{"role": "user", "content": "fine"}]
+
+
+def _spoiling_model(seen: list[Any]) -> Any:
+    """A chat model that keeps a deep copy of the messages it gets, then changes every part of them it can."""
+    from server_support import EchoChatModel
+
+    class Spoiling(EchoChatModel):  # type: ignore[misc]
+        def _generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+            seen.append([m.model_copy(deep=True) for m in messages])
+            for message in messages:
+                if isinstance(message.content, list):
+                    message.content[0]["text"] = "changed"
+                    message.content.append({"type": "text", "text": "more"})
+                for call in getattr(message, "tool_calls", []):
+                    call["args"]["city"] = "Nowhere"
+                if getattr(message, "tool_calls", None) is not None:
+                    message.tool_calls.append({"name": "x", "args": {}, "id": "x1", "type": "tool_call"})
+                message.additional_kwargs["spoiled"] = True
+                message.response_metadata["spoiled"] = True
+            return super()._generate(messages, *args, **kwargs)
+
+    return Spoiling()
+
+
+def test_lc_14_the_model_gets_the_same_messages_anew_though_it_changed_the_last_ones():
+    """LC-14: each call's messages are new copies of the kept ones: parts, tool calls' args and kwargs a model changed come back as stored."""
+    from langchain.agents import create_agent
+
+    mem = tool_memory()
+    seen: list[Any] = []
+    agent = create_agent(_spoiling_model(seen), middleware=[SentinelMemoryMiddleware(mem, 500)])
+    agent.invoke({"messages": [{"role": "user", "content": "And tomorrow?"}]})
+    agent.invoke({"messages": [{"role": "user", "content": "And after?"}]})
+    agent.invoke({"messages": [{"role": "user", "content": "And then?"}]})
+    assert seen[0][1].tool_calls[0]["args"] == {"city": "Brno"}
+    assert seen[1][: len(seen[0]) - 1] == seen[0][:-1]
+    assert seen[2][: len(seen[0]) - 1] == seen[0][:-1]
+
+
+def test_lc_14_a_turn_changed_in_the_memory_is_read_anew():
+    """LC-14: a turn whose data changed between calls reaches the model as it is now, not as it was kept."""
+    from langchain.agents import create_agent
+
+    mem = tool_memory()
+    seen: list[Any] = []
+    agent = create_agent(_spoiling_model(seen), middleware=[SentinelMemoryMiddleware(mem, 500)])
+    agent.invoke({"messages": [{"role": "user", "content": "And tomorrow?"}]})
+    mem.remember("chat:1", {"role": "user", "content": "What is the weather in Prague?"}, importance=0.3)
+    agent.invoke({"messages": [{"role": "user", "content": "And after?"}]})
+    assert seen[0][0].content == "What is the weather?"
+    assert seen[1][0].content == "What is the weather in Prague?"
+    assert seen[1][1 : len(seen[0]) - 1] == seen[0][1:-1]

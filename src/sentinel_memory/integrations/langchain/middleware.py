@@ -27,9 +27,12 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired, cast
 
+from ...core.jsondata import clone
 from ...core.options import Duration
 from ...core.shown import shown
 from ...core.tokens import TokenizerLike, as_tokenizer, count_tokens
@@ -47,7 +50,7 @@ from ...serving import (
     run_view,
     unseen,
 )
-from . import messages_from_turns, turns_from_messages
+from . import message_from_turn, turns_from_messages
 
 try:
     from langchain.agents.middleware.types import (
@@ -58,7 +61,7 @@ try:
         ModelResponse,
         PrivateStateAttr,
     )
-    from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
+    from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
     from langchain_core.runnables.config import run_in_executor
     from langchain_core.utils.function_calling import convert_to_openai_tool
     from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -83,6 +86,24 @@ class SentinelMemoryState(AgentState[Any]):
 
     sentinel_memory_recorded: NotRequired[Annotated[list[str], PrivateStateAttr]]
     sentinel_memory_run: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
+
+
+#: LC-14: the LangChain messages of a memory's last request, by the identity of each turn's data: (the turn, its message).
+_Known = dict[int, tuple[dict[str, Any], BaseMessage]]
+
+
+def _copied(message: BaseMessage) -> BaseMessage:
+    """A new copy of a kept message: the model copied, and each of its dicts and lists (content parts, tool calls) anew (LC-14).
+
+    Its fields hold JSON data (MSG-5, the arguments parsed from JSON text) and
+    values that never change, so rebuilding the dicts and lists is a deep copy.
+    """
+    copied = message.model_copy()
+    fields = copied.__dict__
+    for name, value in fields.items():
+        if type(value) is dict or type(value) is list:
+            fields[name] = clone(value)
+    return copied
 
 
 class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
@@ -201,6 +222,9 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
         self._importance = importance
         self._ttl = ttl
         self.tools = []
+        # LC-14: each memory's last request, its LangChain messages by the identities of its turns' data.
+        self._read_known: weakref.WeakKeyDictionary[Memory, _Known] = weakref.WeakKeyDictionary()
+        self._read_lock = threading.Lock()
 
     @classmethod
     def from_folder(
@@ -435,12 +459,43 @@ class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
             must_keep=self._must_keep,
             facts_share=self._facts_share,
             system=system,
-            shared=True,  # read, not copied: messages_from_turns makes new messages of copies (MSG-18)
+            shared=True,  # read, not copied: the messages handed out are new copies (MSG-18, LC-14)
             **self._options,
         )
-        messages = cast("list[AnyMessage]", messages_from_turns(result.messages))
+        messages = cast("list[AnyMessage]", self._read(memory, result.messages))
         head = messages.pop(0) if messages and isinstance(messages[0], SystemMessage) else None
         return request.override(messages=messages, system_message=cast("SystemMessage | None", head))
+
+    def _read(self, memory: Memory, turns: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+        """``messages_from_turns`` of a request built in place; a turn read before is not read again (LC-14).
+
+        The turns are the memory's own data (MSG-18), never changed: each
+        stored turn's message is kept by the identity of its data until the
+        memory's next request, which keeps only its own. What is returned is
+        a new copy of each (``_copied``), so the caller may change it.
+        """
+        with self._read_lock:
+            known = self._read_known.get(memory, {})  # replaced, never changed: requests may run at once
+        now_known: _Known = {}
+        out = []
+        for turn in turns:
+            hit = known.get(id(turn))  # a kept turn is held, so no other data can take its id meanwhile
+            if hit is None:
+                hit = (
+                    turn,
+                    message_from_turn(
+                        turn["role"],
+                        turn.get("content"),
+                        tool_calls=turn.get("tool_calls", ()),
+                        tool_call_id=turn.get("tool_call_id"),
+                        name=turn.get("name"),
+                    ),
+                )
+            now_known[id(turn)] = hit
+            out.append(_copied(hit[1]))
+        with self._read_lock:
+            self._read_known[memory] = now_known
+        return out
 
     def _tools_tokens(self, request: ModelRequest[Any], memory: Memory) -> int | float:
         """LC-13: the tokens of the tools' schemas the model is sent, each as its OpenAI function JSON."""
