@@ -181,3 +181,69 @@ def test_l0_2_mw_6_the_caches_changes_in_a_shared_memory_touch_no_store():
     assert store.calls == [] and "theirs" not in mem.keys()
     mem.remember("mine", 1)  # the step after: a persisted change is a transaction, reloading first
     assert store.calls[0] == "lock" and "load" in store.calls and set(mem.keys()) == {"mine", "theirs"}
+
+
+def test_time_2_a_clock_that_returns_no_number_is_named():
+    """TIME-2: a clock returning no finite number is a TypeError saying what the clock must return and what it gave."""
+    reading: list[object] = [1000]
+    mem = sm.create_memory(clock=lambda: reading[0], load=False)
+    reading[0] = "soon"
+    with pytest.raises(TypeError, match=r"^clock must return a finite number of milliseconds, got 'soon'$"):
+        mem.remember("a", 1)
+    reading[0] = 2000
+    assert list(mem.keys()) == []
+    assert mem.remember("a", 1).created_at == 2000  # the step after: the next reading is used
+
+
+class _SavesBy(sm.SqliteStore):
+    """A SqliteStore noting which of its two saves each autosave used."""
+
+    def __init__(self, path: Any) -> None:
+        super().__init__(path)
+        self.used: list[str] = []
+
+    def save(self, document: Any) -> None:
+        self.used.append("save")
+        super().save(document)
+
+    def save_changes(self, changes: Any) -> None:
+        self.used.append("save_changes")
+        super().save_changes(changes)
+
+
+def test_mw_1_mw_4_a_memory_never_loaded_saves_its_first_change_as_generation_1_by_its_changes(tmp_path):
+    """MW-1, MW-4: a memory created without loading, on an empty store, holds what it holds: its first autosave is generation 1, sent as changes."""
+    store = _SavesBy(tmp_path / "memory.db")
+    with sm.create_memory(store=store, autosave=True, load=False) as mem:
+        mem.remember("a", 1)
+        assert store.used == ["save_changes"] and store.generation() == 1 and mem.generation == 1
+
+
+def test_mw_6_a_memory_never_loaded_has_nothing_unsaved_to_lose_to_a_reload():
+    """MW-6: a shared memory created without loading reloads a store another writer filled, at its first change."""
+    store = sm.MemoryStore()
+    sm.create_memory(store=store, autosave=True).remember("theirs", 1)
+    mem = sm.create_memory(store=store, autosave=True, shared=True, load=False)
+    mem.remember("mine", 1)
+    assert sorted(mem.keys()) == ["mine", "theirs"] and store.generation() == 2
+
+
+@pytest.mark.parametrize("load", [True, False], ids=["at-creation", "later"])
+def test_per_14_a_memory_whose_load_dropped_nothing_never_preserves(load):
+    """PER-14: preserve() is for a load that dropped entries: after a clean load, or none, saves never call it."""
+    store = sm.MemoryStore()
+    sm.create_memory(store=store, autosave=True).remember("a", 1)
+    mem = sm.create_memory(store=store, autosave=True, load=load)
+    if not load:
+        mem.load()  # a clean load after creation
+    mem.remember("b", 2)
+    mem.save()
+    assert store.preserved == [] and mem.last_load == sm.LoadResult(loaded=1, dropped=0)
+
+
+def test_per_14_a_memory_never_loaded_has_no_last_load():
+    """PER-14: last_load is None until the memory loads."""
+    mem = sm.create_memory(store=sm.MemoryStore(), load=False)
+    assert mem.last_load is None
+    mem.load()
+    assert mem.last_load == sm.LoadResult(loaded=0, dropped=0)
