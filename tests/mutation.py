@@ -111,7 +111,7 @@ SELECTION: dict[str, tuple[str, ...]] = {
         "-k",
         "not srv_5 and not threads_share_one_counter and not messages_count_the_same_through"
         " and not test_mw_6_a_shared_change_checks_its_arguments and not folders_memory_tags"
-        " and not apps_memory_is_tagged and not otl_9_bad_arguments and not otl_10_an_async_memory_is_tagged"
+        " and not otl_9_bad_arguments and not otl_10_an_async_memory_is_tagged"
         " and not every_adapter_span and not real_chat_text and not writer_killed_mid_group"
         " and not items_read_once_copied",
     ),

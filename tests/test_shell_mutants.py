@@ -247,3 +247,13 @@ def test_per_14_a_memory_never_loaded_has_no_last_load():
     assert mem.last_load is None
     mem.load()
     assert mem.last_load == sm.LoadResult(loaded=0, dropped=0)
+
+
+def test_bm_11_a_memory_constructed_directly_keeps_its_states_ranking():
+    """BM-11: Memory(...) takes its options as they are: a load keeps the state's ranking, warning of the document's."""
+    store = sm.MemoryStore()
+    store.save({"version": 1, "ranking": "bm25", "entries": []})
+    mem = sm.Memory(sm.core.MemoryState(), store=store, clock=lambda: 1000, autosave=False, on_evict=None)
+    with pytest.warns(sm.RankingWarning, match="bm25"):
+        mem.load()
+    assert mem.stats()["ranking"] == "words"
