@@ -257,3 +257,21 @@ def test_bm_11_a_memory_constructed_directly_keeps_its_states_ranking():
     with pytest.warns(sm.RankingWarning, match="bm25"):
         mem.load()
     assert mem.stats()["ranking"] == "words"
+
+
+def test_wrp_3_a_change_from_inside_on_evict_is_refused_and_the_next_change_goes_on():
+    """WRP-3: on_evict changing its own memory gets ReentrantCallError; the change it was called from completes."""
+    refused: list[BaseException] = []
+
+    def evict(_: sm.Compaction) -> None:
+        try:
+            mem.remember("inner", 1)
+        except sm.ReentrantCallError as error:
+            refused.append(error)
+
+    mem = sm.create_memory(limit=1, on_evict=evict, load=False)
+    mem.remember("a", 1)
+    mem.remember("b", 2)  # evicts a: on_evict runs and is refused
+    assert len(refused) == 1 and list(mem.keys()) == ["b"]
+    mem.remember("c", 3)  # the step after: a change from outside goes on
+    assert len(refused) == 2 and list(mem.keys()) == ["c"]
