@@ -273,5 +273,9 @@ def test_wrp_3_a_change_from_inside_on_evict_is_refused_and_the_next_change_goes
     mem.remember("a", 1)
     mem.remember("b", 2)  # evicts a: on_evict runs and is refused
     assert len(refused) == 1 and list(mem.keys()) == ["b"]
+    assert str(refused[0]) == (
+        "a memory cannot be changed from inside its own on_evict or store save; "
+        "the change in progress would overwrite it"
+    )
     mem.remember("c", 3)  # the step after: a change from outside goes on
     assert len(refused) == 2 and list(mem.keys()) == ["c"]
