@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,6 +44,22 @@ class RecordingStore(sm.MemoryStore):
 
     def save(self, document: dict) -> None:
         self.saves.append(document)
+        super().save(document)
+
+
+class FailingFileStore(sm.JsonFileStore):
+    """A file store that counts its saves and fails the next one when told (``fail_next``)."""
+
+    def __init__(self, path: Path, **options: Any) -> None:
+        super().__init__(path, **options)
+        self.saves = 0
+        self.fail_next = False
+
+    def save(self, document: dict[str, Any]) -> None:
+        if self.fail_next:
+            self.fail_next = False
+            raise OSError("disk full")
+        self.saves += 1
         super().save(document)
 
 

@@ -423,7 +423,7 @@ def test_a_backend_without_a_required_group_cannot_be_run(tmp_path, monkeypatch)
 
 def test_serve_answers_the_handshake_and_a_case():
     """serve speaks the protocol: the handshake names the implementation and groups; a case gets one answer line."""
-    request = '{"op": "start", "protocol": 1}\n{"id": "c", "config": {}, "steps": [{"op": "size", "now": 0}, {"op": "teleport", "now": 0}]}\n'
+    request = '{"op": "start", "protocol": 2}\n{"id": "c", "config": {}, "steps": [{"op": "size", "now": 0}, {"op": "teleport", "now": 0}]}\n'
     result = subprocess.run(SERVE.split(), input=request, capture_output=True, text=True, timeout=60, check=True)
     hello, answer = map(json.loads, result.stdout.splitlines())
     assert hello["implementation"]["name"] == "sentinel-memory" and "cache" in hello["groups"]
@@ -434,7 +434,7 @@ def test_dump_prints_every_vector_as_one_document():
     """dump gives one JSON document with every file and case."""
     result = cli("dump")
     document = json.loads(result.stdout)
-    assert document["protocol"] == 1
+    assert document["protocol"] == 2
     assert sum(len(file["cases"]) for file in document["files"]) == len(all_cases())
 
 

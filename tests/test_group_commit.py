@@ -19,22 +19,7 @@ import pytest
 import sentinel_memory as sm
 from sentinel_memory.stores.jsontext import dumps, loads
 from support import T0
-
-
-class Counting(sm.JsonFileStore):
-    """A file store that counts its saves and can be told to fail the next one."""
-
-    def __init__(self, path: Path, **options: Any) -> None:
-        super().__init__(path, **options)
-        self.saves = 0
-        self.fail_next = False
-
-    def save(self, document: dict[str, Any]) -> None:
-        if self.fail_next:
-            self.fail_next = False
-            raise OSError("disk full")
-        self.saves += 1
-        super().save(document)
+from support import FailingFileStore as Counting
 
 
 class AsyncDict:

@@ -122,7 +122,7 @@ HOSTILE = [
 
 def test_serve_answers_every_hostile_line_and_then_the_next_request():
     """PROTOCOL section 1: each line that is no request (not UTF-8, not JSON, no object, steps that are no steps) gets one answer, and the request after it is answered as usual."""
-    lines = [b'{"op": "start", "protocol": 1}']
+    lines = [b'{"op": "start", "protocol": 2}']
     for line in HOSTILE:
         lines += [line, NEXT.encode()]
     result = cli("serve", stdin=b"\n".join(lines) + b"\n")
@@ -137,7 +137,7 @@ def test_serve_answers_every_hostile_line_and_then_the_next_request():
 
 def test_serve_answers_a_line_cut_off_at_the_end_of_input():
     """PROTOCOL section 1: a last line without its newline, cut short, is answered before serve exits."""
-    result = cli("serve", stdin=b'{"op": "start", "protocol": 1}\n' + NEXT.encode() + b'\n{"id": "cut", "steps": [')
+    result = cli("serve", stdin=b'{"op": "start", "protocol": 2}\n' + NEXT.encode() + b'\n{"id": "cut", "steps": [')
     answers = result.stdout.decode().splitlines()
     assert result.returncode == 0 and len(answers) == 3
     assert json.loads(answers[2])["error"] == "E_UNSUPPORTED"
@@ -153,7 +153,7 @@ def test_serve_reads_and_writes_a_million_digit_integer_in_bounded_time():
         ' {"op": "remember", "args": {"key": "k", "data": DIGITS}, "now": DIGITS}]}'
     ).replace("DIGITS", MILLION)
     started = time.monotonic()
-    result = cli("serve", stdin=("\n".join(['{"op": "start", "protocol": 1}', case, NEXT]) + "\n").encode())
+    result = cli("serve", stdin=("\n".join(['{"op": "start", "protocol": 2}', case, NEXT]) + "\n").encode())
     elapsed = time.monotonic() - started
     answers = result.stdout.decode().splitlines()
     assert result.returncode == 0 and len(answers) == 3, result.stderr.decode()[-2000:]
@@ -220,12 +220,12 @@ def test_run_report_writes_a_table_per_group_and_a_badge(tmp_path):
         group: len(json.loads((ROOT / "spec" / "vectors" / f"{group}.json").read_text(encoding="utf-8"))["cases"])
         for group in ("time", "sessions")
     }
-    assert f"| time | {counts['time']}/{counts['time']} | 0 | 0 | 0 | 0 |" in table and "Protocol 1" in table
+    assert f"| time | {counts['time']}/{counts['time']} | 0 | 0 | 0 | 0 |" in table and "Protocol 2" in table
     assert f"| sessions | {counts['sessions']}/{counts['sessions']} |" in table
     assert badge == {
         "schemaVersion": 1,
         "label": "sentinel-memory conformance",
-        "message": f"{sum(counts.values())}/{sum(counts.values())} passed, protocol 1, vectors {version}",
+        "message": f"{sum(counts.values())}/{sum(counts.values())} passed, protocol 2, vectors {version}",
         "color": "brightgreen",
     }
     broken = cli(

@@ -141,9 +141,9 @@ def test_serve_writes_every_answer_even_numbers_json_cannot(args, expected):
     request = {"id": "echo", "config": {}, "steps": [{"op": "get", "args": args, "now": 0}]}
     result = subprocess.run(
         [sys.executable, "-m", "sentinel_memory.conformance", "serve"],
-        input='{"op": "start", "protocol": 1}\n' + json.dumps(request, default=str) + "\n"
+        input='{"op": "start", "protocol": 2}\n' + json.dumps(request, default=str) + "\n"
         if not isinstance(args["default"], int)
-        else '{"op": "start", "protocol": 1}\n'
+        else '{"op": "start", "protocol": 2}\n'
         + '{"id": "echo", "config": {}, "steps": [{"op": "get", "args": {"key": "k", "default": 1'
         + "0" * 5000
         + '}, "now": 0}]}\n',
@@ -210,7 +210,7 @@ def test_serve_answers_a_request_nested_20000_deep_and_the_next(tmp_path):
     """Sections 1 and 4: data 20,000 levels deep gets its E_RANGE (ENT-13) and the echo of a deep default, and serve goes on to the next request."""
     deep = "[" * 20_000 + "1" + "]" * 20_000
     requests = [
-        '{"op": "start", "protocol": 1}',
+        '{"op": "start", "protocol": 2}',
         '{"id": "deep", "config": {}, "steps": [{"op": "remember", "args": {"key": "a", "data": DEEP}, "now": 0},'
         ' {"op": "get", "args": {"key": "b", "default": DEEP}, "now": 0}]}'.replace("DEEP", deep),
         '{"id": "next", "config": {}, "steps": [{"op": "size", "args": {}, "now": 0}]}',

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import sentinel_memory as sm
 from sentinel_memory.stores.jsontext import dumps, loads
+from support import FailingFileStore as Failing
 
 from .strategies import KEY_POOL, json_data
 
@@ -33,21 +34,6 @@ OPS = st.lists(
 )
 #: A group: its changes, where it raises (None: it does not), and whether its one save fails.
 GROUPS = st.lists(st.tuples(OPS, st.one_of(st.none(), st.integers(0, 5)), st.booleans()), min_size=1, max_size=5)
-
-
-class Failing(sm.JsonFileStore):
-    """A file store that counts its saves and fails the next one when told."""
-
-    def __init__(self, path: Path, **options: Any) -> None:
-        super().__init__(path, **options)
-        self.saves, self.fail_next = 0, False
-
-    def save(self, document: dict[str, Any]) -> None:
-        if self.fail_next:
-            self.fail_next = False
-            raise OSError("disk full")
-        self.saves += 1
-        super().save(document)
 
 
 class Raised(Exception):

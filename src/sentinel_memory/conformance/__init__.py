@@ -20,7 +20,7 @@ bugs that prove the suite catches them), ``.cli``.
 """
 
 #: The protocol version this runner and this backend speak (PROTOCOL.md).
-PROTOCOL = 1
+PROTOCOL = 2
 
 #: Every backend supports these; a backend lacking one cannot be run.
 REQUIRED_GROUPS = ("entries", "expiry", "compaction", "numbers", "recall", "context", "text")

@@ -861,7 +861,7 @@ def run_case(case: Mapping[str, Any], store: ProtocolStore | None = None) -> dic
 
 
 def handshake() -> dict[str, Any]:
-    """The answer to ``{"op": "start", "protocol": 1}``."""
+    """The answer to ``{"op": "start", "protocol": 2}``."""
     groups = [*REQUIRED_GROUPS, *OPTIONAL_GROUPS]
     if importlib.util.find_spec("snowballstemmer") is None:  # BM25 needs the [bm25] extra (BM-9)
         groups.remove("bm25")
