@@ -279,3 +279,37 @@ def test_wrp_3_a_change_from_inside_on_evict_is_refused_and_the_next_change_goes
     )
     mem.remember("c", 3)  # the step after: a change from outside goes on
     assert len(refused) == 2 and list(mem.keys()) == ["c"]
+
+
+def test_per_14_a_lossy_loads_copy_is_preserved_once():
+    """PER-14: after a load that dropped entries, preserve() is called before the next save only, not at every save."""
+    store = sm.MemoryStore()
+    store.save({"version": 1, "generation": 1, "entries": [{"key": "bad"}]})
+    with pytest.warns(sm.LoadWarning):
+        mem = sm.create_memory(store=store, autosave=True)
+    mem.remember("a", 1)
+    mem.remember("b", 2)
+    assert len(store.preserved) == 1
+
+
+def test_mw_6_a_shared_tool_result_without_its_call_is_refused_by_name():
+    """MSG-6, MW-6: in a shared memory nobody else wrote to, a tool result answering no open call is NoOpenCallError."""
+    mem = sm.create_memory(store=sm.MemoryStore(), autosave=True, shared=True)
+    with pytest.raises(sm.NoOpenCallError):
+        mem.add_message({"role": "tool", "tool_call_id": "c1", "content": "42"})
+    mem.remember("a", 1)  # the step after
+    assert list(mem.keys()) == ["a"]
+
+
+def test_mw_6_a_change_without_autosave_is_never_reloaded_over(tmp_path):
+    """MW-6: a change not saved yet (autosave off) makes a transaction on a store that moved on raise ConflictError, keeping it."""
+    path = tmp_path / "memory.db"
+    mem = sm.create_memory(store=sm.SqliteStore(path))
+    mem.remember("mine", 1)
+    with sm.create_memory(store=sm.SqliteStore(path), autosave=True) as other:
+        other.remember("theirs", 1)
+    with pytest.raises(sm.ConflictError), mem.transaction():
+        pass
+    assert list(mem.keys()) == ["mine"]
+    with pytest.warns(sm.UnsavedChangesWarning, match="with 1 change not saved"):
+        mem.close()
