@@ -139,19 +139,18 @@ def test_int_2_pydantic_ai_history_clears_old_results_before_dropping_them():
     assert all(s["content"] != "[cleared]" for s in stored)  # the memory keeps every result whole
 
 
-def test_int_2_the_agents_sdk_session_cuts_at_marks_when_told():
-    """INT-2, OAI-3, MSG-11: the session's budgeted items are get_messages(cut='stable') when told, MSG-2's by default."""
+def test_int_2_the_agents_sdk_session_cuts_at_marks_by_default():
+    """INT-2, OAI-3, MSG-11: the session's budgeted items are get_messages(cut='stable', low_mark=0.5) by default, MSG-2's when told cut='newest' or None."""
     mem = sm.create_memory(clock=lambda: NOW)
     for n in range(40):
         mem.add_turn("user", f"question {n} " + "word " * 10)
         mem.add_turn("assistant", f"answer {n} " + "word " * 10)
-    for cut in ("stable", None):
-        options = {} if cut is None else {"cut": cut}
+    for options, cut in (({}, "stable"), ({"cut": "newest"}, "newest"), ({"cut": None}, None)):
         items = asyncio.run(SentinelSession("s", memory=mem, token_budget=200, **options).get_items())
-        want = mem.get_messages(token_budget=200, cut=cut)
+        want = mem.get_messages(token_budget=200, cut=cut, low_mark=0.5 if cut == "stable" else None)
         assert [i["content"] for i in items] == [m["content"] for m in want.messages]
-    stable = asyncio.run(SentinelSession("s", memory=mem, token_budget=200, cut="stable").get_items())
-    newest = asyncio.run(SentinelSession("s", memory=mem, token_budget=200).get_items())
+    stable = asyncio.run(SentinelSession("s", memory=mem, token_budget=200).get_items())
+    newest = asyncio.run(SentinelSession("s", memory=mem, token_budget=200, cut="newest").get_items())
     assert stable[0] != newest[0]
 
 
@@ -231,7 +230,13 @@ def test_int_2_the_agents_sdk_sessions_pass_the_options_to_each_session(tmp_path
         tmp_path / "users", token_budget=300, facts_at="end", keep_results=1, exclude_tools=["x"]
     )
     session = sessions.session("ann")
-    assert session._cut == {"cut": None, "low_mark": None, "facts_at": "end", "keep_results": 1, "exclude_tools": ["x"]}
+    assert session._cut == {
+        "cut": "stable",
+        "low_mark": 0.5,
+        "facts_at": "end",
+        "keep_results": 1,
+        "exclude_tools": ["x"],
+    }
     session.memory.remember("user:allergy", "allergic to peanuts", importance=1.0)
     asyncio.run(session.add_items([{"role": "user", "content": "Hi"}]))
     assert (

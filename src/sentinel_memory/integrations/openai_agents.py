@@ -46,6 +46,8 @@ from ..core.turns import chat_message, is_turn, is_turn_key, turn_number
 from ..folder import MemoryFolder
 from ..memory import Memory, create_memory
 from ..serving import (
+    ADAPTER_CUT,
+    ADAPTER_LOW_MARK,
     UserMemories,
     check_reserve,
     current,
@@ -423,11 +425,11 @@ class SentinelSession(SessionABC):
             ``get_items`` gets none). Defaults to None.
         reserve: Tokens kept out of ``token_budget`` for what the SDK sends beside the items and
             the instructions: the tools' schemas, a margin (OAI-11). Defaults to 0.
-        cut: How the budgeted history is cut (MSG-11): ``"stable"`` only at marks, so consecutive
-            requests share their start and a prompt cache serves it (for a model API that caches
-            prefixes); None, the default, or ``"newest"`` fills it newest first (INT-2).
+        cut: How the budgeted history is cut (MSG-11): ``"stable"``, the default, only at marks, so
+            consecutive requests share their start and a model API's prompt cache serves it; None or
+            ``"newest"`` fills it newest first (INT-2).
         low_mark: With the stable cut, about the share of the budget a request fills right after a
-            cut. Defaults to None (0.5).
+            cut. Defaults to 0.5 (``ADAPTER_LOW_MARK``, INT-2).
         facts_at: Where the facts go in the budgeted history (MSG-12): ``"system"`` (None, the
             default) in the system item first, ``"end"`` in a system item of their own after the
             history, ``"start"`` in one right after the ``system`` prompt's.
@@ -466,8 +468,8 @@ class SentinelSession(SessionABC):
         ttl: Duration | None = None,
         session_settings: SessionSettings | None = None,
         reserve: int | float = 0,
-        cut: str | None = None,
-        low_mark: float | None = None,
+        cut: str | None = ADAPTER_CUT,
+        low_mark: float | None = ADAPTER_LOW_MARK,
         facts_at: str | None = None,
         keep_results: int | None = None,
         exclude_tools: Sequence[str] | None = None,
@@ -791,8 +793,8 @@ class SentinelSessions:
         ttl: As for ``SentinelSession``. Defaults to None.
         session_settings: As for ``SentinelSession``. Defaults to None.
         reserve: As for ``SentinelSession``. Defaults to 0.
-        cut: As for ``SentinelSession``. Defaults to None (``"newest"``).
-        low_mark: As for ``SentinelSession``. Defaults to None.
+        cut: As for ``SentinelSession``. Defaults to ``"stable"`` (``ADAPTER_CUT``).
+        low_mark: As for ``SentinelSession``. Defaults to 0.5 (``ADAPTER_LOW_MARK``).
         facts_at: As for ``SentinelSession``. Defaults to None (``"system"``).
         keep_results: As for ``SentinelSession``. Defaults to None (no clearing).
         exclude_tools: As for ``SentinelSession``. Defaults to None.
@@ -819,8 +821,8 @@ class SentinelSessions:
         ttl: Duration | None = None,
         session_settings: SessionSettings | None = None,
         reserve: int | float = 0,
-        cut: str | None = None,
-        low_mark: float | None = None,
+        cut: str | None = ADAPTER_CUT,
+        low_mark: float | None = ADAPTER_LOW_MARK,
         facts_at: str | None = None,
         keep_results: int | None = None,
         exclude_tools: Sequence[str] | None = None,
