@@ -257,3 +257,45 @@ def test_bm_7_an_entry_holding_only_the_common_term_can_still_win():
     hits = core.recall(state, "zebra apple", now=2000, limit=2)
     assert [(hit.score, hit.entry.key) for hit in hits] == [(value, entry.key) for value, entry in expected]
     assert hits[0].entry.key == "k2"  # the short entry holding only "apple"
+
+
+#: Entries remembered in time order (``seq`` is age), most of one importance: chat turns among a few notes.
+in_time = st.lists(
+    st.tuples(
+        st.integers(0, 60),
+        st.sampled_from(["rare tea", "tea", "the you", "rare", "you", "", *["the"] * 4]),
+        st.sampled_from([0.3, 0.3, 0.3, 0.30000000000000004, 0.9, 0]),
+        st.integers(0, DAY // 2),  # a step forward: the clock never goes back
+        st.sampled_from([None, None, None, 1]),
+    ),
+    min_size=3,
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    found=in_time,
+    query=st.sampled_from(["the", "rare tea the", "you the", "rare tea you the"]),
+    limit=st.integers(0, 8),
+)
+def test_rec_7_each_importances_newest_stand_for_it(found, query, limit):
+    """REC-7: a group's entries past the newest ``limit`` of their importance are left out, and the holders' search still equals the naive ranking's start."""
+    at, timed = 0, []
+    for key, text, importance, step, ttl in found:
+        at += step
+        timed.append((key, text, importance, at, ttl))
+    state = state_from(timed)
+    assert state.index.in_order
+    now = at + DAY // 4
+    with mock.patch.object(lexical, "_SCORE_ALL", 0):  # the groups, never every candidate at once
+        assert recalled(state, query, now, limit, "holders") == reference(state, query, now, limit)
+
+
+def test_rec_7_exactly_limit_of_one_importance_are_all_kept():
+    """REC-7: a group with exactly ``limit`` entries of one importance keeps them all; one more, and the oldest is left out."""
+    entries = [mock.Mock(importance=0.3, name=f"e{i}") for i in range(4)]
+    note = mock.Mock(importance=0.9)
+    assert lexical._newest_per_importance([*entries[:3], note], 3) == [*entries[:3], note]
+    assert lexical._newest_per_importance([*entries, note], 3) == [*entries[1:], note]
+    assert lexical._newest_per_importance(entries[:3], 2) == entries[1:3]
