@@ -39,3 +39,14 @@ def test_a_selection_that_cannot_be_collected_is_a_kill(tmp_path):
     options = ["-q", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", str(tmp_path)]
     assert mutation.run_selection([str(tmp_path / "test_broken.py"), *options]) == 1
     assert mutation.run_selection([str(tmp_path / "test_fine.py"), *options]) == 0
+
+
+def test_a_run_that_makes_no_mutant_fails(monkeypatch, tmp_path, capsys):
+    """A selection that fails on the unmutated code leaves mutmut no mutant to run: the run exits 1, saying so."""
+    monkeypatch.setattr(mutation, "work_dir", lambda module, by_vectors=False: tmp_path)
+    monkeypatch.setattr(mutation, "refresh", lambda work: None)
+    monkeypatch.setattr(mutation.subprocess, "run", lambda *args, **kwargs: None)
+    monkeypatch.setattr(mutation, "untested", lambda work: [])
+    monkeypatch.setattr(mutation, "counts", lambda work: (0, 0, 0))
+    assert mutation.main(["shell.py"]) == 1
+    assert "no mutant was run" in capsys.readouterr().err

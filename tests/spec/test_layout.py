@@ -188,3 +188,18 @@ def test_lay_4_the_core_is_laid_out_bottom_up_with_nothing_left_out() -> None:
     assert sorted(layers) == sorted(p.stem for p in core.glob("*.py") if p.stem != "__init__")
     tree = ast.parse((core / "__init__.py").read_text(encoding="utf-8"))
     assert not [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+
+
+def test_lay_4_the_essay_gives_the_reading_order_of_every_core_module() -> None:
+    """LAY-4: the core's essay names every module of the core, first mentioned in the core-layers contract's order, bottom up."""
+    import re
+    import tomllib
+
+    import sentinel_memory.core as core
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    bottom_up = list(reversed(next(c for c in contracts if c["id"] == "core-layers")["layers"]))
+    order = core.__doc__[core.__doc__.index("reads bottom-up") :]
+    named = [name for name in dict.fromkeys(re.findall(r"``(\w+)``", order)) if name in bottom_up]
+    assert sorted(named) == sorted(bottom_up)
+    assert named == sorted(named, key=bottom_up.index)

@@ -74,11 +74,13 @@ reads bottom-up from its first file (the ``core-layers`` contract in
   as JSON data and how it renders as text;
 * ``chat``, ``turns``: checking messages on their way in, and which entries
   are chat turns;
-* ``lexical``, ``tokens``, ``values``, ``options``, ``expiry``: words and
-  recall scores, token counts, the immutable values (``Entry``, ``Config``,
-  the results), the number rule, visibility in time;
-* ``retention``, ``prompt``: the reference formulas for ranking and the
-  context fill;
+* ``maxscore``, ``lexical``, ``tokens``, ``bm25``, ``values``, ``options``,
+  ``expiry``: the exact top-k search both rankings prune with, words and
+  recall scores, token counts, the BM25 ranking, the immutable values
+  (``Entry``, ``Config``, the results), the number rule, visibility in time;
+* ``retention``, ``unitmemo``, ``cut``, ``prompt``: the reference formulas
+  for ranking, the stable cut's marks and the memo of its units' counts, and
+  the context fill;
 * ``table``, ``index``, ``state``: the seam where speed lives, equal to the
   formulas by property test, and ``MemoryState``, the memory as one value;
 * ``document``: the saved document, written and checked;
@@ -87,7 +89,8 @@ reads bottom-up from its first file (the ``core-layers`` contract in
   ``entries`` (``remember``, ``compact``, ``forget``, ``clear``),
   ``conversation`` (``add_turn``, ``add_messages``, ``open_calls``),
   ``cache`` (L0), ``working`` (L1), ``reads`` (``get``, ``has``, ``size``,
-  ``stats``, ...), ``search`` (``recall``), ``window`` (``context``),
+  ``stats``, ...), ``ranking`` (which ranking a memory uses), ``search``
+  (``recall``), ``window`` (``context``),
   ``request`` (``messages``) and ``persistence`` (``to_document``,
   ``changes``, ``from_document``).
 

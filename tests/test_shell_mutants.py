@@ -1,0 +1,315 @@
+"""What the mutation tool found the shared plumbing's tests let through: shell.py (PER-18, MW-6, WRP-1)."""
+
+from __future__ import annotations
+
+import gc
+import warnings
+from typing import Any
+
+import pytest
+
+import sentinel_memory as sm
+from sentinel_memory import shell
+
+
+class _CollectorWatch(sm.MemoryStore):
+    """A MemoryStore that notes, for each call, whether the cycle collector was on while it ran."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: dict[str, set[bool]] = {}
+
+    def _note(self, name: str) -> None:
+        self.seen.setdefault(name, set()).add(gc.isenabled())
+
+    def load(self) -> Any:
+        self._note("load")
+        return super().load()
+
+    def save(self, document: Any) -> None:
+        self._note("save")
+        super().save(document)
+
+    def generation(self) -> int:
+        self._note("generation")
+        return super().generation()
+
+    def preserve(self) -> None:
+        self._note("preserve")
+        super().preserve()
+
+    def close(self) -> None:
+        self._note("close")
+
+
+def test_per_18_only_a_load_pauses_the_cycle_collector():
+    """PER-18: a load runs with the collector paused; a save, generation, preserve and close run with it on."""
+    assert gc.isenabled()
+    store = _CollectorWatch()
+    store.save({"version": 1, "generation": 1, "entries": [{"key": "bad"}]})
+    with pytest.warns(sm.LoadWarning, match="dropped 1 invalid entries"):
+        mem = sm.create_memory(store=store, autosave=True, shared=True)
+    mem.remember("a", 1)  # a transaction: generation, then preserve, then the save
+    mem.close()
+    assert store.seen == {
+        "load": {False},
+        "save": {True},
+        "generation": {True},
+        "preserve": {True},
+        "close": {True},
+    }
+    assert gc.isenabled()
+
+
+def test_mw_4_a_clear_autosaved_to_a_store_of_changes_leaves_it_empty(tmp_path):
+    """MW-4, ENT-9: clear() on a store taking save_changes removes every stored entry, alone and inside a group."""
+    path = tmp_path / "memory.db"
+
+    def stored() -> list[str]:
+        with sm.create_memory(store=sm.SqliteStore(path)) as reader:
+            return sorted(reader.keys())
+
+    mem = sm.create_memory(store=sm.SqliteStore(path), autosave=True)
+    mem.remember("a", 1)
+    mem.remember("b", 2)
+    mem.clear()
+    assert stored() == []
+    mem.remember("c", 3)
+    with mem.group():
+        mem.remember("d", 4)
+        mem.clear()
+    assert stored() == []
+    mem.remember("e", 5)  # the step after: the next change is saved on the emptied store
+    assert stored() == ["e"]
+    mem.close()
+
+
+class _CountingSaves(sm.MemoryStore):
+    """A MemoryStore that counts its saves."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saves = 0
+
+    def save(self, document: Any) -> None:
+        self.saves += 1
+        super().save(document)
+
+
+def test_l0_2_the_caches_changes_never_autosave():
+    """L0-2: cache.put, cache.delete (True for a live item, then False) and cache.clear never trigger an autosave."""
+    store = _CountingSaves()
+    mem = sm.create_memory(store=store, autosave=True)
+    mem.cache.put("a", 1)
+    mem.cache.put("b", 2)
+    assert mem.cache.delete("a") is True
+    assert mem.cache.delete("a") is False
+    mem.cache.clear()
+    assert store.saves == 0 and mem.cache.get("b") is None
+    mem.remember("k", 1)  # the step after: a persisted change still saves
+    assert store.saves == 1
+
+
+def test_l0_2_per_21_the_caches_changes_leave_nothing_unsaved():
+    """L0-2, PER-21: without autosave, the cache's changes are no unsaved change: closing does not warn."""
+    mem = sm.create_memory(store=_CountingSaves())
+    mem.cache.put("a", 1)
+    mem.cache.delete("a")
+    mem.cache.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mem.close()
+
+
+PERSISTED = {
+    "remember": lambda mem: mem.remember("mine", 1),
+    "add_turn": lambda mem: mem.add_turn("user", "hello"),
+    "add_message": lambda mem: mem.add_message({"role": "user", "content": "hello"}),
+    "add_messages": lambda mem: mem.add_messages([{"role": "user", "content": "hello"}]),
+    "forget": lambda mem: mem.forget("old"),
+    "clear": lambda mem: mem.clear(),
+    "compact": lambda mem: mem.compact(),
+    "working.set": lambda mem: mem.working.set({"w": 1}),
+    "working.clear": lambda mem: mem.working.clear(),
+}
+
+
+@pytest.mark.parametrize("name", list(PERSISTED))
+def test_mw_6_each_persisted_change_of_a_shared_memory_reloads_first(name):
+    """MW-6: with shared=True every persisted change is a transaction: it reloads what another writer saved, then saves."""
+    assert set(PERSISTED) == {step for step, (_, persisted) in shell.STEPS.items() if persisted}
+    store = sm.MemoryStore()
+    first = sm.create_memory(store=store, autosave=True, shared=True)
+    first.remember("old", 0)
+    stale = sm.create_memory(store=store, autosave=True, shared=True)
+    first.remember("theirs", 1)
+    PERSISTED[name](stale)
+    expected = set() if name == "clear" else {"theirs"}
+    assert expected <= set(stale.keys())
+    assert set(sm.create_memory(store=store).keys()) == set(stale.keys())
+
+
+class _Recording(sm.MemoryStore):
+    """A MemoryStore that lists the calls a memory makes on it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def load(self) -> Any:
+        self.calls.append("load")
+        return super().load()
+
+    def generation(self) -> int:
+        self.calls.append("generation")
+        return super().generation()
+
+    def lock(self) -> Any:
+        self.calls.append("lock")
+        return super().lock()
+
+
+def test_l0_2_mw_6_the_caches_changes_in_a_shared_memory_touch_no_store():
+    """L0-2, MW-6: in a shared memory cache.put, cache.delete and cache.clear are no transaction: no lock, no reload."""
+    store = _Recording()
+    mem = sm.create_memory(store=store, autosave=True, shared=True)
+    sm.create_memory(store=store, autosave=True).remember("theirs", 1)
+    store.calls.clear()
+    mem.cache.put("a", 1)
+    assert mem.cache.delete("a") is True
+    mem.cache.clear()
+    assert store.calls == [] and "theirs" not in mem.keys()
+    mem.remember("mine", 1)  # the step after: a persisted change is a transaction, reloading first
+    assert store.calls[0] == "lock" and "load" in store.calls and set(mem.keys()) == {"mine", "theirs"}
+
+
+def test_time_2_a_clock_that_returns_no_number_is_named():
+    """TIME-2: a clock returning no finite number is a TypeError saying what the clock must return and what it gave."""
+    reading: list[object] = [1000]
+    mem = sm.create_memory(clock=lambda: reading[0], load=False)
+    reading[0] = "soon"
+    with pytest.raises(TypeError, match=r"^clock must return a finite number of milliseconds, got 'soon'$"):
+        mem.remember("a", 1)
+    reading[0] = 2000
+    assert list(mem.keys()) == []
+    assert mem.remember("a", 1).created_at == 2000  # the step after: the next reading is used
+
+
+class _SavesBy(sm.SqliteStore):
+    """A SqliteStore noting which of its two saves each autosave used."""
+
+    def __init__(self, path: Any) -> None:
+        super().__init__(path)
+        self.used: list[str] = []
+
+    def save(self, document: Any) -> None:
+        self.used.append("save")
+        super().save(document)
+
+    def save_changes(self, changes: Any) -> None:
+        self.used.append("save_changes")
+        super().save_changes(changes)
+
+
+def test_mw_1_mw_4_a_memory_never_loaded_saves_its_first_change_as_generation_1_by_its_changes(tmp_path):
+    """MW-1, MW-4: a memory created without loading, on an empty store, holds what it holds: its first autosave is generation 1, sent as changes."""
+    store = _SavesBy(tmp_path / "memory.db")
+    with sm.create_memory(store=store, autosave=True, load=False) as mem:
+        mem.remember("a", 1)
+        assert store.used == ["save_changes"] and store.generation() == 1 and mem.generation == 1
+
+
+def test_mw_6_a_memory_never_loaded_has_nothing_unsaved_to_lose_to_a_reload():
+    """MW-6: a shared memory created without loading reloads a store another writer filled, at its first change."""
+    store = sm.MemoryStore()
+    sm.create_memory(store=store, autosave=True).remember("theirs", 1)
+    mem = sm.create_memory(store=store, autosave=True, shared=True, load=False)
+    mem.remember("mine", 1)
+    assert sorted(mem.keys()) == ["mine", "theirs"] and store.generation() == 2
+
+
+@pytest.mark.parametrize("load", [True, False], ids=["at-creation", "later"])
+def test_per_14_a_memory_whose_load_dropped_nothing_never_preserves(load):
+    """PER-14: preserve() is for a load that dropped entries: after a clean load, or none, saves never call it."""
+    store = sm.MemoryStore()
+    sm.create_memory(store=store, autosave=True).remember("a", 1)
+    mem = sm.create_memory(store=store, autosave=True, load=load)
+    if not load:
+        mem.load()  # a clean load after creation
+    mem.remember("b", 2)
+    mem.save()
+    assert store.preserved == [] and mem.last_load == sm.LoadResult(loaded=1, dropped=0)
+
+
+def test_per_14_a_memory_never_loaded_has_no_last_load():
+    """PER-14: last_load is None until the memory loads."""
+    mem = sm.create_memory(store=sm.MemoryStore(), load=False)
+    assert mem.last_load is None
+    mem.load()
+    assert mem.last_load == sm.LoadResult(loaded=0, dropped=0)
+
+
+def test_bm_11_a_memory_constructed_directly_keeps_its_states_ranking():
+    """BM-11: Memory(...) takes its options as they are: a load keeps the state's ranking, warning of the document's."""
+    store = sm.MemoryStore()
+    store.save({"version": 1, "ranking": "bm25", "entries": []})
+    mem = sm.Memory(sm.core.MemoryState(), store=store, clock=lambda: 1000, autosave=False, on_evict=None)
+    with pytest.warns(sm.RankingWarning, match="bm25"):
+        mem.load()
+    assert mem.stats()["ranking"] == "words"
+
+
+def test_wrp_3_a_change_from_inside_on_evict_is_refused_and_the_next_change_goes_on():
+    """WRP-3: on_evict changing its own memory gets ReentrantCallError; the change it was called from completes."""
+    refused: list[BaseException] = []
+
+    def evict(_: sm.Compaction) -> None:
+        try:
+            mem.remember("inner", 1)
+        except sm.ReentrantCallError as error:
+            refused.append(error)
+
+    mem = sm.create_memory(limit=1, on_evict=evict, load=False)
+    mem.remember("a", 1)
+    mem.remember("b", 2)  # evicts a: on_evict runs and is refused
+    assert len(refused) == 1 and list(mem.keys()) == ["b"]
+    assert str(refused[0]) == (
+        "a memory cannot be changed from inside its own on_evict or store save; "
+        "the change in progress would overwrite it"
+    )
+    mem.remember("c", 3)  # the step after: a change from outside goes on
+    assert len(refused) == 2 and list(mem.keys()) == ["c"]
+
+
+def test_per_14_a_lossy_loads_copy_is_preserved_once():
+    """PER-14: after a load that dropped entries, preserve() is called before the next save only, not at every save."""
+    store = sm.MemoryStore()
+    store.save({"version": 1, "generation": 1, "entries": [{"key": "bad"}]})
+    with pytest.warns(sm.LoadWarning):
+        mem = sm.create_memory(store=store, autosave=True)
+    mem.remember("a", 1)
+    mem.remember("b", 2)
+    assert len(store.preserved) == 1
+
+
+def test_mw_6_a_shared_tool_result_without_its_call_is_refused_by_name():
+    """MSG-6, MW-6: in a shared memory nobody else wrote to, a tool result answering no open call is NoOpenCallError."""
+    mem = sm.create_memory(store=sm.MemoryStore(), autosave=True, shared=True)
+    with pytest.raises(sm.NoOpenCallError):
+        mem.add_message({"role": "tool", "tool_call_id": "c1", "content": "42"})
+    mem.remember("a", 1)  # the step after
+    assert list(mem.keys()) == ["a"]
+
+
+def test_mw_6_a_change_without_autosave_is_never_reloaded_over(tmp_path):
+    """MW-6: a change not saved yet (autosave off) makes a transaction on a store that moved on raise ConflictError, keeping it."""
+    path = tmp_path / "memory.db"
+    mem = sm.create_memory(store=sm.SqliteStore(path))
+    mem.remember("mine", 1)
+    with sm.create_memory(store=sm.SqliteStore(path), autosave=True) as other:
+        other.remember("theirs", 1)
+    with pytest.raises(sm.ConflictError), mem.transaction():
+        pass
+    assert list(mem.keys()) == ["mine"]
+    with pytest.warns(sm.UnsavedChangesWarning, match="with 1 change not saved"):
+        mem.close()
