@@ -808,34 +808,6 @@ MUTANTS = [
         PRUNING,
     ),
     Mutant(
-        "pruning: a group keeps one fewer than the newest limit of an importance",
-        "core/lexical.py",
-        "for i in at[: len(at) - limit]:",
-        "for i in at[: len(at) - limit + 1]:",
-        PRUNING,
-    ),
-    Mutant(
-        "pruning: a group keeps the oldest of an importance",
-        "core/lexical.py",
-        "for i in at[: len(at) - limit]:",
-        "for i in at[limit:]:",
-        PRUNING,
-    ),
-    Mutant(
-        "pruning: a group out of age order keeps the newest by its listing",
-        "core/lexical.py",
-        "            if not seq_is_age:\n                return list(map(found.__getitem__, part))",
-        "            if False:\n                return list(map(found.__getitem__, part))",
-        PRUNING,
-    ),
-    Mutant(
-        "pruning: a group leaves out entries of other importances",
-        "core/lexical.py",
-        "map(operator.eq, importances, repeat(importance))",
-        "map(operator.ge, importances, repeat(importance))",
-        PRUNING,
-    ),
-    Mutant(
         "the BM25 search closes at a floor equal to the rest's bound",
         "core/bm25.py",
         "return floor is not None and floor > rest[i] * (1.0 + _SLACK)",
@@ -923,8 +895,8 @@ MUTANTS = [
     Mutant(
         "the groups of the search by holders are not laid out oldest first",
         "core/lexical.py",
-        "            part.sort()  # so the group lists its entries oldest first",
-        "            pass",
+        "                part.sort()  # so the group lists its entries oldest first",
+        "                pass",
     ),
     Mutant(
         "the search by holders forgets the group holding the fewest words",

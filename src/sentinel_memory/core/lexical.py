@@ -384,10 +384,9 @@ def best_holders(
 
     def listed(part: list[int]) -> Callable[[], list[R]]:
         def entries() -> list[R]:
-            if not seq_is_age:
-                return list(map(found.__getitem__, part))
-            part.sort()  # so the group lists its entries oldest first
-            return _newest_per_importance(list(map(found.__getitem__, part)), limit)
+            if seq_is_age:
+                part.sort()  # so the group lists its entries oldest first
+            return list(map(found.__getitem__, part))
 
         return entries
 
@@ -412,31 +411,6 @@ def best_holders(
     assert scored is not None  # all the groups: nothing is left to decide
     # One group, listed oldest first, stays in age order: the bounds only leave entries out.
     return _best_first(*scored, limit, seq_is_age=seq_is_age, in_age_order=seq_is_age and len(groups) == 1)
-
-
-def _newest_per_importance(entries: list[R], limit: int) -> list[R]:
-    """Of a group's ``entries``, laid out oldest first, those with fewer than ``limit`` newer ones of their importance.
-
-    In a group the relevance is one number, so among its entries of one
-    importance the score never falls as the entry is newer (freshness never
-    falls as ``updated_at`` grows, and each IEEE operation of the score
-    never falls as its operands grow), and an equal score goes to the newer
-    entry (REC-3): each ranks below every newer one of its importance. One
-    below ``limit`` of them cannot make the best ``limit`` (REC-7). Chat
-    turns share one importance, so a common word's group is mostly them.
-    """
-    if len(entries) <= limit:
-        return entries
-    importances = list(map(_importance, entries))
-    crowded = [importance for importance, held in Counter(importances).items() if held > limit]
-    if not crowded:
-        return entries
-    keep = [True] * len(entries)
-    for importance in crowded:
-        at = list(itertools.compress(range(len(entries)), map(operator.eq, importances, repeat(importance))))
-        for i in at[: len(at) - limit]:  # all but the newest ``limit``
-            keep[i] = False
-    return list(itertools.compress(entries, keep))
 
 
 def _counted(
