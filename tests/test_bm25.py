@@ -150,6 +150,25 @@ def test_bm_8_neighbours_skip_expired_entries(bm, clock):
     assert ranked[1][0] == ranked[2][0] == 0.5 * ranked[0][0]
 
 
+@pytest.mark.parametrize("edges_expired", [False, True])
+def test_bm_8_neighbours_of_many_hits_are_each_hits_own(bm, clock, edges_expired):
+    """BM-8: the neighbours found for many hits at once are each one's, at the oldest and newest and past expired ones."""
+    ttl = 10 if edges_expired else None
+    bm.remember("first", "oldest", ttl=ttl)
+    for i in range(12):
+        clock.advance(1)
+        bm.remember(f"k{i}", f"line {i}", ttl=10 if i % 3 == 1 else None)
+    clock.advance(1)
+    bm.remember("last", "newest", ttl=ttl)
+    clock.advance(20)
+    index, now = bm.state.index, clock()
+    live = index.live_by_age(now)
+    assert [live[0].key, live[-1].key] == (["k0", "k11"] if edges_expired else ["first", "last"])
+    assert index.neighbours_of(live, now) == {entry.seq: index.neighbours(entry, now) for entry in live}
+    assert index.neighbours_of(live[:1], now)[live[0].seq] == live[1:2]
+    assert index.neighbours_of(live[-1:], now)[live[-1].seq] == live[-2:-1]
+
+
 def test_bm_8_get_messages_ranks_the_facts_by_bm25(bm):
     """BM-8, BM-9: get_messages' facts come by the memory's ranking: "lives" finds the fact about living."""
     bm.remember("user:home", "I live in Brno")

@@ -65,7 +65,7 @@ def naive(state, query, now, limit, in_context):
 def test_bm_7_pruned_search_equals_scoring_every_entry(items, query, limit, in_context, big, walk):
     """BM-7, BM-8: the pruned search returns exactly the first ``limit`` of the naive ranking, same scores, same order."""
     state, now = build(items, big)
-    with mock.patch.object(ranking_module, "_FEW", 0 if walk else 64):  # neighbours by one walk, or one by one
+    with mock.patch.object(ranking_module, "_FEW", 0 if walk else 64):  # all hits at once, or one by one
         pruned = matches(state, query, now, limit, in_context=in_context)
     expected = naive(state, query, now, limit, in_context)
     assert [(value, entry.seq) for value, entry in pruned] == [(value, entry.seq) for value, entry in expected]

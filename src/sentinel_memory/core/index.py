@@ -302,6 +302,32 @@ class Index:
             after = self.by_age.ceiling((after[0], after[1] + 1))
         return found
 
+    def neighbours_of(self, entries: Iterable[Entry], now: int | float) -> dict[int, list[Entry]]:
+        """``neighbours`` of each of the live ``entries``, by ``seq``: one pass over the run, then a bisection each.
+
+        The run's items are laid out in one list (at C speed); each entry's
+        place in it is found by bisecting on ``(updated_at, seq)``, and the
+        nearest live items on either side are its neighbours.
+        """
+        expired = self.expired_seqs(now) or frozenset()
+        items = list(self.by_age)
+        found: dict[int, list[Entry]] = {}
+        for entry in entries:
+            at = bisect.bisect_left(items, (entry.updated_at, entry.seq))
+            near = []
+            before = at - 1
+            while before >= 0 and items[before][-2] in expired:
+                before -= 1
+            if before >= 0:
+                near.append(items[before][-1])
+            after = at + 1
+            while after < len(items) and items[after][-2] in expired:
+                after += 1
+            if after < len(items):
+                near.append(items[after][-1])
+            found[entry.seq] = near
+        return found
+
     def split(self) -> Split:
         """The turns and the facts kept apart (MSG-1): worked out on first use, then kept current by ``changed``.
 

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import operator
 from collections.abc import Sequence
@@ -20,7 +19,7 @@ from .values import Entry
 __all__ = ["best_first", "matches", "naive", "uses_words"]
 
 _first = operator.itemgetter(0)
-_seq = operator.attrgetter("seq")
+_second = operator.itemgetter(1)
 
 
 def uses_words(config: Any) -> bool:
@@ -68,8 +67,8 @@ def matches(
     return best_first(scored, now, window)[:limit]
 
 
-#: Up to this many hits, their neighbours are found one by one in the index; above, by one walk of the live entries.
-_FEW = 64
+#: Up to this many hits, their neighbours are found one by one in the index; above, in the run laid out once.
+_FEW = 8
 
 
 def _best_bm25(
@@ -90,14 +89,10 @@ def _best_bm25(
         return best_first(top, now, window)[:limit]
     own = {entry.seq: value for value, entry in top}
     entries = {entry.seq: entry for _, entry in top}
-    near: dict[int, list[Entry]] = {}
     if len(top) <= _FEW:
-        for _, entry in top:
-            near[entry.seq] = index.neighbours(entry, now)
-    else:  # many hits: their places among the live entries in age order, found at C speed, give every neighbour
-        live = index.live_by_age(now)
-        for i in itertools.compress(range(len(live)), map(entries.__contains__, map(_seq, live))):
-            near[live[i].seq] = live[max(i - 1, 0) : i] + live[i + 1 : i + 2]
+        near = {entry.seq: index.neighbours(entry, now) for _, entry in top}
+    else:  # many hits: the run laid out once, each hit's place in it found by bisection
+        near = index.neighbours_of(map(_second, top), now)
     # A neighbour that is no hit is ranked by what it carries: when it holds a query term, its own score is
     # below every hit's (the hits are every entry at or above the ``limit``-th score), and at least ``limit``
     # hits rank above it either way, so its own score never decides the first ``limit`` nor their order.
