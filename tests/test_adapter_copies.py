@@ -38,7 +38,7 @@ def tool_memory() -> sm.Memory:
     return mem
 
 
-def test_msg_17_a_changed_result_changes_neither_its_entries_nor_the_memory_nor_the_next_result():
+def test_msg_18_a_changed_result_changes_neither_its_entries_nor_the_memory_nor_the_next_result():
     """MSG-18, ENT-3: every message and entry of get_messages is a new copy, apart from each other and from the store."""
     mem = tool_memory()
     first = mem.get_messages(token_budget=500)
@@ -55,7 +55,7 @@ def test_msg_17_a_changed_result_changes_neither_its_entries_nor_the_memory_nor_
     assert mem.get("chat:3") == before.messages[2]
 
 
-def test_msg_17_shared_messages_build_the_same_request_from_the_stored_data():
+def test_msg_18_shared_messages_build_the_same_request_from_the_stored_data():
     """MSG-18: core.shared_messages is messages without the copies: equal results, the stored data read and not copied."""
     mem = tool_memory()
     mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
@@ -142,7 +142,7 @@ def test_oai_12_a_turn_changed_in_the_memory_is_read_anew():
     assert session.items() == [{"role": "user", "content": "Hi again"}]
 
 
-def test_msg_17_the_middleware_gives_the_model_new_messages_each_call():
+def test_msg_18_the_middleware_gives_the_model_new_messages_each_call():
     """MSG-18, LC-7: the middleware's request is built from the stored data; the model changing its messages changes nothing stored."""
     from langchain.agents import create_agent
     from server_support import EchoChatModel
@@ -183,7 +183,7 @@ def test_oai_12_the_runner_reads_a_long_session_as_it_is():
     assert session.items()[:2] == [model.last_input[0], model.last_input[1]]
 
 
-def test_msg_17_a_turn_read_once_is_read_anew_when_changed_and_forgotten_when_gone():
+def test_msg_18_a_turn_read_once_is_read_anew_when_changed_and_forgotten_when_gone():
     """MSG-18: the walk's memo of each turn's message follows the entry: a changed turn reads as it is now, a forgotten one is dropped."""
     mem = sm.create_memory(clock=lambda: NOW)
     mem.add_messages([{"role": "user", "content": [{"type": "text", "text": "Hi"}]}])

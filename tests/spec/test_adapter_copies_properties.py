@@ -102,7 +102,7 @@ def chat_units(mem: sm.Memory, units: list[tuple[Any, ...]], tag: str) -> None:
 
 @settings(max_examples=30, deadline=None)
 @given(units=st.lists(_unit, min_size=1, max_size=25), budget=st.integers(0, 500), options=_options)
-def test_msg_17_the_shared_build_equals_the_copied_one_and_copies_are_the_callers(units, budget, options):
+def test_msg_18_the_shared_build_equals_the_copied_one_and_copies_are_the_callers(units, budget, options):
     """MSG-18: shared_messages equals messages for any history and options; spoiling a result changes nothing later."""
     mem = sm.create_memory(clock=lambda: 1_000)
     mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
@@ -222,3 +222,88 @@ def test_oai_12_oai_13_budgeted_items_follow_get_messages_and_are_the_callers(st
         ]
         spoil(got)
         assert session.budgeted_items() == again and session.items() == everything
+
+
+def chat_batch(units: list[tuple[Any, ...]], tag: str) -> list[dict[str, Any]]:
+    """The units as one batch of chat messages, as ``chat_units`` stores them."""
+    batch: list[dict[str, Any]] = []
+    for n, unit in enumerate(units):
+        if unit[0] == "tools":
+            calls = [
+                {"id": f"{tag}-{n}-{k}", "type": "function", "function": {"name": "look", "arguments": "{}"}}
+                for k in range(unit[1])
+            ]
+            batch.append({"role": "assistant", "content": None, "tool_calls": calls})
+            batch += [
+                {"role": "tool", "tool_call_id": c["id"], "content": [{"type": "text", "text": "x " * unit[2]}]}
+                for c in calls
+            ]
+        else:
+            batch.append({"role": unit[0], "content": [{"type": "text", "text": f"{unit[0]} {tag} {n}"}]})
+    return batch
+
+
+@settings(max_examples=30, deadline=None)
+@given(batches=st.lists(st.lists(_unit, min_size=1, max_size=6), min_size=1, max_size=4))
+def test_msg_19_what_add_messages_was_given_and_gave_back_is_the_callers(batches):
+    """MSG-19: after each batch, spoiling the messages passed and the entries returned changes neither the memory nor a request."""
+    mem = sm.create_memory(clock=lambda: 1_000)
+    model = sm.create_memory(clock=lambda: 1_000)  # the same batches, given as copies nobody changes
+    for b, units in enumerate(batches):
+        batch = chat_batch(units, str(b))
+        model.add_messages(copy.deepcopy(batch))
+        entries = mem.add_messages(batch)
+        spoil(batch)
+        for entry in entries:
+            spoil(entry.data)
+        assert dict(mem.items()) == dict(model.items())
+        assert mem.get_messages(token_budget=10_000) == model.get_messages(token_budget=10_000)
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    steps=st.lists(st.lists(_unit, min_size=1, max_size=4), min_size=1, max_size=3),
+    budget=st.integers(150, 600),
+    rewrite=st.booleans(),
+)
+def test_lc_14_each_model_call_gets_what_a_fresh_middleware_sends_though_the_model_spoiled_the_last(
+    steps, budget, rewrite
+):
+    """LC-14: through an agent whose model spoils what it gets, each call's messages equal a fresh middleware's over the same memory."""
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from sentinel_memory.integrations.langchain.middleware import SentinelMemoryMiddleware
+
+    seen: list[Any] = []
+
+    class Spoiling(GenericFakeChatModel):  # type: ignore[misc]
+        def _generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+            seen.append([m.model_copy(deep=True) for m in messages])
+            spoil(messages)
+            return super()._generate(messages, *args, **kwargs)
+
+    mem = sm.create_memory(clock=lambda: 1_000)
+    mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
+    kept = SentinelMemoryMiddleware(mem, budget)
+    for s, units in enumerate(steps):
+        chat_units(mem, units, str(s))
+        if rewrite and s:
+            key = next(key for key in mem.keys() if key.startswith("chat:"))
+            mem.remember(key, {"role": "user", "content": f"rewritten {s}"}, importance=0.3)
+        question = {"role": "user", "content": f"question {s}"}
+        answers = iter([AIMessage(content="ok")] * 2)
+        try:
+            create_agent(Spoiling(messages=answers), middleware=[kept]).invoke({"messages": [question]})
+        except sm.TokenBudgetError:
+            return
+        got = seen.pop()
+        mem.forget(max((k for k in mem.keys() if k.startswith("chat:")), key=lambda k: int(k[5:])))  # the answer
+        mem.forget(max((k for k in mem.keys() if k.startswith("chat:")), key=lambda k: int(k[5:])))  # the question
+        create_agent(
+            Spoiling(messages=iter([AIMessage(content="ok")] * 2)), middleware=[SentinelMemoryMiddleware(mem, budget)]
+        ).invoke({"messages": [question]})
+        assert got == seen.pop()
+        mem.forget(max((k for k in mem.keys() if k.startswith("chat:")), key=lambda k: int(k[5:])))
+        mem.forget(max((k for k in mem.keys() if k.startswith("chat:")), key=lambda k: int(k[5:])))
