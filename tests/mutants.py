@@ -75,6 +75,8 @@ RANKING_SAVED = ("tests/test_ranking_saved.py",)
 #: The BM25 ranking's and the scorer seam's example tests, then their properties.
 BM25 = ("tests/test_bm25.py", "tests/spec/test_bm25_properties.py")
 #: The exact pruning of the default ranking (REC-7): its boundaries, then the property against the naive ranking.
+#: The fill's first ask of the ranking, and BM25 ranking some entries (CTX-8, BM-8).
+FIRST_ASK = ("tests/test_line_counts.py", "tests/spec/test_first_ask_properties.py")
 PRUNING = ("tests/spec/test_pruning_properties.py", "tests/spec/test_properties.py")
 #: Group commit and durability: the example tests, then the properties.
 GROUP = ("tests/test_group_commit.py", "tests/spec/test_group_properties.py")
@@ -101,6 +103,111 @@ class Mutant:
 
 
 MUTANTS = [
+    Mutant(
+        "the fill's widened walk numbers its new picks from the start of the ranking",
+        "core/prompt.py",
+        "                picked += [len(order) + i for i in more]",
+        "                picked += list(more)",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "the fill's widened walk skips the first line after the start it walked",
+        "core/prompt.py",
+        "                more_sizes = sizes_of(itertools.islice(wider, len(order), None))",
+        "                more_sizes = sizes_of(itertools.islice(wider, len(order) + 1, None))\n                wider = wider[:len(order)] + wider[len(order) + 1 :]",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "the fill's widened walk starts again with the whole room",
+        "core/prompt.py",
+        "                more, room = _greedy(more_sizes, gap, room)",
+        "                more, room = _greedy(more_sizes, gap, cap + gap)",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "kept line counts of a cleared counter are used again",
+        "core/linecounts.py",
+        "        return self.counter is counter and self.generation == counter.generation",
+        "        return self.counter is counter",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "kept line counts keep a removed entry's count in their order",
+        "core/linecounts.py",
+        "        made.by_count = self.by_count.changed(whole) if whole else self.by_count",
+        "        made.by_count = self.by_count",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "kept line counts keep counting a removed odd count",
+        "core/linecounts.py",
+        "        made.odd = self.odd - (len(gone) - len(whole))",
+        "        made.odd = self.odd",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "kept line counts keep an entry removed before it was counted",
+        "core/linecounts.py",
+        "        made.pending = tuple(entry for entry in self.pending if entry.seq not in left) + tuple(added)",
+        "        made.pending = self.pending + tuple(added)",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "kept line counts leave the entries added since out of their order",
+        "core/linecounts.py",
+        "        made.by_count = self.by_count.changed((), whole)",
+        "        made.by_count = self.by_count",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "kept line counts offer the room only lines shorter than it",
+        "core/linecounts.py",
+        "        return self.by_count.below((count + 1,))",
+        "        return self.by_count.below((count,))",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "kept line counts are carried past a change without it",
+        "core/index.py",
+        "        carried = (counts.changed(removed, added) for counts in self._line_counts)",
+        "        carried = iter(self._line_counts)",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "the counted fill reads kept counts while an odd count is stored",
+        "core/index.py",
+        "        return None if counts.odd else LiveCounts(counts, lambda items: self._live(items, now))",
+        "        return LiveCounts(counts, lambda items: self._live(items, now))",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "kept line counts offer expired lines to the room left",
+        "core/linecounts.py",
+        "        return list(self._live(self._counts.within(count)))",
+        "        return [item[-1] for item in self._counts.within(count)]",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "BM25 among some entries leaves out what their neighbours carry",
+        "core/ranking.py",
+        "                if values[entry.seq] < carried:",
+        "                if False:",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "BM25 among some entries counts only the stored, expired ones too",
+        "core/bm25.py",
+        "    count = stored - len({entry.seq for entry in expired})",
+        "    count = stored",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
+        "BM25 among some entries gives a neighbour its own score, not half",
+        "core/ranking.py",
+        "                carried = bm25.NEIGHBOUR * own(other)",
+        "                carried = own(other)",
+        tests=FIRST_ASK,
+    ),
     Mutant(
         "the middleware hands the model its kept messages themselves",
         "integrations/langchain/middleware.py",

@@ -78,9 +78,10 @@ reads bottom-up from its first file (the ``core-layers`` contract in
   ``expiry``: the exact top-k search both rankings prune with, words and
   recall scores, token counts, the BM25 ranking, the immutable values
   (``Entry``, ``Config``, the results), the number rule, visibility in time;
-* ``retention``, ``unitmemo``, ``cut``, ``prompt``: the reference formulas
-  for ranking, the stable cut's marks and the memo of its units' counts, and
-  the context fill;
+* ``retention``, ``unitmemo``, ``cut``, ``linecounts``, ``prompt``: the
+  reference formulas for ranking, the stable cut's marks and the memo of its
+  units' counts, the lines' counts a counted fill keeps, and the context
+  fill;
 * ``table``, ``index``, ``state``: the seam where speed lives, equal to the
   formulas by property test, and ``MemoryState``, the memory as one value;
 * ``document``: the saved document, written and checked;

@@ -292,6 +292,31 @@ class Postings:
         return postings
 
 
+def live_stats(
+    query: Sequence[str], postings: Postings, stored: int, expired: Sequence[Any]
+) -> tuple[dict[str, float], float, dict[str, int]] | None:
+    """Each query term's ``idf``, the mean length and each term's holders, over the live entries (BM-4).
+
+    None when no entry is live or no live entry has a term (nothing scores).
+
+    ``stored`` entries are in the postings, ``expired`` of them are not
+    live: N, the lengths' sum and each term's holders are the postings'
+    less theirs, the same integers a count over the live entries gives, so
+    the same doubles.
+    """
+    count = stored - len({entry.seq for entry in expired})
+    total = postings.total
+    for entry in expired:
+        total -= entry.bm25_terms[1]
+    if count <= 0 or total <= 0:
+        return None
+    held = {
+        term: len(postings.lists.get(term, _NOBODY)) - sum(1 for entry in expired if term in entry.bm25_terms[0])
+        for term in query
+    }
+    return {term: idf(count, df) for term, df in held.items()}, total / count, held
+
+
 def best(
     query: Sequence[str],
     postings: Postings,
@@ -317,21 +342,11 @@ def best(
     if limit <= 0 or not query:
         return []
     gone = {entry.seq for entry in expired}
-    count = stored - len(gone)
-    total = postings.total
-    for entry in expired:
-        total -= entry.bm25_terms[1]
-    if count <= 0 or total <= 0:
+    stats = live_stats(query, postings, stored, expired)
+    if stats is None:
         return []
-    mean = total / count
-    tables: dict[str, HashTable[int, Any]] = {}
-    idfs: dict[str, float] = {}
-    for term in query:
-        table = postings.lists.get(term, _NOBODY)
-        held = len(table) - sum(1 for entry in expired if term in entry.bm25_terms[0])
-        idfs[term] = idf(count, held)
-        if held:
-            tables[term] = table
+    idfs, mean, held = stats
+    tables: dict[str, HashTable[int, Any]] = {term: postings.lists[term] for term in query if held[term]}
     order = sorted(tables, key=idfs.__getitem__, reverse=True)
     rest = [0.0] * (len(order) + 1)
     for i in range(len(order) - 1, -1, -1):

@@ -76,9 +76,11 @@ from typing import Any
 
 from .bm25 import Postings
 from .lexical import holding
+from .linecounts import KEPT, LineCounts, LiveCounts
 from .persistent import HashTable, SortedRun
 from .retention import FRESHNESS_WEIGHT, keep_order, retentions, scored_ranking
 from .table import Table
+from .tokens import LineCounter
 from .turns import chat_message, is_turn
 from .unitmemo import UnitMemo, carried
 from .values import Entry, by_age
@@ -157,10 +159,12 @@ class Index:
     __slots__ = (
         "_bm25",
         "_by_units",
+        "_counts_asked",
         "_expired_kept",
         "_held_words",
         "_holders",
         "_least_units",
+        "_line_counts",
         "_live_view",
         "_searches",
         "_skipped",
@@ -188,6 +192,10 @@ class Index:
     _searches: int
     _least_units: int | None
     _by_units: SortedRun[tuple[int, int, Entry]] | None
+    #: Each stored line's count by the counters a counted fill used last (CTX-12), newest first.
+    _line_counts: tuple[LineCounts, ...]
+    #: Whether a counted fill asked this line of indexes for line counts yet (see ``line_counts``).
+    _counts_asked: bool
     #: ``(count, their seqs)`` of the entries expired at the last moment asked about.
     _expired_kept: tuple[int, frozenset[int]] | None
     #: ``(count of expired, by_importance without them)``, once made.
@@ -221,6 +229,7 @@ class Index:
         index._some_holders, index._searches = _NO_WORDS, 0
         index._least_units = None
         index._by_units = None
+        index._line_counts, index._counts_asked = (), False
         index._expired_kept, index._live_view, index._skipped = None, None, 0
         index._split = None
         index._bm25 = None
@@ -273,6 +282,9 @@ class Index:
             index._by_units = None  # worked out again on its next use
         else:
             index._by_units = by_units.changed(_units_items(removed), _units_items(added), removed_ids=gone)
+        carried = (counts.changed(removed, added) for counts in self._line_counts)
+        index._line_counts = tuple(counts for counts in carried if counts is not None)
+        index._counts_asked = self._counts_asked
         # The new index's own, worked out when asked.
         index._expired_kept, index._live_view, index._skipped = None, None, 0
         index._split = None if self._split is None else self._split.changed(removed, added, expired_at)
@@ -476,6 +488,36 @@ class Index:
         if self._by_units is None:
             self._by_units = SortedRun.of_sorted(sorted(_units_items(list(map(_entry, self.by_age)))))
         return list(self._live(self._by_units.below((units + 1,)), now))
+
+    def units_count_within(self, units: int) -> int:
+        """How many stored entries, expired ones too, have a default line of at most ``units`` UTF-16 units (CTX-8).
+
+        An upper bound of the live ones, for the fill to weigh what a walk
+        would cost; built as ``lines_within`` builds its order.
+        """
+        if self._by_units is None:
+            self._by_units = SortedRun.of_sorted(sorted(_units_items(list(map(_entry, self.by_age)))))
+        return self._by_units.count_below((units + 1,))
+
+    def line_counts(self, counter: LineCounter, now: int | float) -> LiveCounts | None:
+        """Each stored entry's default line count by ``counter``, read at ``now`` (CTX-12; see ``linecounts``).
+
+        None when a stored line's count is not a whole number >= 0, and the
+        first time a line of indexes is asked: a memory asked once (a
+        stateless server, a context of one kind made for one call) should
+        not pay for sorting every count, a pass costs less. From the second
+        ask on, every stored line is counted and sorted once; each change
+        carries the counts, and the entries added since are counted when
+        next asked.
+        """
+        kept = self._line_counts
+        found = next((counts for counts in kept if counts.usable(counter)), None)
+        if found is None and not self._counts_asked:
+            self._counts_asked = True
+            return None
+        counts = LineCounts.of(counter, self.all_by_age()) if found is None else found.counted()
+        self._line_counts = (counts, *(other for other in kept if other is not found))[:KEPT]
+        return None if counts.odd else LiveCounts(counts, lambda items: self._live(items, now))
 
     def least_units(self) -> int:
         """No stored entry's default line measures fewer UTF-16 units than this (CTX-8); 0 when empty.

@@ -48,6 +48,7 @@ import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from .linecounts import LiveCounts
 from .tokens import LineCounter, Tokenizer, count_tokens, utf16_len
 from .values import Entry, sorted_by_age
 
@@ -137,6 +138,8 @@ def fill_ranked_naive(
     least_units: int = 0,
     rank_among: Callable[[Sequence[Entry]], Sequence[Entry]] | None = None,
     lines_within: Callable[[int], Sequence[Entry]] | None = None,
+    small_count: Callable[[int], int] | None = None,
+    line_counts: Callable[[LineCounter], LiveCounts | None] | None = None,
     seq_is_age: bool = False,
     **options: Any,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
@@ -163,6 +166,8 @@ def fill(
     least_units: int = 0,
     rank_among: Callable[[Sequence[Entry]], Sequence[Entry]],
     lines_within: Callable[[int], Sequence[Entry]] | None = None,
+    small_count: Callable[[int], int] | None = None,
+    line_counts: Callable[[LineCounter], LiveCounts | None] | None = None,
     seq_is_age: bool = False,
 ) -> tuple[str, tuple[Entry, ...], int | float]:
     """The greedy fill, in linear time where the tokenizer allows it (CTX-8).
@@ -174,7 +179,11 @@ def fill(
     ``fill_naive`` over ``rank(None)``. ``least_units`` is a lower bound of
     the candidates' ``line_units`` (0 when
     unknown), ``lines_within(n)``, when given, lists the candidates
-    whose ``line_units`` are at most ``n``, and ``seq_is_age`` says that
+    whose ``line_units`` are at most ``n``, ``small_count(n)`` bounds from
+    above how many candidates' line measures are at most ``n`` (a cost
+    estimate only), ``line_counts(counter)`` gives every candidate's
+    default line count by a ``LineCounter``, kept with the index (None
+    when not every count is whole), and ``seq_is_age`` says that
     ``seq`` order is age order, so one sort puts the picks in it.
 
     With a measured tokenizer whose line measures are whole numbers, all
@@ -202,8 +211,25 @@ def fill(
     cap = limit_of(token_budget)
     live: Sequence[Entry] | None = None
     sizes_of: Callable[[Iterable[Entry]], list[Any]]
+    # The lines whose measures are at most a number, and how many there are at most: kept, or None (a pass).
+    within: Callable[[int], Sequence[Entry]] | None = None
+    waiting_within: Callable[[int], int] | None = None
+    counted = (
+        line_counts(tokenizer)
+        if line_counts is not None
+        and render is render_default
+        and isinstance(tokenizer, LineCounter)
+        and type(gap) is int
+        and gap >= 0
+        else None
+    )
     if render is render_default and measure is utf16_len:
         sizes_of, floor = _lines_units, least_units  # whole numbers, cached per entry
+        within, waiting_within = lines_within, small_count
+    elif counted is not None:
+        # Every stored line's count, kept with the index: whole numbers >= 0 (CTX-12, ``linecounts``).
+        sizes_of, floor = counted.sizes, counted.least()
+        within, waiting_within = counted.within, counted.count_within
     else:
         live = oldest_first()
         lines = list(map(_line if render is render_default else render, live))
@@ -235,9 +261,25 @@ def fill(
         # No more lines fit than the budget holds of the smallest, so the
         # walk usually needs only the start of the ranking.
         least = floor + gap
-        order = rank(None if least <= 0 else (cap + gap) // least + 1)
+        most = None if least <= 0 else (cap + gap) // least + 1  # no more lines can fit
+        order = rank(_first_ask(most))
         sizes = sizes_of(order)
         picked, room = _greedy(sizes, gap, cap + gap)
+        if most is not None and len(order) < min(most, count) and room >= least:
+            # The start asked for did not fill the budget. Walking on through
+            # the rest of the ``most`` costs a larger ranking; offering the
+            # room to the small lines costs ranking those: the fewer wins.
+            # Either way the picks are those of one walk over the ranking.
+            if waiting_within is not None:
+                waiting = waiting_within(room - gap)
+            else:
+                waiting = sum(map(operator.le, sizes_of(oldest_first()), itertools.repeat(room - gap)))
+            if waiting > most - len(order):
+                wider = rank(most)  # the same ranking: its start is ``order``
+                more_sizes = sizes_of(itertools.islice(wider, len(order), None))
+                more, room = _greedy(more_sizes, gap, room)
+                picked += [len(order) + i for i in more]
+                order, sizes = wider, sizes + more_sizes
         picks = list(map(order.__getitem__, picked))
         if len(order) < count and room >= least:
             # Room may be left for a line the start did not reach (``least``
@@ -247,8 +289,8 @@ def fill(
             # the walk stopped. The picks are those of a walk over the whole
             # ranking.
             small: Iterable[Entry]
-            if lines_within is not None and sizes_of is _lines_units:
-                small = lines_within(room - gap)
+            if within is not None:
+                small = within(room - gap)
             else:
                 everyone = oldest_first()
                 small = itertools.compress(everyone, map(operator.le, sizes_of(everyone), itertools.repeat(room - gap)))
@@ -315,6 +357,26 @@ def _greedy(sizes: Sequence[int], gap: int, room: int) -> tuple[list[int], int]:
             room -= costs[found]
             start = found + 1
     return picked, room
+
+
+#: The first ask of a walked ranking is this share of the most lines that can fit (see ``_first_ask``).
+_FIRST_SHARE = 3
+#: Up to this many lines that can fit, the first ask is all of them.
+_FIRST_WHOLE_UP_TO = 64
+
+
+def _first_ask(most: int | None) -> int | None:
+    """How much of the ranking the fill asks for first, when at most ``most`` lines can fit (CTX-8).
+
+    ``most`` assumes every line is the shortest, and real lines are
+    several times longer, so the budget is usually full well before
+    ``most`` lines: the fill asks for a third first, and for the rest only
+    when the walk over that third left room that many lines could fill. A
+    matter of cost only: the picks are those of one walk over the ranking.
+    """
+    if most is None or most <= _FIRST_WHOLE_UP_TO:
+        return most
+    return most // _FIRST_SHARE
 
 
 def _empty_count(tokenizer: Tokenizer, token_budget: int | float) -> int | float:

@@ -53,8 +53,7 @@ def matches(
         terms = bm25.query_terms(query)
         if among is None:
             return _best_bm25(state, terms, now, limit, in_context)
-        live = state.index.live_by_age(now)
-        return naive(terms, live, now, window, among=among, neighbours=in_context)[:limit]
+        return _among_bm25(state, terms, now, among, in_context)[:limit]
     live = state.index.live_by_age(now)
     copies = live if not state.index.containers else [entry.copy() for entry in live]
     scores = _scores(config.ranking, query, copies)
@@ -109,6 +108,44 @@ def _best_bm25(
                 values[key] = carried
     scored = [(values[seq], entry) for seq, entry in entries.items() if values[seq] > 0.0]
     return best_first(scored, now, window)[:limit]
+
+
+def _among_bm25(
+    state: Any, terms: list[str], now: int | float, among: Sequence[Entry], in_context: bool
+) -> list[tuple[float, Entry]]:
+    """``naive`` with ``among``, scoring only ``among`` and their neighbours (BM-5, BM-8).
+
+    N, the mean length and each term's holders are read from the postings
+    less the expired, as ``bm25.best`` reads them, so every score is the
+    same double as scoring every live entry gives; a neighbour is one of
+    all live entries (BM-8), found in the index.
+    """
+    index, window = state.index, state.config.recency_window
+    if not terms or not among:
+        return []
+    stats = bm25.live_stats(terms, index.postings(), len(state.entries), index.expired(now))
+    if stats is None:
+        return []
+    idfs, mean, _ = stats
+
+    def own(entry: Entry) -> float:
+        counts, length = entry.bm25_terms
+        return bm25.score(terms, counts, length, idfs, mean) if counts else 0.0
+
+    values = {entry.seq: own(entry) for entry in among}
+    if in_context:
+        near = (
+            {entry.seq: index.neighbours(entry, now) for entry in among}
+            if len(among) <= _FEW
+            else index.neighbours_of(among, now)
+        )
+        for entry in among:
+            for other in near[entry.seq]:
+                carried = bm25.NEIGHBOUR * own(other)
+                if values[entry.seq] < carried:
+                    values[entry.seq] = carried
+    scored = [(values[entry.seq], entry) for entry in among if values[entry.seq] > 0.0]
+    return best_first(scored, now, window)
 
 
 def best_first(

@@ -162,6 +162,8 @@ def context(
         least_units=index.least_units(),
         rank_among=ranking_among,
         lines_within=lambda units: index.lines_within(units, now),
+        small_count=index.units_count_within,
+        line_counts=lambda counter: index.line_counts(counter, now),
         seq_is_age=index.in_order,
     )
     return Context(text=text, entries=_copies(state, chosen), tokens=tokens, omitted=count - len(chosen))
