@@ -125,6 +125,20 @@ MUTANTS = [
         tests=FIRST_ASK,
     ),
     Mutant(
+        "MaxScore's bound of an unseen entry takes the lowest stored importance for the highest",
+        "core/search.py",
+        "    highest = index.by_importance.last()\n    return 1.0 if highest is None else highest[0]",
+        "    highest = index.by_importance.first()\n    return 1.0 if highest is None else highest[0]",
+        PRUNING,
+    ),
+    Mutant(
+        "MaxScore's bound of an unseen entry leaves out the weight of the highest importance",
+        "core/lexical.py",
+        "        counts = _counted(holders, found, total, limit, left_out, 0.5 + top_importance / 2)",
+        "        counts = _counted(holders, found, total, limit, left_out, top_importance / 2)",
+        PRUNING,
+    ),
+    Mutant(
         "kept line counts of a cleared counter are used again",
         "core/linecounts.py",
         "        return self.counter is counter and self.generation == counter.generation",
@@ -910,8 +924,8 @@ MUTANTS = [
     Mutant(
         "MaxScore's bound of an unseen entry forgets what freshness adds",
         "core/lexical.py",
-        "    return held / total * 1.0 + FRESHNESS_BONUS * 1.0",
-        "    return held / total * 1.0",
+        "    return held / total * top_weight + FRESHNESS_BONUS * 1.0",
+        "    return held / total * top_weight",
         PRUNING,
     ),
     Mutant(
@@ -924,8 +938,8 @@ MUTANTS = [
     Mutant(
         "MaxScore drops a candidate that reaches the floor exactly",
         "core/lexical.py",
-        "if _unseen_bound(held + rest, total) >= floor)",
-        "if _unseen_bound(held + rest, total) > floor)",
+        "if _unseen_bound(held + rest, total, top_weight) >= floor)",
+        "if _unseen_bound(held + rest, total, top_weight) > floor)",
         PRUNING,
     ),
     Mutant(

@@ -98,6 +98,7 @@ SELECTION: dict[str, tuple[str, ...]] = {
     "integrations/pydantic_ai.py": ("tests/test_pydantic_ai_edges.py", "tests/test_pydantic_ai.py"),
     # The exact pruning both rankings share (REC-7, BM-7): its boundaries and properties.
     "core/maxscore.py": ("tests/spec/test_pruning_properties.py",),
+    "core/linecounts.py": ("tests/test_line_counts.py", "tests/spec/test_first_ask_properties.py"),
     "telemetry.py": ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py"),
     # The files whose tests take shell.py's branches (coverage by test), without their tests of a second or more
     # (threads, processes, real chat text, the adapters' runs) whose branches the quick ones take too.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from unittest import mock
 
+import pytest
+
 from sentinel_memory import core
 from sentinel_memory.core import MemoryState, linecounts, prompt, window
 from sentinel_memory.core.tokens import per_line
@@ -102,3 +104,22 @@ def test_ctx_12_counts_are_carried_up_to_the_pending_bound():
     state, _ = core.remember(state, "one more", "z", now=200)
     assert not state.index._line_counts
     assert state.index.line_counts(counter, 300) is not None  # asked before on this line: counted afresh at once
+
+
+def test_ctx_12_a_count_that_fails_for_an_expired_line_changes_nothing():
+    """CTX-12, EXP-3: a tokenizer that fails on an expired entry's line fills as before; on a live line it still raises."""
+
+    def picky(text: str) -> int:
+        if "gone" in text:
+            raise RuntimeError("cannot count this")
+        return len(text)
+
+    state = filled()
+    state, _ = core.remember(state, "gone", "gone", now=0, ttl=1)
+    counter = per_line(picky)
+    args = dict(now=10, token_budget=30, tokenizer=counter)
+    for _ in range(3):  # the first ask, then the asks that would keep counts
+        assert core.context(state, **args) == reference(state, **args)
+    assert not state.index._line_counts
+    with pytest.raises(RuntimeError, match="cannot count"):
+        core.context(state, now=0, token_budget=30, tokenizer=counter)  # live at 0

@@ -139,7 +139,9 @@ class RankingComparison(RuleBasedStateMachine):
         by the holders of the query words or by the walk, whatever the size.
         """
         self.search = mock.patch.multiple(
-            search_module, _by_holders=lambda stored, limit: search == "holders", _walk_budget=lambda postings: None
+            search_module,
+            _by_holders=lambda stored, limit: search == "holders",
+            _walk_budget=lambda postings, flat=False: None,
         )
         self.search.start()
         self.store = sm.JsonFileStore(self.folder / "memory.json") if file_store else sm.MemoryStore()

@@ -49,7 +49,7 @@ def recalled(state: sm.MemoryState, query: str, now: int, limit: int, mode: str 
     budget = None if mode == "walk" else 0 if mode == "holders" else mode
     with (
         mock.patch.object(search_module, "_by_holders", lambda stored, limit: mode == "holders"),
-        mock.patch.object(search_module, "_walk_budget", lambda postings: budget),
+        mock.patch.object(search_module, "_walk_budget", lambda postings, flat=False: budget),
     ):
         hits = core.recall(state, query, now=now, limit=limit)
     return [(hit.score, hit.entry.key) for hit in hits]
@@ -116,7 +116,7 @@ def test_rec_7_a_context_ranks_its_matches_as_the_naive_ranking(found, query, no
     budget = None if mode == "walk" else 0 if mode == "holders" else mode
     with (
         mock.patch.object(search_module, "_by_holders", lambda stored, limit: mode == "holders"),
-        mock.patch.object(search_module, "_walk_budget", lambda postings: budget),
+        mock.patch.object(search_module, "_walk_budget", lambda postings, flat=False: budget),
     ):
         matched = search_module._matches(state, words(query), now, 10**6)
     expected = ranked(words(query), state.index.live_by_age(now), now, state.config.recency_window)

@@ -502,7 +502,8 @@ class Index:
     def line_counts(self, counter: LineCounter, now: int | float) -> LiveCounts | None:
         """Each stored entry's default line count by ``counter``, read at ``now`` (CTX-12; see ``linecounts``).
 
-        None when a stored line's count is not a whole number >= 0, and the
+        None when a stored line's count is not a whole number >= 0 or could
+        not be made (the fill's pass then counts the live lines only), and the
         first time a line of indexes is asked: a memory asked once (a
         stateless server, a context of one kind made for one call) should
         not pay for sorting every count, a pass costs less. From the second
@@ -515,7 +516,12 @@ class Index:
         if found is None and not self._counts_asked:
             self._counts_asked = True
             return None
-        counts = LineCounts.of(counter, self.all_by_age()) if found is None else found.counted()
+        try:
+            counts = LineCounts.of(counter, self.all_by_age()) if found is None else found.counted()
+        except Exception:
+            # An expired line's count may fail: the pass counts the live lines only, and raises
+            # what counting them raises, as the fill always did.
+            return None
         self._line_counts = (counts, *(other for other in kept if other is not found))[:KEPT]
         return None if counts.odd else LiveCounts(counts, lambda items: self._live(items, now))
 

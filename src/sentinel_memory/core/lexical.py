@@ -315,6 +315,7 @@ def best_holders(
     *,
     left_out: Set[int],
     seq_is_age: bool,
+    top_importance: float = 1.0,
 ) -> list[tuple[float, R]]:
     """What ``best_matches`` returns, found from the entries that hold each query word instead of a walk.
 
@@ -322,7 +323,8 @@ def best_holders(
     entries holding it, by ``seq`` (in parts, read at C speed); ``total``
     is the number of distinct query words; entries whose ``seq`` is in
     ``left_out`` (the expired) are not candidates. ``seq_is_age`` says that
-    ``seq`` order is age order.
+    ``seq`` order is age order; no candidate's importance is above
+    ``top_importance``.
 
     The candidates are grouped by how many query words they hold, most
     first. Within a group the relevance is one number, so the scores are
@@ -376,7 +378,7 @@ def best_holders(
             found.update(part)
         seqs = list(found) if not left_out else list(found.keys() - left_out)
     else:
-        counts = _counted(holders, found, total, limit, left_out)
+        counts = _counted(holders, found, total, limit, left_out, 0.5 + top_importance / 2)
         seqs = list(counts.keys() - left_out) if left_out else list(counts)
     if len(seqs) <= _SCORE_ALL * limit:
         return _all_scored(found, seqs, counts, total, now, recency_window, limit, seq_is_age=seq_is_age)
@@ -414,7 +416,12 @@ def best_holders(
 
 
 def _counted(
-    holders: Mapping[str, Holding[R]], found: dict[int, R], total: int, limit: int, left_out: Set[int]
+    holders: Mapping[str, Holding[R]],
+    found: dict[int, R],
+    total: int,
+    limit: int,
+    left_out: Set[int],
+    top_weight: float = 1.0,
 ) -> Mapping[int, int]:
     """How many query words each candidate that may make the best ``limit`` holds, by ``seq``; ``found`` gets them.
 
@@ -422,7 +429,8 @@ def _counted(
     holders are read rarest first, and each word a candidate holds adds one
     to its count. An entry held by none of the lists read so far holds at
     most the ``rest`` unread words, so it scores at most
-    ``score(rest / total, 1, 1)`` (importance and freshness at their most,
+    ``score(rest / total, top, 1)`` (the highest stored importance, whose
+    ``0.5 + top / 2`` is ``top_weight``, and freshness at its most:
     ``_unseen_bound``). The floor is the ``limit``-th best of the live
     candidates' scores without their freshness, at the words counted so far
     (``_floor``): a score never falls as the count grows, nor when
@@ -445,12 +453,12 @@ def _counted(
         rest = len(order) - i
         if not i or len(counts) < limit or not _worth_closing(sum(map(len, order[i:])), len(counts)):
             return False
-        bound = _unseen_bound(rest, total)
+        bound = _unseen_bound(rest, total, top_weight)
         floor = _floor(counts, found, total, limit, left_out, above=bound)
         if floor is None or not bound < floor:
             return False
-        # A candidate holding ``held`` counted words scores at most score((held + rest) / total, 1, 1).
-        need = next(held for held in itertools.count(1) if _unseen_bound(held + rest, total) >= floor)
+        # A candidate holding ``held`` counted words scores at most score((held + rest) / total, top, 1).
+        need = next(held for held in itertools.count(1) if _unseen_bound(held + rest, total, top_weight) >= floor)
         met.extend(itertools.compress(counts.keys(), map(operator.ge, counts.values(), repeat(need))))
         kept = {seq: counts[seq] for seq in met}
         counts.clear()
@@ -474,14 +482,15 @@ def _worth_closing(unread: int, met: int) -> bool:
     return unread >= met
 
 
-def _unseen_bound(held: int, total: int) -> float:
-    """The most an entry holding at most ``held`` of ``total`` query words can score: ``score(held / total, 1, 1)`` (REC-7).
+def _unseen_bound(held: int, total: int, top_weight: float = 1.0) -> float:
+    """The most an entry holding at most ``held`` of ``total`` query words can score: ``score(held / total, top, 1)`` (REC-7).
 
-    Importance is at most 1, so ``0.5 + importance / 2`` is at most 1.0
-    exactly, and freshness is at most 1; each IEEE operation of the score
-    never falls as its operands grow, so no such entry scores above this.
+    ``top_weight`` is ``0.5 + top / 2`` of an importance ``top`` no
+    candidate's is above (1.0 for importance 1, exactly), and freshness is
+    at most 1; each IEEE operation of the score never falls as its operands
+    grow, so no such entry scores above this.
     """
-    return held / total * 1.0 + FRESHNESS_BONUS * 1.0
+    return held / total * top_weight + FRESHNESS_BONUS * 1.0
 
 
 def _floor(

@@ -56,9 +56,20 @@ def _matches(
     if _by_holders(len(state.entries), limit):
         holders = {word: index.holders(word) for word in sorted(reachable)}
         left_out = index.expired_seqs(now) or frozenset()
-        return best_holders(holders, len(query_words), now, window, limit, left_out=left_out, seq_is_age=index.in_order)
+        return best_holders(
+            holders,
+            len(query_words),
+            now,
+            window,
+            limit,
+            left_out=left_out,
+            seq_is_age=index.in_order,
+            top_importance=_top_importance(index),
+        )
     holders = {word: index.holders(word) for word in sorted(reachable)}
-    budget = _walk_budget(sum(map(len, holders.values())))
+    lowest, highest = index.by_importance.first(), index.by_importance.last()
+    flat = lowest is not None and highest is not None and lowest[0] == highest[0]
+    budget = _walk_budget(sum(map(len, holders.values())), flat=flat)
     if budget is None or budget > 0:
 
         def walk(below: float | None) -> Iterator[Entry]:
@@ -70,7 +81,22 @@ def _matches(
         if found is not None:
             return found
     left_out = index.expired_seqs(now) or frozenset()
-    return best_holders(holders, len(query_words), now, window, limit, left_out=left_out, seq_is_age=index.in_order)
+    return best_holders(
+        holders,
+        len(query_words),
+        now,
+        window,
+        limit,
+        left_out=left_out,
+        seq_is_age=index.in_order,
+        top_importance=_top_importance(index),
+    )
+
+
+def _top_importance(index: Index) -> float:
+    """The highest importance of a stored entry, expired ones too (1.0 when none is): a bound of every live one's."""
+    highest = index.by_importance.last()
+    return 1.0 if highest is None else highest[0]
 
 
 def _by_holders(stored: int, limit: int) -> bool:
@@ -82,7 +108,7 @@ def _by_holders(stored: int, limit: int) -> bool:
 _FEW_POSTINGS = 8_192
 
 
-def _walk_budget(postings: int) -> int | None:
+def _walk_budget(postings: int, *, flat: bool = False) -> int | None:
     """How many entries the walk by importance may read before the search of the holders takes over (REC-7).
 
     0: none, the holders are searched at once; None: the walk reads to its
@@ -91,9 +117,12 @@ def _walk_budget(postings: int) -> int | None:
     entry, but when the query's words are common among the most important
     entries its first blocks hold the best few and it ends at once. So up
     to ``_FEW_POSTINGS`` postings the holders are searched; above, the walk
-    goes first and gives up after half as many entries.
+    goes first and gives up after half as many entries. When every stored
+    entry has one importance (``flat``: a memory of turns alone, say), the
+    walk's bounds can stop it only once ``limit`` entries hold every
+    reachable word: the holders are searched at once.
     """
-    return 0 if postings <= _FEW_POSTINGS else postings // 2
+    return 0 if flat or postings <= _FEW_POSTINGS else postings // 2
 
 
 def _reachable(index: Index, query_words: frozenset[str]) -> frozenset[str]:
