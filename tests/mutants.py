@@ -139,6 +139,13 @@ MUTANTS = [
         PRUNING,
     ),
     Mutant(
+        "the fill widens its walk at exactly the widening ratio",
+        "core/prompt.py",
+        "            if waiting > _WIDEN_RATIO * (most - len(order)):",
+        "            if waiting >= _WIDEN_RATIO * (most - len(order)):",
+        tests=FIRST_ASK,
+    ),
+    Mutant(
         "kept line counts of a cleared counter are used again",
         "core/linecounts.py",
         "        return self.counter is counter and self.generation == counter.generation",

@@ -249,3 +249,40 @@ def test_ctx_12_counts_kept_with_the_index_fill_as_the_reference(steps, odd):
             with mock.patch.object(window, "fill", prompt.fill_ranked_naive):
                 assert sm.core.context(state, now=now, token_budget=budget, query=query, tokenizer=fresh) == fast
     event(f"fills that read kept counts: {min(sum(read), 5)}")
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_ctx_8_the_walk_goes_on_only_past_the_widening_ratio(extra):
+    """CTX-8: short lines numbering exactly _WIDEN_RATIO times what widening adds are ranked among themselves; one more widens."""
+    state = sm.MemoryState()
+    for i in range(200):
+        state, _ = sm.core.remember(state, f"k{i:03}", "the x", now=i, importance=(i % 10) / 10)
+    mosts: list[int | None] = []
+    ranks: list[int | None] = []
+    real_first, real_fill = prompt._first_ask, window.fill
+
+    def first(most):
+        mosts.append(most)
+        return real_first(most)
+
+    def spied(count, oldest_first, rank, **options):
+        def counted_rank(at_least):
+            ranks.append(at_least)
+            return rank(at_least)
+
+        return real_fill(count, oldest_first, counted_rank, **options)
+
+    def waiting(self, units):
+        (most,), (asked, *_) = mosts, ranks
+        return prompt._WIDEN_RATIO * (most - asked) + extra
+
+    with (
+        mock.patch.object(prompt, "_first_ask", first),
+        mock.patch.object(prompt, "_FIRST_WHOLE_UP_TO", 0),
+        mock.patch.object(window, "fill", spied),
+        mock.patch.object(sm.core.index.Index, "units_count_within", waiting),
+    ):
+        fast = sm.core.context(state, now=300, token_budget=300, query="the")
+    with mock.patch.object(window, "fill", prompt.fill_ranked_naive):
+        assert sm.core.context(state, now=300, token_budget=300, query="the") == fast
+    assert len(ranks) == 1 + extra
