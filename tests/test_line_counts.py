@@ -123,3 +123,37 @@ def test_ctx_12_a_count_that_fails_for_an_expired_line_changes_nothing():
     assert not state.index._line_counts
     with pytest.raises(RuntimeError, match="cannot count"):
         core.context(state, now=0, token_budget=30, tokenizer=counter)  # live at 0
+
+
+def test_ctx_12_kept_counts_read_their_boundaries():
+    """CTX-12: the least count, the lines within a count (inclusive) and how many: exactly those of the counts kept."""
+    counter = per_line(chars)
+    entries = list(filled().entries.values())  # "k0: " and 10 .. 15 characters: 14 .. 19
+    counts = linecounts.LineCounts.of(counter, entries)
+    assert counts.least() == 14 and not counts.odd
+    assert [item[0] for item in counts.within(15)] == [14, 15]
+    assert counts.count_within(15) == 2 and counts.count_within(13) == 0 and counts.count_within(19) == 6
+    assert linecounts.LineCounts.of(counter, []).least() == 0
+
+
+def test_ctx_12_a_line_counting_zero_is_whole_and_a_fraction_is_not():
+    """CTX-12, CTX-8: a count of 0 is a whole number the kept counts use; 0.5 is set aside as odd, and counting more keeps the tally."""
+    counter = per_line(lambda text: 0 if "zero" in text else len(text) / 2 if "half" in text else len(text))
+    state = filled()
+    state, _ = core.remember(state, "zero", "zero", now=7)
+    for _ in range(2):
+        found = state.index.line_counts(counter, 10)
+    assert found is not None and found.least() == 0
+    state, _ = core.remember(state, "more", "more", now=8)  # counted when next asked: whole
+    assert state.index.line_counts(counter, 10) is not None
+    state, _ = core.remember(state, "half", "half", now=9)
+    assert state.index.line_counts(counter, 10) is None and state.index._line_counts[0].odd == 1
+
+
+def test_ctx_12_an_index_keeps_the_counts_of_two_counters():
+    """CTX-12: the counts of the two counters used last are kept; a third's push out the oldest."""
+    state = filled()
+    first, second, third = per_line(chars), per_line(chars), per_line(chars)
+    for counter in (first, first, second, third):
+        state.index.line_counts(counter, 10)
+    assert [counts.counter for counts in state.index._line_counts] == [third, second]
