@@ -369,25 +369,26 @@ def _read(turns: Sequence[dict[str, Any]], known: _Known | None) -> list[ModelMe
         wanted = [_whole(slot[0]) for slot in groups]
         rebuilt = iter(ModelMessagesTypeAdapter.validate_python(wanted))
         return [next(rebuilt) if isinstance(slot, list) else slot for slot in slots]
-    found: dict[int, Callable[[], Any]] = {}
     now_known: _Known = {}
     new = []
     for slot in groups:
-        key = tuple(map(id, slot[3]))
-        hit = known.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], slot[3], strict=True)):
-            found[id(slot)] = hit[1]
-            now_known[key] = hit
-        else:
+        held = slot[3]
+        key = (id(held[0]),) if len(held) == 1 else tuple(map(id, held))
+        hit = known.get(key)  # a kept group holds its turns, so no other data can take their ids meanwhile
+        if hit is None:
             new.append((key, slot))
+        else:
+            slot.append(hit[1])
+            now_known[key] = hit
     if new:  # one validation for every group not met before
         validated = ModelMessagesTypeAdapter.validate_python([_whole(slot[0]) for _, slot in new])
         for (key, slot), made in zip(new, validated, strict=True):
-            found[id(slot)] = _copier(made)
-            now_known[key] = (tuple(slot[3]), found[id(slot)])
+            copier = _copier(made)
+            slot.append(copier)
+            now_known[key] = (tuple(slot[3]), copier)
     known.clear()
     known.update(now_known)
-    return [found[id(slot)]() if isinstance(slot, list) else slot for slot in slots]
+    return [slot[4]() if type(slot) is list else slot for slot in slots]
 
 
 def _whole(carried: list[dict[str, Any]]) -> dict[str, Any]:
@@ -417,6 +418,9 @@ def _copier(value: Any) -> Callable[[], Any]:
         return lambda: value
     if kind is list:
         items = [_copier(item) for item in value]
+        if len(items) == 1:  # a message of one part, the most common
+            only = items[0]
+            return lambda: [only()]
         return lambda: [make() for make in items]
     if kind is dict:
         pairs = [(key, _copier(item)) for key, item in value.items()]
@@ -431,14 +435,22 @@ def _copier(value: Any) -> Callable[[], Any]:
     fields = dict(value.__dict__)
     changing = [(name, _copier(item)) for name, item in fields.items() if type(item) not in _IMMUTABLE]
 
+    new = object.__new__
+
     def made() -> Any:
-        copied = object.__new__(kind)
-        copied.__dict__.update(fields)
+        copied = new(kind)
+        held = copied.__dict__
+        held.update(fields)
         for name, make in changing:
-            copied.__dict__[name] = make()
+            held[name] = make()
         return copied
 
-    return made
+    def made_flat() -> Any:  # a dataclass of values that never change: its fields are shared as they are
+        copied = new(kind)
+        copied.__dict__.update(fields)
+        return copied
+
+    return made if changing else made_flat
 
 
 def _forget_run(stored: Sequence[tuple[Memory, str]]) -> None:
