@@ -644,7 +644,10 @@ class _NewestUnits:
                         self.pending = [e for e, _ in unit]
                     continue
             if candidate:
-                self.units.append((unit, sum(self.text_cost(self._views[e.seq][1]) for e, _ in unit)))
+                if len(unit) == 1:  # a message alone, the most common unit: its view is at hand
+                    self.units.append((unit, self.text_cost(view[1])))
+                else:
+                    self.units.append((unit, sum(self.text_cost(self._views[e.seq][1]) for e, _ in unit)))
                 return
         else:
             self._done = True
