@@ -2540,8 +2540,29 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai history stores a message it has seen again",
         "integrations/pydantic_ai.py",
-        "(i, message) for i, message in enumerate(messages) if self._known.get(id(message)) is not message",
-        "(i, message) for i, message in enumerate(messages)",
+        "numbered = [(i, message) for i, message in enumerate(messages) if not self._is_known(message)]",
+        "numbered = [(i, message) for i, message in enumerate(messages)]",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the pydantic-ai history takes a message for known by its id alone",
+        "integrations/pydantic_ai.py",
+        "        return ref is not None and ref() is message",
+        "        return ref is not None",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the pydantic-ai history keeps a reference to every message it ever knew",
+        "integrations/pydantic_ai.py",
+        "        if len(known) > self._prune_at:  # the references to messages gone go, so what is kept stays bounded",
+        "        if False:",
+        tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the pydantic-ai history drops the references to messages still in use",
+        "integrations/pydantic_ai.py",
+        "            for key in [key for key, ref in known.items() if ref() is None]:",
+        "            for key in list(known):",
         tests=PYDANTIC_AI,
     ),
     Mutant(

@@ -94,6 +94,9 @@ _ANY_PART: TypeAdapter[Any] = TypeAdapter(Any)
 #: PAI-10: the keys of the turns the current run stored, by memory, forgotten when the run fails.
 _RUN: ContextVar[list[tuple[Memory, str]] | None] = ContextVar("sentinel_memory_pydantic_ai_run", default=None)
 
+#: PAI-1: how many known messages a history keeps references to before it drops those of messages gone.
+KNOWN_LEAST = 1024
+
 #: PAI-10: how long a run waits between looks at a busy memory's run lock, in seconds.
 RUN_LOCK_POLL = 0.002
 _TURN_PLACE = re.compile(r"messages\[(\d+)\]")
@@ -575,7 +578,8 @@ class SentinelHistory(AbstractCapability[Any]):
         self._ttl = ttl
         # PAI-1: the messages already stored or given out, by identity, so each is stored once;
         # weak, so a finished run's messages are not kept alive by the history.
-        self._known: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+        self._known: dict[int, weakref.ref[Any]] = {}
+        self._prune_at = KNOWN_LEAST  # PAI-1: the size at which the references to messages gone are dropped
         self._lock = threading.Lock()
         # PAI-10: one run at a time per memory; a lock lives while its memory does.
         self._run_locks: weakref.WeakKeyDictionary[Memory, threading.Lock] = weakref.WeakKeyDictionary()
@@ -689,8 +693,19 @@ class SentinelHistory(AbstractCapability[Any]):
         return None
 
     def _remember(self, messages: Sequence[Any]) -> None:
+        """PAI-1: the messages known from now on, by identity, each by a weak reference (under ``_lock``)."""
+        known = self._known
         for message in messages:
-            self._known[id(message)] = message
+            known[id(message)] = weakref.ref(message)
+        if len(known) > self._prune_at:  # the references to messages gone go, so what is kept stays bounded
+            for key in [key for key, ref in known.items() if ref() is None]:
+                del known[key]
+            self._prune_at = max(KNOWN_LEAST, 2 * len(known))
+
+    def _is_known(self, message: Any) -> bool:
+        """PAI-1: whether this very message was stored or given out (an id taken again by another is not it)."""
+        ref = self._known.get(id(message))
+        return ref is not None and ref() is message
 
     def record(self, messages: Sequence[Any], *, deps: Any = None) -> list[ModelMessage]:
         """Store the messages this history has not stored or given out yet, in order, all or nothing (PAI-1).
@@ -717,9 +732,7 @@ class SentinelHistory(AbstractCapability[Any]):
         if not isinstance(messages, list | tuple):
             raise TypeError(f"messages must be a list of pydantic-ai messages, got {shown(messages)}")
         with self._lock:
-            numbered = [
-                (i, message) for i, message in enumerate(messages) if self._known.get(id(message)) is not message
-            ]
+            numbered = [(i, message) for i, message in enumerate(messages) if not self._is_known(message)]
             turns, origins = _turns(numbered)
             if turns:
                 memory = self.memory_for(deps)
