@@ -249,6 +249,20 @@ MUTANTS = [
         tests=COPIES,
     ),
     Mutant(
+        "the request's walk sends a turn at the very moment it expires",
+        "core/request.py",
+        "            if entry.expires_at is not None and now >= entry.expires_at:  # is_past (EXP-2), inline: once a turn",
+        "            if entry.expires_at is not None and now > entry.expires_at:",
+        tests=("tests/test_expiry.py",),
+    ),
+    Mutant(
+        "the request's walk keeps the tool results it met waiting past the message before them",
+        "core/request.py",
+        "            if self._waiting:\n                waiting, self._waiting = self._waiting[::-1], []",
+        "            if False:\n                waiting, self._waiting = self._waiting[::-1], []",
+        tests=("tests/test_chat_messages.py",),
+    ),
+    Mutant(
         "the Agents SDK session hands out its kept items",
         "integrations/openai_agents.py",
         "        return [clone(item) for item in kept]  # the caller's own (OAI-12)",
