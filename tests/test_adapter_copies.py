@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ import sentinel_memory as sm
 from sentinel_memory import core
 from sentinel_memory.integrations.langchain.middleware import SentinelMemoryMiddleware
 from sentinel_memory.integrations.openai_agents import SentinelSession
-from sentinel_memory.integrations.pydantic_ai import SentinelHistory, turns_from_messages
+from sentinel_memory.integrations.pydantic_ai import SentinelHistory, messages_from_turns, turns_from_messages
 
 NOW = 1_000_000
 LONG = "rain and wind all day long in the city, " * 6
@@ -106,6 +107,38 @@ def test_pai_12_a_turn_changed_in_the_memory_is_read_anew():
     [turn] = turns_from_messages([ModelResponse(parts=[TextPart("Hello again!")])])
     mem.remember("chat:2", turn)
     assert history.view()[1].parts[0].content == "Hello again!"
+
+
+def test_pai_12_a_group_that_lost_a_turn_is_read_anew():
+    """PAI-12: a message's group found again with a turn less (one forgotten) is another group: the view reads what is left."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 2_000)
+    history.record(
+        [
+            ModelRequest(parts=[UserPromptPart("Weather in Brno?")]),
+            ModelResponse(parts=[ToolCallPart("weather", {"city": "Brno"}, tool_call_id="c1")]),
+            ModelRequest(parts=[ToolReturnPart("weather", "4 °C", tool_call_id="c1"), UserPromptPart("And Praha?")]),
+        ]
+    )
+    assert [type(p).__name__ for p in history.view()[-1].parts] == ["ToolReturnPart", "UserPromptPart"]
+    assert mem.forget("chat:4")  # the user turn of the last message: its tool turn is left alone
+    last = history.view()[-1]
+    assert [type(p).__name__ for p in last.parts] == ["ToolReturnPart"]
+    assert history.view() == messages_from_turns(mem.get_messages(token_budget=2_000).messages)
+
+
+def test_pai_12_a_view_after_another_writer_reads_the_reloaded_turns(tmp_path: Path):
+    """PAI-12: after another writer's change is reloaded, the view is the memory's request read back anew, every step."""
+    mine = SentinelHistory.from_folder(tmp_path, "u", 2_000)
+    other = SentinelHistory.from_folder(tmp_path, "u", 2_000)
+    mine.record([ModelRequest(parts=[UserPromptPart("Hi")]), ModelResponse(parts=[TextPart("Hello!")])])
+    assert [p.content for m in mine.view() for p in m.parts] == ["Hi", "Hello!"]
+    for n in range(3):
+        other.record([ModelRequest(parts=[UserPromptPart(f"question {n}")])])
+        expected = messages_from_turns(other.memory.get_messages(token_budget=2_000).messages)
+        assert mine.view() == expected
+        assert mine.view()[-1].parts[0].content == f"question {n}"
+        other.record([ModelResponse(parts=[TextPart(f"answer {n}")])])
 
 
 def test_oai_12_changed_items_change_neither_the_memory_nor_the_next_read():
@@ -306,3 +339,52 @@ def test_lc_14_a_turn_changed_in_the_memory_is_read_anew():
     assert seen[0][0].content == "What is the weather?"
     assert seen[1][0].content == "What is the weather in Prague?"
     assert seen[1][1 : len(seen[0]) - 1] == seen[0][1:-1]
+
+
+def test_lc_14_a_kept_message_is_copied_as_model_copy_copies_it():
+    """LC-14: a kept message's copy equals it and shares no container with it; a class with its own copy is copied by it."""
+    from langchain_core.messages import AIMessage
+
+    from sentinel_memory.integrations.langchain.middleware import _copied
+
+    kept = AIMessage(
+        "Looking.",
+        tool_calls=[{"name": "weather", "args": {"city": "Brno"}, "id": "c1", "type": "tool_call"}],
+        additional_kwargs={"k": [1]},
+    )
+    made = _copied(kept)
+    assert made == kept and made.__pydantic_fields_set__ == kept.model_copy().__pydantic_fields_set__
+    assert made.__dict__ is not kept.__dict__ and made.__pydantic_fields_set__ is not kept.__pydantic_fields_set__
+    made.content = "changed"
+    made.tool_calls[0]["args"]["city"] = "Praha"
+    made.additional_kwargs["k"].append(2)
+    made.response_metadata["spoiled"] = True
+    made.__pydantic_fields_set__.add("spoiled")
+    assert kept == AIMessage(
+        "Looking.",
+        tool_calls=[{"name": "weather", "args": {"city": "Brno"}, "id": "c1", "type": "tool_call"}],
+        additional_kwargs={"k": [1]},
+    )
+    assert "spoiled" not in kept.__pydantic_fields_set__
+
+    class Own(AIMessage):
+        def __copy__(self) -> Own:
+            copied = super().__copy__()
+            copied.additional_kwargs = {"copied by": "its class"}
+            return copied
+
+    assert _copied(Own("Hi")).additional_kwargs == {"copied by": "its class"}
+
+
+def test_srv_3_the_newest_turns_handed_out_are_copies_and_the_comparison_changes_nothing():
+    """SRV-3, MSG-18: newest_turns gives copies a caller may change; unseen compares the stored turns and leaves them as they were."""
+    from sentinel_memory.serving import newest_turns, unseen
+
+    mem = tool_memory()
+    before = copy.deepcopy(mem.get_messages(token_budget=500).messages)
+    [(key, tool), (_, answer)] = newest_turns(mem, 2)
+    assert key == "chat:3" and tool == before[2]
+    tool["content"][0]["text"] = "changed"
+    answer["content"].append({"type": "text", "text": "more"})
+    assert unseen(mem, before[2:]) == 2 and unseen(mem, [before[3], before[3]]) == 1
+    assert mem.get_messages(token_budget=500).messages == before

@@ -386,3 +386,18 @@ def test_msg_10_an_empty_request_is_returned_and_flagged(mem):
     # A fact that does not fit leaves nothing to send: [] again, flagged again.
     assert mem.get_messages(token_budget=3).messages == []
     assert sm.request_problems(mem.get_messages(token_budget=3).messages) == [sm.core.chat.EMPTY_REQUEST]
+
+
+def test_msg_7_parallel_results_keep_their_stored_order_in_the_request():
+    """MSG-7: a unit of a call with two results sends the results in the order they were stored, whichever the cut."""
+    calls = [{"id": f"c{n}", "type": "function", "function": {"name": "weather", "arguments": "{}"}} for n in (1, 2)]
+    turns = [
+        {"role": "user", "content": "Weather in Brno and Praha?"},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "c1", "content": "Brno: 4 °C"},
+        {"role": "tool", "tool_call_id": "c2", "content": "Praha: 6 °C"},
+        {"role": "assistant", "content": "Cold in both."},
+    ]
+    state, _, _ = sm.core.add_messages(sm.MemoryState(), turns, now=100)
+    for cut in (None, "stable"):
+        assert sm.core.messages(state, now=100, token_budget=1_000, cut=cut).messages == turns

@@ -28,10 +28,22 @@ def test_ent_1_empty_key_is_a_value_error(mem):
 
 @pytest.mark.parametrize(
     "data",
-    [math.nan, math.inf, [1, -math.inf], {1: "int key"}, {"s": {1, 2}}, object(), b"bytes", "\ud800"],
+    [
+        math.nan,
+        math.inf,
+        [1, -math.inf],
+        {1: "int key"},
+        {"s": {1, 2}},
+        object(),
+        b"bytes",
+        "\ud800",
+        {"\ud800": 1},
+        {"k": "\ud800"},
+        ["ok", "\ud800"],
+    ],
 )
 def test_ent_2_data_must_be_strict_json(mem, data):
-    """ENT-2: NaN, infinity, sets, non-str keys, bytes and lone surrogates raise TypeError."""
+    """ENT-2: NaN, infinity, sets, non-str keys, bytes and lone surrogates (a key, a value, an item) raise TypeError."""
     with pytest.raises(TypeError):
         mem.remember("k", data)
     assert not mem.has("k")

@@ -91,3 +91,16 @@ def test_exp_2_core_is_expired_boundary():
     state, _ = sm.core.remember(sm.MemoryState(), "k", 1, now=100, ttl=50)
     assert sm.core.has(state, "k", now=149.999)
     assert not sm.core.has(state, "k", now=150)
+
+
+def test_exp_2_a_turn_leaves_the_request_at_the_very_moment_it_expires():
+    """EXP-2, MSG-2: a turn is in get_messages' request until its expires_at, and out from that moment on."""
+    for cut in (None, "stable"):
+        state = sm.MemoryState()
+        state, _, _ = sm.core.add_messages(state, [{"role": "user", "content": "Hi"}], now=100)
+        state, _, _ = sm.core.add_messages(state, [{"role": "assistant", "content": "Soon gone"}], now=100, ttl=50)
+        state, _, _ = sm.core.add_messages(state, [{"role": "user", "content": "Still here?"}], now=100)
+        before = sm.core.messages(state, now=149.999, token_budget=1_000, cut=cut).messages
+        at = sm.core.messages(state, now=150, token_budget=1_000, cut=cut).messages
+        assert [m["content"] for m in before] == ["Hi", "Soon gone", "Still here?"]
+        assert [m["content"] for m in at] == ["Hi", "Still here?"]

@@ -35,6 +35,7 @@ import sentinel_memory as sm
 from sentinel_memory.core import MESSAGE_TOKENS
 from sentinel_memory.core.chat import body_of
 from sentinel_memory.integrations.pydantic_ai import (
+    KNOWN_LEAST,
     PART_TYPE,
     SentinelHistory,
     messages_from_turns,
@@ -162,6 +163,45 @@ def test_pai_1_each_message_is_stored_once(mem):
     assert history.record(loaded) == []
     fresh = ModelMessagesTypeAdapter.validate_python(json_of(loaded[:1]))
     assert history.record(fresh) == fresh  # a message built anew is new to the history
+
+
+def test_pai_1_what_the_history_knows_stays_bounded_and_is_each_very_message(mem):
+    """PAI-1: many views' messages dropped leave the history's references bounded; a kept one stays known, a new one at a freed id is new."""
+    history = SentinelHistory(mem, 5_000)
+    for n in range(20):
+        history.record([ModelRequest(parts=[UserPromptPart(f"question {n}")]), ModelResponse(parts=[TextPart("ok")])])
+    kept = history.view()
+    history.record([ModelRequest(parts=[UserPromptPart("one more")]), ModelResponse(parts=[TextPart("ok")])])
+    for _ in range(3 * KNOWN_LEAST // len(kept)):
+        history.view()
+    assert len(history._known) <= KNOWN_LEAST + len(kept)
+    asked = ModelRequest(parts=[UserPromptPart("question 20")])
+    assert history.record([*kept, asked]) == [asked]  # the kept view's messages outlived the dropping
+    freed = {id(message) for message in history.view()}  # given out and dropped at once
+    made = [ModelRequest(parts=[UserPromptPart("question 21")]) for _ in range(2_000)]
+    again = next(message for message in made if id(message) in freed)
+    assert history.record([again]) == [again]
+
+
+class _Said:
+    """An object the history may know by a weak reference, as it knows a message."""
+
+
+class _Filler:
+    """An object of the same size as ``_Said``, holding the place a dropped one left."""
+
+
+def test_pai_1_the_references_to_messages_gone_are_dropped_once_there_are_many(mem):
+    """PAI-1: past KNOWN_LEAST references, those to messages gone are dropped and those still in use kept."""
+    history = SentinelHistory(mem, 500)
+    gone = [_Said() for _ in range(KNOWN_LEAST - 10)]
+    history._remember(gone)
+    del gone
+    places = [_Filler() for _ in range(KNOWN_LEAST)]  # the dropped ones' places taken: the next ids are new
+    alive = [_Said() for _ in range(20)]
+    history._remember(alive)
+    assert len(history._known) == len(alive) and all(history._is_known(said) for said in alive)
+    assert places
 
 
 def test_pai_1_the_run_keeps_its_own_history(mem):

@@ -26,6 +26,7 @@ from typing import Any
 from . import core
 from .core.cut import CUTS, FACTS_AT, check_choice
 from .core.expiry import is_past
+from .core.jsondata import clone
 from .core.options import is_number
 from .core.request import _tool_names
 from .core.shown import shown
@@ -199,8 +200,13 @@ def newest_turns(memory: Memory, count: int) -> list[tuple[str, dict[str, Any]]]
         count: How many of the newest turns, >= 0.
 
     Returns:
-        A new list of at most ``count`` pairs ``(key, message)``.
+        A new list of at most ``count`` pairs ``(key, message)``, each message a new copy.
     """
+    return [(key, clone(message)) for key, message in _newest_turns(memory, count)]
+
+
+def _newest_turns(memory: Memory, count: int) -> list[tuple[str, dict[str, Any]]]:
+    """``newest_turns`` with each message as the memory holds it (MSG-18): read it, never change it."""
     state = memory.state
     entries = state.entries
     now = memory._now()
@@ -210,9 +216,9 @@ def newest_turns(memory: Memory, count: int) -> list[tuple[str, dict[str, Any]]]
     found: list[tuple[str, dict[str, Any]]] = []
     while number > 0 and len(found) < count:
         key = f"chat:{number}"
-        if key in entries:
-            entry = core.get_entry(state, key, now=now)
-            message = None if entry is None else chat_message(entry.data)
+        entry = entries.get(key)
+        if entry is not None and not is_past(entry.expires_at, now):
+            message = chat_message(entry.data, owned=True)  # read only
             if message is not None:
                 found.append((key, message))
         number -= 1
@@ -265,7 +271,7 @@ def unseen(memory: Memory, turns: Sequence[Mapping[str, Any]]) -> int:
     Returns:
         How many of the leading ``turns`` are already the memory's newest turns; store the rest.
     """
-    return resent_count(stored_tail(memory, len(turns)), turns)
+    return resent_count([message for _, message in _newest_turns(memory, len(turns))], turns)  # compared only
 
 
 def run_view(memory: Memory, run: Sequence[str], *, shared: bool = False, **options: Any) -> Messages:
@@ -292,7 +298,7 @@ def run_view(memory: Memory, run: Sequence[str], *, shared: bool = False, **opti
     Raises:
         TokenBudgetError: As ``get_messages``.
     """
-    if not run or [key for key, _ in newest_turns(memory, len(run))] == list(run):
+    if not run or [key for key, _ in _newest_turns(memory, len(run))] == list(run):
         return shared_request(memory, **options) if shared else memory.get_messages(**options)
     now = memory._now()
     state = memory.state

@@ -172,7 +172,7 @@ def open_calls(state: MemoryState, *, now: int | float) -> frozenset[str] | None
         entry = item[-1]
         if is_past(entry.expires_at, now):
             continue
-        message = chat_message(entry.data)
+        message = chat_message(entry.data, owned=True)  # read only
         assert message is not None  # every turn is a message (MSG-1)
         role = message["role"]
         if role not in ROLES:

@@ -788,7 +788,7 @@ class Split:
             if is_turn(entry.key, entry.data):
                 item = _turn_item(entry)
                 turns.append(item)
-                if chat_message(entry.data)["role"] == "user":  # type: ignore[index]
+                if chat_message(entry.data, owned=True)["role"] == "user":  # type: ignore[index]
                     users.append(item)
             else:
                 facts.append(entry)
@@ -810,7 +810,7 @@ class Split:
             for entry in entries:
                 if is_turn(entry.key, entry.data):
                     turns.append(entry)
-                    if chat_message(entry.data)["role"] == "user":  # type: ignore[index]
+                    if chat_message(entry.data, owned=True)["role"] == "user":  # type: ignore[index]
                         users.append(entry)
                 else:
                     facts.append(entry)

@@ -142,14 +142,23 @@ def _copy(value: Any, where: Any, open_containers: set[int], root: tuple[str, in
             if isinstance(value, dict):
                 copied = {}
                 for given, item in read_items(value, where):
-                    if not isinstance(given, str):
+                    if type(given) is str and given.isascii():  # the usual key: a plain str, JSON text as it is
+                        key = given
+                    elif not isinstance(given, str):
                         raise TypeError(f"{where} has a key {shown(given)} that is not a str")
-                    key = str.__str__(given)  # a str subclass's own methods never run (WRP-4)
-                    _check_text(key, where)
-                    copied[key] = _copy(item, _At(where, key), open_containers, root)
+                    else:
+                        key = str.__str__(given)  # a str subclass's own methods never run (WRP-4)
+                        _check_text(key, where)
+                    if type(item) is str and item.isascii():  # the usual value, kept as it is: nothing to name
+                        copied[key] = item
+                    else:
+                        copied[key] = _copy(item, _At(where, key), open_containers, root)
                 return copied
             items = read_list(value, where)
-            return [_copy(item, _At(where, i), open_containers, root) for i, item in enumerate(items)]
+            return [
+                item if type(item) is str and item.isascii() else _copy(item, _At(where, i), open_containers, root)
+                for i, item in enumerate(items)
+            ]
         finally:
             open_containers.discard(marker)
     raise TypeError(f"{where} of type {type(value).__name__} is not JSON-serializable")

@@ -607,11 +607,13 @@ class _NewestUnits:
         return count, total_
 
     def _step(self) -> None:
+        now = self._now
         for item in self._items:
             entry = item[-1]
-            if is_past(entry.expires_at, self._now):
+            if entry.expires_at is not None and now >= entry.expires_at:  # is_past (EXP-2), inline: once a turn
                 continue
-            candidate = self._every or (self.oldest_user is not None and item[:3] >= self.oldest_user)
+            # ``item`` is ``(N, updated_at, seq, entry)``: it compares as its key ``item[:3]`` does (the key decides).
+            candidate = self._every or (self.oldest_user is not None and item >= self.oldest_user)
             if not candidate and self._met:
                 break  # older than the oldest user turn: no unit from here on, and pending is known
             view = self._views.get(entry.seq)
@@ -626,7 +628,10 @@ class _NewestUnits:
             if role == "tool":
                 self._waiting.append((entry, message))
                 continue
-            waiting, self._waiting = self._waiting[::-1], []
+            if self._waiting:
+                waiting, self._waiting = self._waiting[::-1], []
+            else:
+                waiting = self._waiting  # none waits: nothing to turn round
             first, self._met = not self._met, True
             if first:
                 self.frontier = item[:3]
@@ -644,7 +649,10 @@ class _NewestUnits:
                         self.pending = [e for e, _ in unit]
                     continue
             if candidate:
-                self.units.append((unit, sum(self.text_cost(self._views[e.seq][1]) for e, _ in unit)))
+                if len(unit) == 1:  # a message alone, the most common unit: its view is at hand
+                    self.units.append((unit, self.text_cost(view[1])))
+                else:
+                    self.units.append((unit, sum(self.text_cost(self._views[e.seq][1]) for e, _ in unit)))
                 return
         else:
             self._done = True

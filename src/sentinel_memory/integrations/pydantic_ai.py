@@ -94,6 +94,9 @@ _ANY_PART: TypeAdapter[Any] = TypeAdapter(Any)
 #: PAI-10: the keys of the turns the current run stored, by memory, forgotten when the run fails.
 _RUN: ContextVar[list[tuple[Memory, str]] | None] = ContextVar("sentinel_memory_pydantic_ai_run", default=None)
 
+#: PAI-1: how many known messages a history keeps references to before it drops those of messages gone.
+KNOWN_LEAST = 1024
+
 #: PAI-10: how long a run waits between looks at a busy memory's run lock, in seconds.
 RUN_LOCK_POLL = 0.002
 _TURN_PLACE = re.compile(r"messages\[(\d+)\]")
@@ -369,25 +372,26 @@ def _read(turns: Sequence[dict[str, Any]], known: _Known | None) -> list[ModelMe
         wanted = [_whole(slot[0]) for slot in groups]
         rebuilt = iter(ModelMessagesTypeAdapter.validate_python(wanted))
         return [next(rebuilt) if isinstance(slot, list) else slot for slot in slots]
-    found: dict[int, Callable[[], Any]] = {}
     now_known: _Known = {}
     new = []
     for slot in groups:
-        key = tuple(map(id, slot[3]))
-        hit = known.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], slot[3], strict=True)):
-            found[id(slot)] = hit[1]
-            now_known[key] = hit
-        else:
+        held = slot[3]
+        key = (id(held[0]),) if len(held) == 1 else tuple(map(id, held))
+        hit = known.get(key)  # a kept group holds its turns, so no other data can take their ids meanwhile
+        if hit is None:
             new.append((key, slot))
+        else:
+            slot.append(hit[1])
+            now_known[key] = hit
     if new:  # one validation for every group not met before
         validated = ModelMessagesTypeAdapter.validate_python([_whole(slot[0]) for _, slot in new])
         for (key, slot), made in zip(new, validated, strict=True):
-            found[id(slot)] = _copier(made)
-            now_known[key] = (tuple(slot[3]), found[id(slot)])
+            copier = _copier(made)
+            slot.append(copier)
+            now_known[key] = (tuple(slot[3]), copier)
     known.clear()
     known.update(now_known)
-    return [found[id(slot)]() if isinstance(slot, list) else slot for slot in slots]
+    return [slot[4]() if type(slot) is list else slot for slot in slots]
 
 
 def _whole(carried: list[dict[str, Any]]) -> dict[str, Any]:
@@ -417,6 +421,9 @@ def _copier(value: Any) -> Callable[[], Any]:
         return lambda: value
     if kind is list:
         items = [_copier(item) for item in value]
+        if len(items) == 1:  # a message of one part, the most common
+            only = items[0]
+            return lambda: [only()]
         return lambda: [make() for make in items]
     if kind is dict:
         pairs = [(key, _copier(item)) for key, item in value.items()]
@@ -431,14 +438,22 @@ def _copier(value: Any) -> Callable[[], Any]:
     fields = dict(value.__dict__)
     changing = [(name, _copier(item)) for name, item in fields.items() if type(item) not in _IMMUTABLE]
 
+    new = object.__new__
+
     def made() -> Any:
-        copied = object.__new__(kind)
-        copied.__dict__.update(fields)
+        copied = new(kind)
+        held = copied.__dict__
+        held.update(fields)
         for name, make in changing:
-            copied.__dict__[name] = make()
+            held[name] = make()
         return copied
 
-    return made
+    def made_flat() -> Any:  # a dataclass of values that never change: its fields are shared as they are
+        copied = new(kind)
+        copied.__dict__.update(fields)
+        return copied
+
+    return made if changing else made_flat
 
 
 def _forget_run(stored: Sequence[tuple[Memory, str]]) -> None:
@@ -563,7 +578,8 @@ class SentinelHistory(AbstractCapability[Any]):
         self._ttl = ttl
         # PAI-1: the messages already stored or given out, by identity, so each is stored once;
         # weak, so a finished run's messages are not kept alive by the history.
-        self._known: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+        self._known: dict[int, weakref.ref[Any]] = {}
+        self._prune_at = KNOWN_LEAST  # PAI-1: the size at which the references to messages gone are dropped
         self._lock = threading.Lock()
         # PAI-10: one run at a time per memory; a lock lives while its memory does.
         self._run_locks: weakref.WeakKeyDictionary[Memory, threading.Lock] = weakref.WeakKeyDictionary()
@@ -677,8 +693,19 @@ class SentinelHistory(AbstractCapability[Any]):
         return None
 
     def _remember(self, messages: Sequence[Any]) -> None:
+        """PAI-1: the messages known from now on, by identity, each by a weak reference (under ``_lock``)."""
+        known = self._known
         for message in messages:
-            self._known[id(message)] = message
+            known[id(message)] = weakref.ref(message)
+        if len(known) > self._prune_at:  # the references to messages gone go, so what is kept stays bounded
+            for key in [key for key, ref in known.items() if ref() is None]:
+                del known[key]
+            self._prune_at = max(KNOWN_LEAST, 2 * len(known))
+
+    def _is_known(self, message: Any) -> bool:
+        """PAI-1: whether this very message was stored or given out (an id taken again by another is not it)."""
+        ref = self._known.get(id(message))
+        return ref is not None and ref() is message
 
     def record(self, messages: Sequence[Any], *, deps: Any = None) -> list[ModelMessage]:
         """Store the messages this history has not stored or given out yet, in order, all or nothing (PAI-1).
@@ -705,9 +732,7 @@ class SentinelHistory(AbstractCapability[Any]):
         if not isinstance(messages, list | tuple):
             raise TypeError(f"messages must be a list of pydantic-ai messages, got {shown(messages)}")
         with self._lock:
-            numbered = [
-                (i, message) for i, message in enumerate(messages) if self._known.get(id(message)) is not message
-            ]
+            numbered = [(i, message) for i, message in enumerate(messages) if not self._is_known(message)]
             turns, origins = _turns(numbered)
             if turns:
                 memory = self.memory_for(deps)
