@@ -146,6 +146,27 @@ MUTANTS = [
         tests=FIRST_ASK,
     ),
     Mutant(
+        "the walk by importance goes first however many share the top importance",
+        "core/search.py",
+        "    return 0 if top_band > budget else budget",
+        "    return budget",
+        PRUNING,
+    ),
+    Mutant(
+        "the walk by importance is skipped when the top importance band is exactly its budget",
+        "core/search.py",
+        "    return 0 if top_band > budget else budget",
+        "    return 0 if top_band >= budget else budget",
+        PRUNING,
+    ),
+    Mutant(
+        "the top importance band counts every stored entry",
+        "core/search.py",
+        "    top_band = 0 if highest is None else len(run) - run.count_below((highest[0],))",
+        "    top_band = len(run)",
+        PRUNING,
+    ),
+    Mutant(
         "kept line counts of a cleared counter are used again",
         "core/linecounts.py",
         "        return self.counter is counter and self.generation == counter.generation",

@@ -223,7 +223,7 @@ def test_ctx_4_seeded_random_memories_respect_the_budget(search):
                 with mock.patch.multiple(
                     search_module,
                     _by_holders=lambda stored, limit: search == "holders",
-                    _walk_budget=lambda postings, flat=False: None,
+                    _walk_budget=lambda postings, top_band=0: None,
                 ):
                     ctx = core.context(state, now=now, token_budget=budget, query=query, tokenizer=tokenizer)
             except ValueError:

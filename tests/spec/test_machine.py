@@ -141,7 +141,7 @@ class RankingComparison(RuleBasedStateMachine):
         self.search = mock.patch.multiple(
             search_module,
             _by_holders=lambda stored, limit: search == "holders",
-            _walk_budget=lambda postings, flat=False: None,
+            _walk_budget=lambda postings, top_band=0: None,
         )
         self.search.start()
         self.store = sm.JsonFileStore(self.folder / "memory.json") if file_store else sm.MemoryStore()

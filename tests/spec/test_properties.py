@@ -863,7 +863,7 @@ def test_rec_3_the_best_few_are_the_start_of_all_matches(search, items, query, n
     with mock.patch.multiple(
         search_module,
         _by_holders=lambda stored, limit: search == "holders",
-        _walk_budget=lambda postings, flat=False: None,
+        _walk_budget=lambda postings, top_band=0: None,
     ):
         hits = core.recall(state, query, now=now, limit=limit)
     assert [(h.score, h.entry.key) for h in hits] == all_matches(state, query, now)[:limit]

@@ -49,7 +49,7 @@ def recalled(state: sm.MemoryState, query: str, now: int, limit: int, mode: str 
     budget = None if mode == "walk" else 0 if mode == "holders" else mode
     with (
         mock.patch.object(search_module, "_by_holders", lambda stored, limit: mode == "holders"),
-        mock.patch.object(search_module, "_walk_budget", lambda postings, flat=False: budget),
+        mock.patch.object(search_module, "_walk_budget", lambda postings, top_band=0: budget),
     ):
         hits = core.recall(state, query, now=now, limit=limit)
     return [(hit.score, hit.entry.key) for hit in hits]
@@ -116,7 +116,7 @@ def test_rec_7_a_context_ranks_its_matches_as_the_naive_ranking(found, query, no
     budget = None if mode == "walk" else 0 if mode == "holders" else mode
     with (
         mock.patch.object(search_module, "_by_holders", lambda stored, limit: mode == "holders"),
-        mock.patch.object(search_module, "_walk_budget", lambda postings, flat=False: budget),
+        mock.patch.object(search_module, "_walk_budget", lambda postings, top_band=0: budget),
     ):
         matched = search_module._matches(state, words(query), now, 10**6)
     expected = ranked(words(query), state.index.live_by_age(now), now, state.config.recency_window)
@@ -257,3 +257,36 @@ def test_bm_7_an_entry_holding_only_the_common_term_can_still_win():
     hits = core.recall(state, "zebra apple", now=2000, limit=2)
     assert [(hit.score, hit.entry.key) for hit in hits] == [(value, entry.key) for value, entry in expected]
     assert hits[0].entry.key == "k2"  # the short entry holding only "apple"
+
+
+@pytest.mark.parametrize(
+    ("postings", "top_band", "budget"),
+    [(8_192, 0, 0), (8_193, 0, 4_096), (10_000, 5_000, 5_000), (10_000, 5_001, 0)],
+)
+def test_rec_7_the_walk_goes_first_only_when_it_can_end(postings, top_band, budget):
+    """REC-7: up to 8,192 postings the holders are searched; above, the walk reads half as many, unless more share the top importance."""
+    assert search_module._walk_budget(postings, top_band=top_band) == budget
+
+
+@pytest.mark.parametrize("importances", ["one", "many"])
+def test_rec_7_a_memory_of_one_importance_is_searched_by_its_holders(importances):
+    """REC-7: when more entries share the highest importance than the walk may read, recall does not walk; either way it is the naive ranking."""
+    state = sm.MemoryState()
+    for i in range(300):
+        importance = 0.5 if importances == "one" else i / 300
+        state, _ = core.remember(state, f"k{i}", f"the w{i % 50}", now=i, importance=importance)
+    walks: list[int] = []
+    real = search_module.walked
+
+    def spied(*args, **kwargs):
+        walks.append(1)
+        return real(*args, **kwargs)
+
+    with (
+        mock.patch.object(search_module, "walked", spied),
+        mock.patch.object(search_module, "_FEW_POSTINGS", 10),  # a large store's sizes, at a small one's cost
+        mock.patch.object(search_module, "_by_holders", lambda stored, limit: False),
+    ):
+        hits = core.recall(state, "the w7", now=300, limit=3)
+    assert [(hit.score, hit.entry.key) for hit in hits] == reference(state, "the w7", 300, 3)
+    assert len(walks) == (0 if importances == "one" else 1)

@@ -67,9 +67,10 @@ def _matches(
             top_importance=_top_importance(index),
         )
     holders = {word: index.holders(word) for word in sorted(reachable)}
-    lowest, highest = index.by_importance.first(), index.by_importance.last()
-    flat = lowest is not None and highest is not None and lowest[0] == highest[0]
-    budget = _walk_budget(sum(map(len, holders.values())), flat=flat)
+    run = index.by_importance
+    highest = run.last()
+    top_band = 0 if highest is None else len(run) - run.count_below((highest[0],))
+    budget = _walk_budget(sum(map(len, holders.values())), top_band=top_band)
     if budget is None or budget > 0:
 
         def walk(below: float | None) -> Iterator[Entry]:
@@ -108,7 +109,7 @@ def _by_holders(stored: int, limit: int) -> bool:
 _FEW_POSTINGS = 8_192
 
 
-def _walk_budget(postings: int, *, flat: bool = False) -> int | None:
+def _walk_budget(postings: int, *, top_band: int = 0) -> int | None:
     """How many entries the walk by importance may read before the search of the holders takes over (REC-7).
 
     0: none, the holders are searched at once; None: the walk reads to its
@@ -117,12 +118,16 @@ def _walk_budget(postings: int, *, flat: bool = False) -> int | None:
     entry, but when the query's words are common among the most important
     entries its first blocks hold the best few and it ends at once. So up
     to ``_FEW_POSTINGS`` postings the holders are searched; above, the walk
-    goes first and gives up after half as many entries. When every stored
-    entry has one importance (``flat``: a memory of turns alone, say), the
-    walk's bounds can stop it only once ``limit`` entries hold every
-    reachable word: the holders are searched at once.
+    goes first and gives up after half as many entries. Within a band of
+    one importance the walk's bounds stop it only once ``limit`` entries
+    hold every reachable word, so when more entries than that share the
+    highest importance (``top_band``: a memory of turns alone, say) the
+    walk would give up: the holders are searched at once.
     """
-    return 0 if flat or postings <= _FEW_POSTINGS else postings // 2
+    if postings <= _FEW_POSTINGS:
+        return 0
+    budget = postings // 2
+    return 0 if top_band > budget else budget
 
 
 def _reachable(index: Index, query_words: frozenset[str]) -> frozenset[str]:
