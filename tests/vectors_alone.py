@@ -18,11 +18,15 @@ and ``tests/mutation.py`` lists it as unobservable by the same test.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from sentinel_memory.conformance import backend, compare, vectors, wire
+from sentinel_memory.core import prompt, window
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,18 +49,46 @@ def unobservable_mutant() -> bool:
     return len(changed) == 1 and error_text_only(*changed[0])
 
 
+@contextlib.contextmanager
+def filling_with(fill: Callable[..., Any]) -> Iterator[list[int]]:
+    """Contexts filled by ``fill`` while it lasts; yields a list that counts its calls (one item per call)."""
+    calls: list[int] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return fill(*args, **kwargs)
+
+    fast = window.fill
+    window.fill = counted
+    try:
+        yield calls
+    finally:
+        window.fill = fast
+
+
+def answers(request: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """``request`` run as ``serve`` answers it, with the fast fill; then, if it filled a context, with the readable fill.
+
+    Yields ``(which fill, the answer as serve writes it)``.
+    """
+    with filling_with(window.fill) as filled:
+        yield "", wire.encode(backend.run_case(request))
+    if filled:
+        with filling_with(prompt.fill_ranked_naive):
+            yield " (the readable fill)", wire.encode(backend.run_case(request))
+
+
 def main(folder: Path = ROOT / "spec" / "vectors") -> int:
     if unobservable_mutant():
         print("only the text of a raised error changed: no vector can see it")
         return 0
     count = 0
     for path, case in vectors.load_all(folder):
-        where = compare.first_difference(
-            vectors.answer_of(case), wire.encode(backend.run_case(vectors.request_of(case)))
-        )
-        if where is not None:
-            print(f"{path.name} {case['id']}: differs at {where}")
-            return 1
+        for which, answer in answers(vectors.request_of(case)):
+            where = compare.first_difference(vectors.answer_of(case), answer)
+            if where is not None:
+                print(f"{path.name} {case['id']}: differs at {where}{which}")
+                return 1
         count += 1
     print(f"{count} cases agree")
     return 0
