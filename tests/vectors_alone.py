@@ -14,6 +14,15 @@ mutmut changes and an unchanged copy of it), a mutant that only writes
 ``XX`` into the text of a raised error passes at once without running the
 vectors: a step answers an error by its code alone, so no vector can see it,
 and ``tests/mutation.py`` lists it as unobservable by the same test.
+
+A port may compute a result another way than the fast reference (the
+porting guide, "What a port may do differently"), so a case runs again each
+other way it reached (``OTHER_WAYS``): a case that fills a context with
+``prompt.fill_ranked_naive``, the readable fill of CTX-2 and CTX-12 (the
+naive fill, or the counted fill with its repair); a case that looks for a
+query's words with ``lexical.ranked``, every live entry scored (REC-2,
+REC-3), and with the walk by importance read to its end, the search a large
+memory takes first (REC-7). The vectors judge each way.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_memory.conformance import backend, compare, vectors, wire
-from sentinel_memory.core import prompt, window
+from sentinel_memory.core import lexical, prompt, search, window
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,33 +58,64 @@ def unobservable_mutant() -> bool:
     return len(changed) == 1 and error_text_only(*changed[0])
 
 
+def readable_matches(
+    state: Any, query_words: frozenset[str], now: int | float, limit: int, among: Any = None
+) -> list[tuple[float, Any]]:
+    """REC-2 and REC-3 read literally (``lexical.ranked``): every live entry scored, the best ``limit``."""
+    live = state.index.live_by_age(now) if among is None else among
+    return lexical.ranked(query_words, live, now, state.config.recency_window)[:limit]
+
+
+#: The other ways a port may compute what the fast reference computes, each as the names it replaces: the
+#: readable fill of CTX-2 and CTX-12 for the fast fill (CTX-8), the scan of every live entry (REC-2, REC-3)
+#: for the search of the holders, and the walk by importance to its end, which a small memory never takes.
+OTHER_WAYS: tuple[tuple[str, tuple[tuple[Any, str, Any], ...]], ...] = (
+    ("the readable fill", ((window, "fill", prompt.fill_ranked_naive),)),
+    ("the readable recall", ((search, "_matches", readable_matches), (window, "_matches", readable_matches))),
+    (
+        "the walk by importance",
+        ((search, "_by_holders", lambda stored, limit: False), (search, "_walk_budget", lambda postings: None)),
+    ),
+)
+
+
 @contextlib.contextmanager
-def filling_with(fill: Callable[..., Any]) -> Iterator[list[int]]:
-    """Contexts filled by ``fill`` while it lasts; yields a list that counts its calls (one item per call)."""
+def replaced(names: tuple[tuple[Any, str, Any], ...]) -> Iterator[list[int]]:
+    """Each ``(module, name, value)`` set while it lasts; yields a list with one item per call of any of them."""
     calls: list[int] = []
+    kept = [(module, name, getattr(module, name)) for module, name, _ in names]
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        return fill(*args, **kwargs)
+    def counting(value: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            calls.append(1)
+            return value(*args, **kwargs)
 
-    fast = window.fill
-    window.fill = counted
+        return counted
+
     try:
+        for module, name, value in names:
+            setattr(module, name, counting(value))
         yield calls
     finally:
-        window.fill = fast
+        for module, name, value in kept:
+            setattr(module, name, value)
 
 
 def answers(request: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """``request`` run as ``serve`` answers it, with the fast fill; then, if it filled a context, with the readable fill.
+    """``request`` run as ``serve`` answers it; then again each other way (``OTHER_WAYS``) that it reached.
 
-    Yields ``(which fill, the answer as serve writes it)``.
+    Yields ``(which way, the answer as serve writes it)``, the first way ``""``.
     """
-    with filling_with(window.fill) as filled:
-        yield "", wire.encode(backend.run_case(request))
-    if filled:
-        with filling_with(prompt.fill_ranked_naive):
-            yield " (the readable fill)", wire.encode(backend.run_case(request))
+    reached = []
+    with contextlib.ExitStack() as stack:
+        for _, names in OTHER_WAYS:  # the reference's own functions, counted
+            reached.append(stack.enter_context(replaced(tuple((m, n, getattr(m, n)) for m, n, _ in names))))
+        answer = wire.encode(backend.run_case(request))
+    yield "", answer
+    for (which, names), calls in zip(OTHER_WAYS, reached, strict=True):
+        if calls:
+            with replaced(names):
+                yield f" ({which})", wire.encode(backend.run_case(request))
 
 
 def main(folder: Path = ROOT / "spec" / "vectors") -> int:
