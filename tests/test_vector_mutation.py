@@ -38,6 +38,45 @@ def test_the_vectors_alone_stop_at_the_first_difference(tmp_path, capsys):
     assert capsys.readouterr().out == "article.json article-refund-estimate: differs at $.results[4].ok.tokens\n"
 
 
+def _fill_one_less(fill):
+    def fill_(*args, **kwargs):
+        text, chosen, tokens = fill(*args, **kwargs)
+        return (text, chosen, tokens + 1) if chosen else (text, chosen, tokens)
+
+    return fill_
+
+
+def _score_one_third(relevance, importance, freshness):
+    return relevance * (0.5 + importance / 3) + 0.05 * freshness
+
+
+def _walk_one_short(walked):
+    def walked_(*args, **kwargs):
+        found = walked(*args, **kwargs)
+        return found[:-1] if found else found
+
+    return walked_
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "broken", "way"),
+    [
+        ("prompt", "fill_counted", _fill_one_less, "the readable fill"),
+        ("prompt", "fill_naive", _fill_one_less, "the readable fill"),
+        ("lexical", "score", lambda _: _score_one_third, "the readable recall"),
+        ("search", "walked", _walk_one_short, "the walk by importance"),
+    ],
+)
+def test_the_vectors_judge_each_other_way_a_port_may_compute(module, name, broken, way, monkeypatch, capsys):
+    """A mistake in the readable fill, the scan of every live entry or the walk by importance fails the vectors alone, named by its way."""
+    from sentinel_memory.core import lexical, prompt, search
+
+    target = {"prompt": prompt, "lexical": lexical, "search": search}[module]
+    monkeypatch.setattr(target, name, broken(getattr(target, name)))
+    assert vectors_alone.main() == 1
+    assert capsys.readouterr().out.rstrip().endswith(f"({way})")
+
+
 @pytest.mark.parametrize(
     ("old", "new", "unobservable"),
     [

@@ -14,15 +14,28 @@ mutmut changes and an unchanged copy of it), a mutant that only writes
 ``XX`` into the text of a raised error passes at once without running the
 vectors: a step answers an error by its code alone, so no vector can see it,
 and ``tests/mutation.py`` lists it as unobservable by the same test.
+
+A port may compute a result another way than the fast reference (the
+porting guide, "What a port may do differently"), so a case runs again each
+other way it reached (``OTHER_WAYS``): a case that fills a context with
+``prompt.fill_ranked_naive``, the readable fill of CTX-2 and CTX-12 (the
+naive fill, or the counted fill with its repair); a case that looks for a
+query's words with ``lexical.ranked``, every live entry scored (REC-2,
+REC-3), and with the walk by importance read to its end, the search a large
+memory takes first (REC-7). The vectors judge each way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from sentinel_memory.conformance import backend, compare, vectors, wire
+from sentinel_memory.core import lexical, prompt, search, window
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,18 +58,77 @@ def unobservable_mutant() -> bool:
     return len(changed) == 1 and error_text_only(*changed[0])
 
 
+def readable_matches(
+    state: Any, query_words: frozenset[str], now: int | float, limit: int, among: Any = None
+) -> list[tuple[float, Any]]:
+    """REC-2 and REC-3 read literally (``lexical.ranked``): every live entry scored, the best ``limit``."""
+    live = state.index.live_by_age(now) if among is None else among
+    return lexical.ranked(query_words, live, now, state.config.recency_window)[:limit]
+
+
+#: The other ways a port may compute what the fast reference computes, each as the names it replaces: the
+#: readable fill of CTX-2 and CTX-12 for the fast fill (CTX-8), the scan of every live entry (REC-2, REC-3)
+#: for the search of the holders, and the walk by importance to its end, which a small memory never takes.
+OTHER_WAYS: tuple[tuple[str, tuple[tuple[Any, str, Any], ...]], ...] = (
+    ("the readable fill", ((window, "fill", prompt.fill_ranked_naive),)),
+    ("the readable recall", ((search, "_matches", readable_matches), (window, "_matches", readable_matches))),
+    (
+        "the walk by importance",
+        ((search, "_by_holders", lambda stored, limit: False), (search, "_walk_budget", lambda postings: None)),
+    ),
+)
+
+
+@contextlib.contextmanager
+def replaced(names: tuple[tuple[Any, str, Any], ...]) -> Iterator[list[int]]:
+    """Each ``(module, name, value)`` set while it lasts; yields a list with one item per call of any of them."""
+    calls: list[int] = []
+    kept = [(module, name, getattr(module, name)) for module, name, _ in names]
+
+    def counting(value: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            calls.append(1)
+            return value(*args, **kwargs)
+
+        return counted
+
+    try:
+        for module, name, value in names:
+            setattr(module, name, counting(value))
+        yield calls
+    finally:
+        for module, name, value in kept:
+            setattr(module, name, value)
+
+
+def answers(request: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """``request`` run as ``serve`` answers it; then again each other way (``OTHER_WAYS``) that it reached.
+
+    Yields ``(which way, the answer as serve writes it)``, the first way ``""``.
+    """
+    reached = []
+    with contextlib.ExitStack() as stack:
+        for _, names in OTHER_WAYS:  # the reference's own functions, counted
+            reached.append(stack.enter_context(replaced(tuple((m, n, getattr(m, n)) for m, n, _ in names))))
+        answer = wire.encode(backend.run_case(request))
+    yield "", answer
+    for (which, names), calls in zip(OTHER_WAYS, reached, strict=True):
+        if calls:
+            with replaced(names):
+                yield f" ({which})", wire.encode(backend.run_case(request))
+
+
 def main(folder: Path = ROOT / "spec" / "vectors") -> int:
     if unobservable_mutant():
         print("only the text of a raised error changed: no vector can see it")
         return 0
     count = 0
     for path, case in vectors.load_all(folder):
-        where = compare.first_difference(
-            vectors.answer_of(case), wire.encode(backend.run_case(vectors.request_of(case)))
-        )
-        if where is not None:
-            print(f"{path.name} {case['id']}: differs at {where}")
-            return 1
+        for which, answer in answers(vectors.request_of(case)):
+            where = compare.first_difference(vectors.answer_of(case), answer)
+            if where is not None:
+                print(f"{path.name} {case['id']}: differs at {where}{which}")
+                return 1
         count += 1
     print(f"{count} cases agree")
     return 0
