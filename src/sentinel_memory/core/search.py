@@ -53,34 +53,30 @@ def _matches(
             return iter(ordered) if below is None else (e for e in ordered if e.importance < below)
 
         return best_matches(walk_among, query_words, reachable, now, window, limit, seq_is_age=index.in_order)
-    if _by_holders(len(state.entries), limit):
-        holders = {word: index.holders(word) for word in sorted(reachable)}
-        left_out = index.expired_seqs(now) or frozenset()
-        return best_holders(
-            holders,
-            len(query_words),
-            now,
-            window,
-            limit,
-            left_out=left_out,
-            seq_is_age=index.in_order,
-            top_importance=_top_importance(index),
-        )
     holders = {word: index.holders(word) for word in sorted(reachable)}
-    run = index.by_importance
-    highest = run.last()
-    top_band = 0 if highest is None else len(run) - run.count_below((highest[0],))
-    budget = _walk_budget(sum(map(len, holders.values())), top_band=top_band)
-    if budget is None or budget > 0:
+    if not _by_holders(len(state.entries), limit):
+        run = index.by_importance
+        highest = run.last()
+        top_band = 0 if highest is None else len(run) - run.count_below((highest[0],))
+        budget = _walk_budget(sum(map(len, holders.values())), top_band=top_band)
+        if budget is None or budget > 0:
 
-        def walk(below: float | None) -> Iterator[Entry]:
-            return index.by_importance_desc(now, below)
+            def walk(below: float | None) -> Iterator[Entry]:
+                return index.by_importance_desc(now, below)
 
-        found = walked(
-            walk, query_words, reachable, now, window, limit, seq_is_age=index.in_order, holders=holders, give_up=budget
-        )
-        if found is not None:
-            return found
+            found = walked(
+                walk,
+                query_words,
+                reachable,
+                now,
+                window,
+                limit,
+                seq_is_age=index.in_order,
+                holders=holders,
+                give_up=budget,
+            )
+            if found is not None:
+                return found
     left_out = index.expired_seqs(now) or frozenset()
     return best_holders(
         holders,
