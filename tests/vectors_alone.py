@@ -74,7 +74,10 @@ OTHER_WAYS: tuple[tuple[str, tuple[tuple[Any, str, Any], ...]], ...] = (
     ("the readable recall", ((search, "_matches", readable_matches), (window, "_matches", readable_matches))),
     (
         "the walk by importance",
-        ((search, "_by_holders", lambda stored, limit: False), (search, "_walk_budget", lambda postings, top_band=0: None)),
+        (
+            (search, "_by_holders", lambda stored, limit: False),
+            (search, "_walk_budget", lambda postings, top_band=0: None),
+        ),
     ),
 )
 
