@@ -213,27 +213,36 @@ CONTENTS: list[object] = [
     [],
     [{"type": "text", "text": "hi"}],
     [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "https://example.org/a.png"}}],
+    [{"type": "text", "text": "refund"}, {"type": "text", "text": "status"}],
     [{"type": ""}],
     [{"type": "text"}],
 ]
-#: A message's optional fields (MSG-5): absent, null (counts as absent), good and bad values, and a field no
-#: message has.
+#: One change to a message (MSG-5), each with its values: its optional fields absent, null (counted as
+#: absent), good and bad; a field no message has; the content as null, empty or content parts; the tool calls
+#: (on an assistant) null, empty, or with an id twice; inside the first call, the type or the arguments absent
+#: or null; or every optional field at once.
 MESSAGE_FIELDS: list[tuple[str, list[object]]] = [
-    ("name", [ABSENT, ABSENT, "bot", None, ""]),
-    ("tool_call_id", [ABSENT, ABSENT, ABSENT, None]),
+    ("name", ["bot", None, ""]),
+    ("tool_call_id", [None, "call_x"]),
+    ("refusal", [None, "no"]),
+    ("content", CONTENTS),
     (
         "tool_calls",
-        [
-            ABSENT,
-            ABSENT,
-            None,
-            [],
-            [{"id": "x1", "function": {"name": "lookup"}}],
-            [{"id": "x2", "type": None, "function": {"name": "lookup", "arguments": None}}],
-            [{"id": "d", "function": {"name": "f"}}, {"id": "d", "function": {"name": "g"}}],
-        ],
+        [None, [], [{"id": "d", "function": {"name": "f"}}, {"id": "d", "function": {"name": "g"}}]],
     ),
-    ("refusal", [ABSENT, ABSENT, ABSENT, None, "no"]),
+    ("function", [("type", ABSENT), ("type", None), ("arguments", ABSENT), ("arguments", None)]),
+    ("every", [ABSENT]),
+    ("role", ["human", "ai", "Tool", "function"]),
+]
+#: The spellings of a call MSG-5 takes: whole, its type absent or null (``function``), its arguments absent or
+#: null (the empty text).
+CALL_SPELLINGS: list[Callable[[str, str], dict[str, object]]] = [
+    lambda i, name: {"id": i, "type": "function", "function": {"name": name, "arguments": "{}"}},
+    lambda i, name: {"id": i, "type": "function", "function": {"name": name, "arguments": "{}"}},
+    lambda i, name: {"id": i, "function": {"name": name, "arguments": "{}"}},
+    lambda i, name: {"id": i, "type": None, "function": {"name": name, "arguments": "{}"}},
+    lambda i, name: {"id": i, "type": "function", "function": {"name": name}},
+    lambda i, name: {"id": i, "type": "function", "function": {"name": name, "arguments": None}},
 ]
 #: For each op, each argument's values: a good one first, then bad ones (section 3: which error wins).
 ARGUMENTS: dict[str, list[tuple[str, list[object]]]] = {
@@ -795,10 +804,7 @@ class Differential(RuleBasedStateMachine):
         """Fresh call ids and the assistant message that makes them, its optional fields drawn."""
         self.calls = getattr(self, "calls", 0) + 1
         ids = [f"call_{self.calls}_{n}" for n in range(draw(st.integers(1, 3)) if count is None else count)]
-        calls = [
-            {"id": i, "type": "function", "function": {"name": draw(st.sampled_from(TOOLS)), "arguments": "{}"}}
-            for i in ids
-        ]
+        calls = [draw(st.sampled_from(CALL_SPELLINGS))(i, draw(st.sampled_from(TOOLS))) for i in ids]
         message: dict[str, object] = {"role": "assistant", "content": draw(st.sampled_from([None, "Let me look."]))}
         message["tool_calls"] = calls
         return ids, message
@@ -994,27 +1000,50 @@ class Differential(RuleBasedStateMachine):
             self.send("get_messages", 0, **args)
 
     def spot_full_messages(self, draw: Draw) -> None:
-        """MSG-5: messages with their optional fields (a name, content parts, null fields, calls without a type or arguments), stored and read back."""
-        batch = []
+        """MSG-5: messages each with one optional field or one odd spelling (a name, content parts, a null field, calls without a type or arguments), or with every optional field; stored and read back."""
+        batch: list[dict[str, object]] = []
         for _ in range(draw(st.integers(1, 3))):
-            role = draw(st.sampled_from(["user", "assistant", "system", "developer", "tool"]))
-            message: dict[str, object] = {"role": role, "content": draw(st.one_of(texts, st.sampled_from(CONTENTS)))}
-            for field, values in MESSAGE_FIELDS:
-                value = draw(st.sampled_from(values))
-                if value is not ABSENT and (field != "tool_calls" or role == "assistant" or value is None):
-                    message[field] = value
+            role = draw(st.sampled_from(["user", "assistant", "assistant", "system", "developer", "tool"]))
+            message: dict[str, object] = {"role": role, "content": draw(texts)}
             if role == "tool":
                 ids, call = self.new_calls(draw, 1)
                 batch.append(call)
-                message["tool_call_id"] = draw(st.sampled_from([ids[0], ids[0], None, "", 5]))
+                message["tool_call_id"] = ids[0]
+            elif role == "assistant" and draw(st.booleans()):
+                message = self.new_calls(draw)[1]
+            field, values = draw(st.sampled_from(MESSAGE_FIELDS))
+            if field == "role":
+                message["role"] = draw(st.sampled_from(values))
+                field, values = "name", [ABSENT]
+            value = draw(st.sampled_from(values))
+            if field == "tool_calls" and role != "assistant":
+                field, value = "name", "bot"
+            if field == "every":
+                message["name"] = "bot"
+                message["content"] = CONTENTS[4]
+            elif field == "function":  # a change inside the first call: its type or arguments absent or null
+                calls = message.get("tool_calls")
+                if isinstance(calls, list):
+                    call = dict(calls[0])
+                    key, spelling = value
+                    target = call if key == "type" else dict(call["function"])
+                    if spelling is ABSENT:
+                        target.pop(key, None)
+                    else:
+                        target[key] = spelling
+                    if key != "type":
+                        call["function"] = target
+                    message["tool_calls"] = [call, *calls[1:]]
+            elif value is not ABSENT:
+                message[field] = value
             batch.append(message)
         if draw(st.booleans()):
             self.send("add_messages", 0, messages=batch)
         else:
             for message in batch:
                 self.send("add_message", 0, message=message)
-        read = draw(st.sampled_from(["stored", "get_recent", "get_messages"]))
-        self.send(read, 0, **({"token_budget": 200} if read == "get_messages" else {}))
+        read = draw(st.sampled_from(["stored", "get_recent", "get_messages", "get_context"]))
+        self.send(read, 0, **({"token_budget": 200} if read in ("get_messages", "get_context") else {}))
 
 
 @pytest.fixture(scope="module")
