@@ -58,6 +58,21 @@ def _walk_one_short(walked):
     return walked_
 
 
+def _scores_a_little_higher(ranked):
+    def ranked_(*args, **kwargs):
+        return [(score * (1 + 2**-40), entry) for score, entry in ranked(*args, **kwargs)]
+
+    return ranked_
+
+
+def _cut_one_unit_more(stable_taken):
+    def stable_taken_(unit, must, taken, step):
+        kept = stable_taken(unit, must, taken, step)
+        return kept + 1 if kept < taken else kept
+
+    return stable_taken_
+
+
 @pytest.mark.parametrize(
     ("module", "name", "broken", "way"),
     [
@@ -65,13 +80,15 @@ def _walk_one_short(walked):
         ("prompt", "fill_naive", _fill_one_less, "the readable fill"),
         ("lexical", "score", lambda _: _score_one_third, "the readable recall"),
         ("search", "walked", _walk_one_short, "the walk by importance"),
+        ("bm25", "ranked", _scores_a_little_higher, "the readable BM25 ranking"),
+        ("cut", "stable_taken", _cut_one_unit_more, "the stable cut read in full"),
     ],
 )
 def test_the_vectors_judge_each_other_way_a_port_may_compute(module, name, broken, way, monkeypatch, capsys):
-    """A mistake in the readable fill, the scan of every live entry or the walk by importance fails the vectors alone, named by its way."""
-    from sentinel_memory.core import lexical, prompt, search
+    """A mistake in the readable fill, the scan of every live entry, the walk by importance, BM25 read literally or the stable cut read in full fails the vectors alone, named by its way."""
+    from sentinel_memory.core import bm25, cut, lexical, prompt, search
 
-    target = {"prompt": prompt, "lexical": lexical, "search": search}[module]
+    target = {"prompt": prompt, "lexical": lexical, "search": search, "cut": cut, "bm25": bm25}[module]
     monkeypatch.setattr(target, name, broken(getattr(target, name)))
     assert vectors_alone.main() == 1
     assert capsys.readouterr().out.rstrip().endswith(f"({way})")

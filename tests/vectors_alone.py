@@ -22,7 +22,10 @@ other way it reached (``OTHER_WAYS``): a case that fills a context with
 naive fill, or the counted fill with its repair); a case that looks for a
 query's words with ``lexical.ranked``, every live entry scored (REC-2,
 REC-3), and with the walk by importance read to its end, the search a large
-memory takes first (REC-7). The vectors judge each way.
+memory takes first (REC-7); a case ranked by BM25 with ``ranking.naive``,
+every live entry scored (BM-5, BM-6, BM-8), instead of the pruned search; a case that cuts a history at marks with every
+live unit read (``cut.stable_taken``, MSG-11) instead of from the memo of
+the units' counts (MSG-17). The vectors judge each way.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_memory.conformance import backend, compare, vectors, wire
-from sentinel_memory.core import lexical, prompt, search, window
+from sentinel_memory.core import lexical, prompt, ranking, request, search, window
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,9 +69,25 @@ def readable_matches(
     return lexical.ranked(query_words, live, now, state.config.recency_window)[:limit]
 
 
+def readable_bm25(state: Any, terms: Any, now: int | float, limit: int, in_context: bool) -> list[tuple[float, Any]]:
+    """BM-5, BM-6, BM-8 read literally (``ranking.naive``): every live entry scored, the best ``limit``."""
+    live = state.index.live_by_age(now)
+    return ranking.naive(terms, live, now, state.config.recency_window, neighbours=in_context)[:limit]
+
+
+def readable_bm25_among(
+    state: Any, terms: Any, now: int | float, among: Any, in_context: bool
+) -> list[tuple[float, Any]]:
+    """The same, ranking only ``among`` of the live entries."""
+    live = state.index.live_by_age(now)
+    return ranking.naive(terms, live, now, state.config.recency_window, among=among, neighbours=in_context)
+
+
 #: The other ways a port may compute what the fast reference computes, each as the names it replaces: the
 #: readable fill of CTX-2 and CTX-12 for the fast fill (CTX-8), the scan of every live entry (REC-2, REC-3)
-#: for the search of the holders, and the walk by importance to its end, which a small memory never takes.
+#: for the search of the holders, the walk by importance to its end, which a small memory never takes, BM25's
+#: every live entry scored for its pruned search (BM-7), and the stable cut of MSG-11 read literally for the memo
+#: of MSG-17.
 OTHER_WAYS: tuple[tuple[str, tuple[tuple[Any, str, Any], ...]], ...] = (
     ("the readable fill", ((window, "fill", prompt.fill_ranked_naive),)),
     ("the readable recall", ((search, "_matches", readable_matches), (window, "_matches", readable_matches))),
@@ -78,6 +97,14 @@ OTHER_WAYS: tuple[tuple[str, tuple[tuple[Any, str, Any], ...]], ...] = (
             (search, "_by_holders", lambda stored, limit: False),
             (search, "_walk_budget", lambda postings, top_band=0: None),
         ),
+    ),
+    (
+        "the readable BM25 ranking",
+        ((ranking, "_best_bm25", readable_bm25), (ranking, "_among_bm25", readable_bm25_among)),
+    ),
+    (
+        "the stable cut read in full",
+        ((request, "_memo_taken", lambda *args: None), (request, "_memo_whole", lambda *args: None)),
     ),
 )
 
