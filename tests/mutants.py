@@ -1757,7 +1757,7 @@ MUTANTS = [
     ),
     Mutant(
         "a store in the loop gets the protocol's generations, unshifted",
-        "conformance/backend.py",
+        "conformance/stores.py",
         "            shifted = self._shifted(document, -self.offset)",
         "            shifted = self._shifted(document, 0)",
         tests=("tests/test_store_kit.py",),

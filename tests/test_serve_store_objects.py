@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sentinel_memory.conformance import backend, compare, vectors, wire
+from sentinel_memory.conformance import backend, compare, stores, vectors, wire
 
 TESTS = Path(__file__).resolve().parent
 CASES = [case for _, case in vectors.load_all(TESTS.parent / "spec" / "vectors")]
@@ -65,7 +65,7 @@ def test_mw_6_each_memory_of_a_case_calls_its_own_store_object():
     """MW-6, MW-3: with a factory that reopens, memory 2 of a shared case reaches the data through another object, with lock() and generation()."""
     case = next(c for c in CASES if c["id"] == "sessions-shared-loses-nothing")
     factory, calls = recording_factory()
-    answer = backend.run_case(vectors.request_of(case), backend.FactoryProtocolStore(factory))
+    answer = backend.run_case(vectors.request_of(case), stores.FactoryProtocolStore(factory))
     assert compare.first_difference(vectors.answer_of(case), wire.encode(answer)) is None
     objects = {who for who, _ in calls}
     assert len(objects) >= 2
@@ -84,7 +84,7 @@ def test_per_2_a_factory_without_an_argument_shares_one_object():
         return made[-1]
 
     case = next(c for c in CASES if c["id"] == "sessions-conflict")
-    answer = backend.run_case(vectors.request_of(case), backend.FactoryProtocolStore(factory))
+    answer = backend.run_case(vectors.request_of(case), stores.FactoryProtocolStore(factory))
     assert compare.first_difference(vectors.answer_of(case), wire.encode(answer)) is None
     assert len(made) == 1
 

@@ -143,7 +143,7 @@ def test_per_2_every_vector_passes_with_a_store_from_a_factory_in_the_loop(facto
 
 def test_per_2_a_store_factory_that_is_not_there_is_named():
     """PER-2: serve --store with a module:factory that does not exist, or no factory at all, fails saying so."""
-    from sentinel_memory.conformance.backend import store_factory
+    from sentinel_memory.conformance.stores import store_factory
 
     with pytest.raises(ValueError, match="module:factory"):
         store_factory("kit_stores")

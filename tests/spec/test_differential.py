@@ -18,7 +18,8 @@ import json
 import os
 import shlex
 import sys
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import settings
@@ -30,6 +31,8 @@ from sentinel_memory.conformance import wire
 from sentinel_memory.conformance.compare import first_difference
 from sentinel_memory.conformance.runner import Subprocess, default_env, run
 from sentinel_memory.conformance.vectors import compact
+
+from .weak_spots import census, weighted
 
 SERVE = [sys.executable, "-m", "sentinel_memory.conformance", "serve"]
 KEYS = ["user:name", "order:42", "chat:1", "chat:2", "note", "chat:007", "chat:\u0663"]
@@ -88,6 +91,7 @@ configs = st.fixed_dictionaries(
         "tokenizer": st.sampled_from(["estimate", "utf8_bytes", "distinct_words", "merging"]),
         "autosave": st.booleans(),
         "shared": st.booleans(),
+        "ranking": st.sampled_from(["words", "bm25", "bm25"]),
     },
 )
 records = st.fixed_dictionaries(
@@ -173,6 +177,73 @@ DEEP: object = 1
 for _ in range(101):
     DEEP = [DEEP]  # nested one level deeper than data may be (ENT-13)
 NAN = {"$number": "NaN"}
+
+
+#: A drawing function (``st.data().draw``): the weak spots' generators draw as they go.
+Draw = Callable[[st.SearchStrategy[Any]], Any]
+#: An argument left out (None is sent as null).
+ABSENT = object()
+TOOLS = ["lookup", "weather"]
+#: get_messages' optional arguments with good values, the prompt-cache options among them (MSG-11 .. MSG-16).
+REQUEST_OPTIONS: list[tuple[str, list[object]]] = [
+    ("query", [ABSENT, "refund", "lookup result"]),
+    ("system", [ABSENT, ABSENT, "Be brief."]),
+    ("must_keep", [ABSENT, ABSENT, 0.9]),
+    ("tokenizer", [ABSENT, ABSENT, "estimate", "merging", "plus_one"]),
+    ("facts_share", [ABSENT, ABSENT, 0, 0.5, 1]),
+    ("cut", [ABSENT, "stable", "stable", "newest", None]),
+    ("low_mark", [ABSENT, ABSENT, 0, 0.3, 0.5, 1, None]),
+    ("facts_at", [ABSENT, "system", "end", "start", None]),
+    ("keep_results", [ABSENT, ABSENT, 0, 1, 2, None]),
+    ("exclude_tools", [ABSENT, ABSENT, [], ["lookup"], ["weather", "lookup"], None]),
+]
+#: Now and then one of these instead: which error wins, and a keep_results the number rule warns about (MSG-16).
+BAD_REQUEST_OPTIONS: list[tuple[str, list[object]]] = [
+    ("cut", ["old", 5]),
+    ("low_mark", [2, -0.5, "x", True]),
+    ("facts_at", ["middle", 5]),
+    ("keep_results", [-1, 1.5, "1", True]),
+    ("exclude_tools", ["lookup", [5], {"a": 1}]),
+    ("token_budget", [-1, "30", None]),
+]
+#: Contents beside plain text (MSG-5): null, empty, content parts good and bad.
+CONTENTS: list[object] = [
+    None,
+    "",
+    [],
+    [{"type": "text", "text": "hi"}],
+    [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "https://example.org/a.png"}}],
+    [{"type": "text", "text": "refund"}, {"type": "text", "text": "status"}],
+    [{"type": ""}],
+    [{"type": "text"}],
+]
+#: One change to a message (MSG-5), each with its values: its optional fields absent, null (counted as
+#: absent), good and bad; a field no message has; the content as null, empty or content parts; the tool calls
+#: (on an assistant) null, empty, or with an id twice; inside the first call, the type or the arguments absent
+#: or null; or every optional field at once.
+MESSAGE_FIELDS: list[tuple[str, list[object]]] = [
+    ("name", ["bot", None, ""]),
+    ("tool_call_id", [None, "call_x"]),
+    ("refusal", [None, "no"]),
+    ("content", CONTENTS),
+    (
+        "tool_calls",
+        [None, [], [{"id": "d", "function": {"name": "f"}}, {"id": "d", "function": {"name": "g"}}]],
+    ),
+    ("function", [("type", ABSENT), ("type", None), ("arguments", ABSENT), ("arguments", None)]),
+    ("every", [ABSENT]),
+    ("role", ["human", "ai", "Tool", "function"]),
+]
+#: The spellings of a call MSG-5 takes: whole, its type absent or null (``function``), its arguments absent or
+#: null (the empty text).
+CALL_SPELLINGS: list[Callable[[str, str], dict[str, object]]] = [
+    lambda i, name: {"id": i, "type": "function", "function": {"name": name, "arguments": "{}"}},
+    lambda i, name: {"id": i, "type": "function", "function": {"name": name, "arguments": "{}"}},
+    lambda i, name: {"id": i, "function": {"name": name, "arguments": "{}"}},
+    lambda i, name: {"id": i, "type": None, "function": {"name": name, "arguments": "{}"}},
+    lambda i, name: {"id": i, "type": "function", "function": {"name": name}},
+    lambda i, name: {"id": i, "type": "function", "function": {"name": name, "arguments": None}},
+]
 #: For each op, each argument's values: a good one first, then bad ones (section 3: which error wins).
 ARGUMENTS: dict[str, list[tuple[str, list[object]]]] = {
     "remember": [
@@ -661,8 +732,7 @@ class Differential(RuleBasedStateMachine):
             return
         args = {"remember": {"key": key, "data": text}, "add_turn": {"role": "user", "text": text}}.get(op, {})
         self.now += wait * MINUTE
-        step = {"op": op, "args": args, "now": self.now, "memory": 2}
-        self.steps.append({**step, "expect": wire.encode(reference.answer_step(self.session, step))})
+        self.other(op, **args)
 
     @rule(
         patch=st.one_of(
@@ -700,6 +770,279 @@ class Differential(RuleBasedStateMachine):
         """What another writer leaves in the store, then a load or a look at it: a hand-built document (bad
         entries, big integers, working memories, another version), damaged text, or nothing."""
         self.send(how, 0, **what)
+
+    # The weak spots (weak_spots.py): op sequences the vectors reach in few cases, sent with a weight that
+    # falls as the vectors' count of cases rises. Hypothesis picks a rule uniformly, so the rule is given
+    # three times (``weak_spot``, ``weak_spot_again``, ``weak_spot_once_more``): about a tenth of the draws,
+    # each of several steps.
+    WEAK: ClassVar[list[str]] = weighted(census())
+
+    @rule(spot=st.sampled_from(WEAK), data=st.data())
+    def weak_spot(self, spot: str, data: st.DataObject) -> None:
+        """A weak spot of the vectors, chosen by its weight, then its steps."""
+        getattr(self, "spot_" + spot.replace("-", "_"))(data.draw)
+
+    @rule(spot=st.sampled_from(WEAK), data=st.data())
+    def weak_spot_again(self, spot: str, data: st.DataObject) -> None:
+        """As ``weak_spot``: a second draw of the same rule."""
+        self.weak_spot(spot, data)
+
+    @rule(spot=st.sampled_from(WEAK), data=st.data())
+    def weak_spot_once_more(self, spot: str, data: st.DataObject) -> None:
+        """As ``weak_spot``: a third draw of the same rule."""
+        self.weak_spot(spot, data)
+
+    def other(self, op: str, **args: object) -> None:
+        """A step on the second memory of the store (section 8)."""
+        if self.session is None:
+            return
+        step = {"op": op, "args": args, "now": self.now, "memory": 2}
+        self.steps.append({**step, "expect": wire.encode(reference.answer_step(self.session, step))})
+
+    def new_calls(self, draw: Draw, count: int | None = None) -> tuple[list[str], dict[str, object]]:
+        """Fresh call ids and the assistant message that makes them, its optional fields drawn."""
+        self.calls = getattr(self, "calls", 0) + 1
+        ids = [f"call_{self.calls}_{n}" for n in range(draw(st.integers(1, 3)) if count is None else count)]
+        calls = [draw(st.sampled_from(CALL_SPELLINGS))(i, draw(st.sampled_from(TOOLS))) for i in ids]
+        message: dict[str, object] = {"role": "assistant", "content": draw(st.sampled_from([None, "Let me look."]))}
+        message["tool_calls"] = calls
+        return ids, message
+
+    def spot_answered_later(self, draw: Draw, reload: bool = False) -> None:
+        """MSG-6, MSG-7: calls stored in one step, answered in later ones (some steps between), then a request."""
+        ids, call = self.new_calls(draw)
+        question = {"role": "user", "content": draw(texts)}
+        extra = draw(st.sampled_from([{}, {}, {"importance": 0.9}, {"ttl": MINUTE}, {"ttl": 1}]))
+        if draw(st.booleans()):
+            self.send("add_messages", 0, messages=[question, call], **extra)
+        else:
+            self.send("add_message", 0, message=question)
+            self.send("add_message", 0, message=call, **extra)
+        for _ in range(draw(st.integers(1 if reload else 0, 2))):
+            self.between(draw, ids, reload)
+        self.answers(draw, ids)
+        self.request(draw)
+
+    def spot_answered_after_reload(self, draw: Draw) -> None:
+        """MSG-6 with section 8: the calls answered after a load, or after another memory of the store wrote."""
+        self.spot_answered_later(draw, reload=True)
+
+    def between(self, draw: Draw, ids: list[str], reload: bool) -> None:
+        """What happens between a call and its answers: a reload or another memory's step, or a turn that does or does not close the calls."""
+        if reload:
+            what = draw(
+                st.sampled_from(["save-load", "load", "other-size", "other-turn", "other-answer", "other-call"])
+            )
+        else:
+            what = draw(st.sampled_from(["wait", "user-turn", "human-turn", "legacy-tool", "fact", "save"]))
+        if what == "save-load":
+            self.send("save")
+            self.send("load")
+        elif what in ("load", "save"):
+            self.send(what)
+        elif what == "other-size":
+            self.other("size")
+        elif what == "other-turn":
+            self.other("add_turn", role="user", text=draw(texts))
+        elif what == "other-answer":
+            self.other("add_message", message={"role": "tool", "tool_call_id": ids[0], "content": draw(texts)})
+        elif what == "other-call":
+            self.other("add_messages", messages=[self.new_calls(draw, 1)[1]])
+        elif what == "wait":
+            self.now += draw(waits) * MINUTE
+        elif what == "user-turn":
+            self.send("add_turn", 0, role="user", text=draw(texts))
+        else:  # turns that are no sent message, stored under chat keys behind add_message's back (MSG-1, MSG-6)
+            data = {
+                "human-turn": {"role": "human", "content": "hello"},
+                "legacy-tool": {"role": "tool", "content": "an old result"},
+                "fact": "a fact under a chat key",
+            }[what]
+            self.send("remember", 0, key=f"chat:{draw(st.sampled_from([900, 901]))}", data=data)
+
+    def answers(self, draw: Draw, ids: list[str]) -> None:
+        """Tool results for some of ``ids`` in any order, sometimes with a duplicate, an unknown id, a user message or a new call among them; in one batch, one by one, or both."""
+        order = draw(st.permutations(ids))[: draw(st.integers(0, len(ids)))]
+        batch: list[dict[str, object]] = []
+        for ident in order:
+            result: dict[str, object] = {"role": "tool", "tool_call_id": ident, "content": draw(texts)}
+            if draw(st.integers(0, 3)) == 0:
+                result["name"] = draw(st.sampled_from(["lookup", None]))
+            batch.append(result)
+        odd = draw(st.sampled_from(["", "", "", "duplicate", "unknown", "user-between", "new-call", "answer"]))
+        at = draw(st.integers(0, len(batch)))
+        if odd == "duplicate" and order:
+            batch.insert(at, {"role": "tool", "tool_call_id": order[0], "content": "again"})
+        elif odd == "unknown":
+            batch.insert(at, {"role": "tool", "tool_call_id": "call_none", "content": "lost"})
+        elif odd == "user-between":
+            batch.insert(at, {"role": "user", "content": draw(texts)})
+        elif odd == "new-call":
+            batch.insert(at, self.new_calls(draw, 1)[1])
+        elif odd == "answer":
+            batch.append({"role": "assistant", "content": "Here is what I found."})
+        if not batch:
+            return
+        how = draw(st.sampled_from(["batch", "one-by-one", "first-alone"]))
+        if how == "batch":
+            self.send("add_messages", 0, messages=batch)
+        elif how == "one-by-one":
+            for message in batch:
+                self.send("add_message", 0, message=message)
+        else:
+            self.send("add_message", 0, message=batch[0])
+            if batch[1:]:
+                self.send("add_messages", 0, messages=batch[1:])
+
+    def request_args(self, draw: Draw) -> dict[str, object]:
+        """``get_messages``' arguments with the prompt-cache options (MSG-11 .. MSG-16), now and then one bad value."""
+        args: dict[str, object] = {"token_budget": draw(st.sampled_from([0, 12, 25, 40, 60, 100, 200]))}
+        for name, values in REQUEST_OPTIONS:
+            value = draw(st.sampled_from(values))
+            if value is not ABSENT:
+                args[name] = value
+        if draw(st.integers(0, 5)) == 0:
+            name, values = draw(st.sampled_from(BAD_REQUEST_OPTIONS))
+            args[name] = draw(st.sampled_from(values))
+        return args
+
+    def request(self, draw: Draw, args: dict[str, object] | None = None) -> None:
+        self.send("get_messages", 0, **(self.request_args(draw) if args is None else args))
+
+    def spot_cache_options(self, draw: Draw) -> None:
+        """MSG-11 .. MSG-17: an agent's runs, and after each a request with the same prompt-cache options (the stable cut's memo carried from one to the next)."""
+        for key in draw(st.lists(st.sampled_from(["user:name", "pref", "allergy"]), max_size=2, unique=True)):
+            self.send("remember", 0, key=key, data=draw(texts), importance=draw(st.sampled_from([0.5, 0.95])))
+        args = self.request_args(draw)
+        for _ in range(draw(st.integers(2, 4))):
+            run = draw(st.sampled_from(["agent", "agent", "chat", "wait", "forget"]))
+            if run == "agent":
+                ids, call = self.new_calls(draw)
+                batch = [{"role": "user", "content": draw(texts)}, call]
+                batch += [{"role": "tool", "tool_call_id": i, "content": draw(texts) * 3} for i in ids]
+                batch.append({"role": "assistant", "content": draw(texts)})
+                self.send("add_messages", 0, messages=batch[: draw(st.integers(2, len(batch)))])
+            elif run == "chat":
+                self.send("add_turn", 0, role="user", text=draw(texts))
+                self.send("add_turn", 0, role="assistant", text=draw(texts))
+            elif run == "wait":
+                self.now += draw(waits) * MINUTE
+            else:
+                self.send("forget", 0, key=f"chat:{draw(st.integers(1, 6))}")
+            self.request(draw, args)
+
+    def spot_two_memories(self, draw: Draw) -> None:
+        """Section 8: two memories of one store write and read in turn (with ``shared``, each change reloads first)."""
+        for _ in range(draw(st.integers(2, 5))):
+            op = draw(
+                st.sampled_from(
+                    [
+                        "add_turn",
+                        "call",
+                        "answer",
+                        "remember",
+                        "forget",
+                        "save",
+                        "load",
+                        "get_messages",
+                        "recall",
+                        "stored",
+                        "clear",
+                    ]
+                )
+            )
+            second = draw(st.booleans())
+            send = self.other if second else (lambda op, **args: self.send(op, 0, **args))
+            if op == "add_turn":
+                send("add_turn", role=draw(st.sampled_from(["user", "assistant"])), text=draw(texts))
+            elif op == "call":
+                ids, call = self.new_calls(draw)
+                self.open_ids = ids
+                send("add_messages", messages=[{"role": "user", "content": draw(texts)}, call])
+            elif op == "answer":
+                ident = draw(st.sampled_from(getattr(self, "open_ids", None) or ["call_none"]))
+                send("add_message", message={"role": "tool", "tool_call_id": ident, "content": draw(texts)})
+            elif op == "remember":
+                send("remember", key=draw(st.sampled_from(KEYS)), data=draw(texts))
+            elif op == "forget":
+                send("forget", key=draw(st.sampled_from(KEYS)))
+            elif op == "get_messages":
+                send("get_messages", **self.request_args(draw))
+            elif op == "recall":
+                send("recall", query=draw(st.sampled_from(WORDS)))
+            else:
+                send(op)
+            self.now += draw(st.sampled_from([0, 0, 1])) * MINUTE
+
+    def spot_big_numbers(self, draw: Draw) -> None:
+        """NUM-1, TIME-1 with messages: numbers beyond a double's exact integers as a budget, an option, a ttl, an importance, in a message, and an integer now beyond 2**53."""
+        number = draw(st.sampled_from(BIG_NUMBERS))
+        where = draw(st.sampled_from(["budget", "keep_results", "low_mark", "ttl", "importance", "content", "now"]))
+        if where == "now":
+            odd = draw(st.sampled_from([1, 3, 5]))
+            self.now = 2**53 + odd
+            ids, call = self.new_calls(draw, 1)
+            self.send("add_messages", 0, messages=[{"role": "user", "content": "late"}, call], ttl=1000 + odd)
+            self.now += 1000 + odd - draw(st.sampled_from([0, 1]))
+            self.send("add_message", 0, message={"role": "tool", "tool_call_id": ids[0], "content": "in time?"})
+            self.request(draw)
+            return
+        if where in ("ttl", "importance"):
+            self.send("add_message", 0, message={"role": "user", "content": "big"}, **{where: number})
+            self.send("get_recent", 0, n=2)
+        elif where == "content":
+            self.send("remember", 0, key="chat:950", data={"role": "user", "content": [{"type": "data", "n": number}]})
+            self.send("stored")
+        else:
+            args = self.request_args(draw)
+            args["token_budget" if where == "budget" else where] = number
+            self.send("get_messages", 0, **args)
+
+    def spot_full_messages(self, draw: Draw) -> None:
+        """MSG-5: messages each with one optional field or one odd spelling (a name, content parts, a null field, calls without a type or arguments), or with every optional field; stored and read back."""
+        batch: list[dict[str, object]] = []
+        for _ in range(draw(st.integers(1, 3))):
+            role = draw(st.sampled_from(["user", "assistant", "assistant", "system", "developer", "tool"]))
+            message: dict[str, object] = {"role": role, "content": draw(texts)}
+            if role == "tool":
+                ids, call = self.new_calls(draw, 1)
+                batch.append(call)
+                message["tool_call_id"] = ids[0]
+            elif role == "assistant" and draw(st.booleans()):
+                message = self.new_calls(draw)[1]
+            field, values = draw(st.sampled_from(MESSAGE_FIELDS))
+            if field == "role":
+                message["role"] = draw(st.sampled_from(values))
+                field, values = "name", [ABSENT]
+            value = draw(st.sampled_from(values))
+            if field == "tool_calls" and role != "assistant":
+                field, value = "name", "bot"
+            if field == "every":
+                message["name"] = "bot"
+                message["content"] = CONTENTS[4]
+            elif field == "function":  # a change inside the first call: its type or arguments absent or null
+                calls = message.get("tool_calls")
+                if isinstance(calls, list):
+                    call = dict(calls[0])
+                    key, spelling = value
+                    target = call if key == "type" else dict(call["function"])
+                    if spelling is ABSENT:
+                        target.pop(key, None)
+                    else:
+                        target[key] = spelling
+                    if key != "type":
+                        call["function"] = target
+                    message["tool_calls"] = [call, *calls[1:]]
+            elif value is not ABSENT:
+                message[field] = value
+            batch.append(message)
+        if draw(st.booleans()):
+            self.send("add_messages", 0, messages=batch)
+        else:
+            for message in batch:
+                self.send("add_message", 0, message=message)
+        read = draw(st.sampled_from(["stored", "get_recent", "get_messages", "get_context"]))
+        self.send(read, 0, **({"token_budget": 200} if read in ("get_messages", "get_context") else {}))
 
 
 @pytest.fixture(scope="module")

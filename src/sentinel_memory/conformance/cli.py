@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import PROTOCOL, wire
-from .backend import IMPLEMENTATION, _integer, deep_enough, run_case, serve, store_factory
+from .backend import IMPLEMENTATION, _integer, deep_enough, run_case, serve
 from .bugs import BUGS, apply
 from .compare import first_difference
 from .runner import (
@@ -34,6 +34,7 @@ from .runner import (
     run,
     select,
 )
+from .stores import factory_stores, redis_stores, store_factory
 from .vectors import answer_of, compact, files, load_all, request_of, spec_dir, write_file
 
 __all__ = ["conformance_report", "main", "vectors_version"]
@@ -295,10 +296,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         spec = options.store
         # Lines are read as bytes and decoded one by one: a line that is not UTF-8 is answered, not fatal.
         source = sys.stdin.buffer if isinstance(sys.stdin, io.TextIOWrapper) else sys.stdin
-        if spec is None or spec.startswith(("redis://", "rediss://", "unix://")):
-            serve(source, sys.stdout, redis_url=spec)
+        if spec is None:
+            serve(source, sys.stdout)
+        elif spec.startswith(("redis://", "rediss://", "unix://")):
+            serve(source, sys.stdout, stores=redis_stores(spec))
         else:
-            serve(source, sys.stdout, factory=store_factory(spec))
+            serve(source, sys.stdout, stores=factory_stores(store_factory(spec)))
         return 0
     if options.command == "dump":
         return _dump(options)

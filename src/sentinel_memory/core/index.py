@@ -485,9 +485,7 @@ class Index:
         What the fill asks when the budget has a little room left: usually
         a few of the shortest lines, not every entry.
         """
-        if self._by_units is None:
-            self._by_units = SortedRun.of_sorted(sorted(_units_items(list(map(_entry, self.by_age)))))
-        return list(self._live(self._by_units.below((units + 1,)), now))
+        return list(self._live(self._units_run().below((units + 1,)), now))
 
     def units_count_within(self, units: int) -> int:
         """How many stored entries, expired ones too, have a default line of at most ``units`` UTF-16 units (CTX-8).
@@ -495,9 +493,13 @@ class Index:
         An upper bound of the live ones, for the fill to weigh what a walk
         would cost; built as ``lines_within`` builds its order.
         """
+        return self._units_run().count_below((units + 1,))
+
+    def _units_run(self) -> SortedRun[tuple[int, int, Entry]]:
+        """Every stored entry by its default line's length in UTF-16 units (CTX-8), built on first use and carried after."""
         if self._by_units is None:
             self._by_units = SortedRun.of_sorted(sorted(_units_items(list(map(_entry, self.by_age)))))
-        return self._by_units.count_below((units + 1,))
+        return self._by_units
 
     def line_counts(self, counter: LineCounter, now: int | float) -> LiveCounts | None:
         """Each stored entry's default line count by ``counter``, read at ``now`` (CTX-12; see ``linecounts``).

@@ -65,20 +65,37 @@ class LineCounts:
     by_seq: HashTable[int, Any]
     #: How many counted entries have a count that is not whole (then the counts are not used).
     odd: int
-    #: The entries added since and not counted yet, by ``seq``.
+    #: The entries added since and not counted yet, in the order they were added.
     pending: tuple[Entry, ...]
 
     @classmethod
     def of(cls, counter: LineCounter, entries: Sequence[Entry]) -> LineCounts:
         """The counts of ``entries``' default lines: the ones the counter has not seen are counted now."""
         counts = counter.measure_many(list(map(_line, entries)))
-        made = object.__new__(cls)
-        made.counter, made.generation = counter, counter.generation
-        made.by_seq = HashTable.of_dict(dict(zip(map(_seq, entries), counts, strict=True)))
         whole = [(count, entry.seq, entry) for count, entry in zip(counts, entries, strict=True) if _whole(count)]
-        made.by_count = SortedRun.of_sorted(sorted(whole, key=operator.itemgetter(0, 1)))
-        made.odd = len(entries) - len(whole)
-        made.pending = ()
+        return cls._made(
+            counter,
+            counter.generation,
+            HashTable.of_dict(dict(zip(map(_seq, entries), counts, strict=True))),
+            SortedRun.of_sorted(sorted(whole, key=operator.itemgetter(0, 1))),
+            len(entries) - len(whole),
+            (),
+        )
+
+    @classmethod
+    def _made(
+        cls,
+        counter: LineCounter,
+        generation: int,
+        by_seq: HashTable[int, Any],
+        by_count: SortedRun[tuple[int, int, Entry]],
+        odd: int,
+        pending: tuple[Entry, ...],
+    ) -> LineCounts:
+        """The counts from their parts (the one place that sets every field)."""
+        made = object.__new__(cls)
+        made.counter, made.generation, made.by_seq, made.by_count = counter, generation, by_seq, by_count
+        made.odd, made.pending = odd, pending
         return made
 
     def usable(self, counter: LineCounter) -> bool:
@@ -92,13 +109,14 @@ class LineCounts:
         entries = self.pending
         counts = self.counter.measure_many(list(map(_line, entries)))
         whole = [(count, entry.seq, entry) for count, entry in zip(counts, entries, strict=True) if _whole(count)]
-        made = object.__new__(LineCounts)
-        made.counter, made.generation = self.counter, self.generation
-        made.by_seq = self.by_seq.changed((), zip(map(_seq, entries), counts, strict=True))
-        made.by_count = self.by_count.changed((), whole)
-        made.odd = self.odd + len(entries) - len(whole)
-        made.pending = ()
-        return made
+        return self._made(
+            self.counter,
+            self.generation,
+            self.by_seq.changed((), zip(map(_seq, entries), counts, strict=True)),
+            self.by_count.changed((), whole),
+            self.odd + len(entries) - len(whole),
+            (),
+        )
 
     def changed(self, removed: Sequence[Entry], added: Sequence[Entry]) -> LineCounts | None:
         """The counts after a change of the stored entries, or None when too many changes wait to be counted."""
@@ -107,15 +125,16 @@ class LineCounts:
         waiting = {entry.seq for entry in self.pending}
         gone = [entry for entry in removed if entry.seq not in waiting]
         left = {entry.seq for entry in removed} & waiting
-        made = object.__new__(LineCounts)
-        made.counter, made.generation = self.counter, self.generation
         counts = [self.by_seq[entry.seq] for entry in gone]
-        made.by_seq = self.by_seq.changed(map(_seq, gone)) if gone else self.by_seq
         whole = [(count, entry.seq, entry) for count, entry in zip(counts, gone, strict=True) if _whole(count)]
-        made.by_count = self.by_count.changed(whole) if whole else self.by_count
-        made.odd = self.odd - (len(gone) - len(whole))
-        made.pending = tuple(entry for entry in self.pending if entry.seq not in left) + tuple(added)
-        return made
+        return self._made(
+            self.counter,
+            self.generation,
+            self.by_seq.changed(map(_seq, gone)) if gone else self.by_seq,
+            self.by_count.changed(whole) if whole else self.by_count,
+            self.odd - (len(gone) - len(whole)),
+            tuple(entry for entry in self.pending if entry.seq not in left) + tuple(added),
+        )
 
     def least(self) -> int:
         """No counted line counts fewer tokens than this; 0 when none is counted. Expired entries count too: a bound."""
