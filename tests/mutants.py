@@ -176,29 +176,29 @@ MUTANTS = [
     Mutant(
         "kept line counts keep a removed entry's count in their order",
         "core/linecounts.py",
-        "        made.by_count = self.by_count.changed(whole) if whole else self.by_count",
-        "        made.by_count = self.by_count",
+        "            self.by_count.changed(whole) if whole else self.by_count,",
+        "            self.by_count,",
         tests=FIRST_ASK,
     ),
     Mutant(
         "kept line counts keep counting a removed odd count",
         "core/linecounts.py",
-        "        made.odd = self.odd - (len(gone) - len(whole))",
-        "        made.odd = self.odd",
+        "            self.odd - (len(gone) - len(whole)),",
+        "            self.odd,",
         tests=FIRST_ASK,
     ),
     Mutant(
         "kept line counts keep an entry removed before it was counted",
         "core/linecounts.py",
-        "        made.pending = tuple(entry for entry in self.pending if entry.seq not in left) + tuple(added)",
-        "        made.pending = self.pending + tuple(added)",
+        "            tuple(entry for entry in self.pending if entry.seq not in left) + tuple(added),",
+        "            self.pending + tuple(added),",
         tests=FIRST_ASK,
     ),
     Mutant(
         "kept line counts leave the entries added since out of their order",
         "core/linecounts.py",
-        "        made.by_count = self.by_count.changed((), whole)",
-        "        made.by_count = self.by_count",
+        "            self.by_count.changed((), whole),",
+        "            self.by_count,",
         tests=FIRST_ASK,
     ),
     Mutant(
@@ -1000,8 +1000,8 @@ MUTANTS = [
     Mutant(
         "the walk past the start drops lines that fill the room exactly",
         "core/index.py",
-        "return list(self._live(self._by_units.below((units + 1,)), now))",
-        "return list(self._live(self._by_units.below((units,)), now))",
+        "return list(self._live(self._units_run().below((units + 1,)), now))",
+        "return list(self._live(self._units_run().below((units,)), now))",
     ),
     Mutant(
         "the walk past the start, measured by a tokenizer, drops lines that fill the room exactly",
