@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-dev
 # The demo needs the package alone (attrs is its one dependency), not the dev toolchain.
 DEMO_STAMP := $(VENV)/.installed-package
 
-.PHONY: demo test test-all lint redis-server test-thorough mutants mutation vector-mutation random-report vector-coverage notebooks docs serve bench venv clean
+.PHONY: demo test test-all lint redis-server test-thorough mutants mutation vector-mutation hunt random-report vector-coverage notebooks docs serve bench venv clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,10 @@ mutation: $(STAMP)
 ## make vector-mutation MODULE=core/chat.py: mutmut over code a port reproduces (core/..., conformance/backend.py) with the conformance vectors as the only test (tests/vectors_alone.py); incremental (.cache/mutation/vectors__...), records the module's figures in tests/vector_mutation.json
 vector-mutation: $(STAMP)
 	$(PY) tests/mutation.py --vectors $(MODULE)
+
+## make hunt MODULE=core/cut.py ID=64: the random mode against one mutant the vectors let live (a case it finds is printed as a vector)
+hunt: $(STAMP)
+	$(PY) tests/mutant_hunt.py $(MODULE) $(ID)
 
 ## make random-report: how many of serve --bug's injected bugs the random mode finds on its own
 random-report: $(STAMP)
