@@ -10,7 +10,9 @@ change to a copy of ``src/`` and runs the differential machine
 copy's ``serve`` as the backend: the reference and the mutant answer the same
 random steps. A difference is shrunk by hypothesis and printed as a case in
 the vector format, expectations from the reference, ready to be given an id,
-a description and its rules and added to ``spec/vectors``. Nothing found in
+a description and its rules and added to ``spec/vectors``. Before it is
+printed, the case is run by the conformance runner against the mutant's
+``serve``, and must fail there: a printed case kills the mutant. Nothing found in
 ``--cases`` cases (default 1,000 of up to 20 steps) is printed as such: the
 mutant is then a candidate for the equivalents, with a reason, or for a case
 written by hand.
@@ -21,6 +23,7 @@ beside the mutation run that made the cache.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -29,8 +32,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from mutmut import Context, RelativeMutationID, mutate
+
+from sentinel_memory.conformance.runner import Subprocess, default_env, run
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "sentinel_memory"
@@ -73,15 +79,14 @@ def hunt(module: str, ident: int, cases: int = 1000, steps: int = 20) -> str | N
         target = copy / "sentinel_memory" / module
         target.write_text(mutated(target.read_text(encoding="utf-8"), line, index, number, module), encoding="utf-8")
         print(f"{module}:{number + 1} #{ident}: {line.strip()}", file=sys.stderr)
-        serve = [sys.executable, "-m", "sentinel_memory.conformance", "serve"]
         env = dict(
             os.environ,
             PYTHONPATH=str(ROOT / "src"),
             SENTINEL_MEMORY_RANDOM_CASES=str(cases),
             SENTINEL_MEMORY_RANDOM_STEPS=str(steps),
-            SENTINEL_MEMORY_BACKEND=shlex.join(["env", f"PYTHONPATH={copy}", *serve]),
+            SENTINEL_MEMORY_BACKEND=shlex.join(serve_of(copy)),
         )
-        run = subprocess.run(
+        machine = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", "-o", "addopts="]
             + ["tests/spec/test_differential.py", "-k", "agrees"],
             check=False,
@@ -90,12 +95,26 @@ def hunt(module: str, ident: int, cases: int = 1000, steps: int = 20) -> str | N
             capture_output=True,
             text=True,
         )
-    said = [text[1:].strip() for text in run.stdout.splitlines() if text.startswith("E ")]
-    if "as a vector:" in said:
-        return said[said.index("as a vector:") + 1]
-    if run.returncode != 0:
-        raise SystemExit(f"the machine failed without a case:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+        said = [text[1:].strip() for text in machine.stdout.splitlines() if text.startswith("E ")]
+        if "as a vector:" in said:
+            found = said[said.index("as a vector:") + 1]
+            if not kills(json.loads(found), copy):
+                raise SystemExit(f"the machine's case does not fail against the mutant when run again:\n{found}")
+            return found
+    if machine.returncode != 0:
+        raise SystemExit(f"the machine failed without a case:\n{machine.stdout[-2000:]}{machine.stderr[-2000:]}")
     return None
+
+
+def serve_of(source: Path) -> list[str]:
+    """The command line of ``serve`` from the package at ``source`` (a copy of ``src/``)."""
+    return ["env", f"PYTHONPATH={source}", sys.executable, "-m", "sentinel_memory.conformance", "serve"]
+
+
+def kills(case: dict[str, Any], source: Path) -> bool:
+    """Whether ``case`` fails, as the conformance runner judges it, against the ``serve`` of the package at ``source``."""
+    report = run(Subprocess(serve_of(source), env=default_env()), [{**case, "id": case.get("id", "found")}])
+    return report.summary() == "0 passed, 1 failed, 0 skipped, 0 errored"
 
 
 def main(argv: list[str]) -> int:

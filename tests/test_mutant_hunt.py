@@ -11,6 +11,9 @@ import mutant_hunt
 import pytest
 from mutmut import Context, RelativeMutationID, mutate
 
+from sentinel_memory.conformance import backend as reference
+from sentinel_memory.conformance.vectors import load_all
+
 
 def _cache(path: Path, rows: list[tuple[int, str, int, int]]) -> Path:
     """A cache with mutmut's tables, holding ``(id, line, index, line_number)`` mutants."""
@@ -73,4 +76,15 @@ def test_the_machine_finds_a_case_that_kills_a_mutant_the_vectors_missed(tmp_pat
     found = mutant_hunt.hunt("core/window.py", 1, cases=300)
     assert found is not None
     case = json.loads(found)
-    assert any(step["op"] == "get_context" and "must_keep" in step["args"] for step in case["steps"])
+    # Which step shows it is the machine's draw (a context's or a request's facts); that it takes a must-keep mark is not.
+    assert any("must_keep" in step["args"] for step in case["steps"])
+    assert [step["expect"] for step in case["steps"]] == reference.run_case({**case, "id": "found"})["results"]
+
+
+def test_a_case_the_reference_answers_does_not_kill_the_reference():
+    """``kills`` runs a case through the runner: a vector against the unmutated package passes, so it kills nothing."""
+    _, vector = next(load_all())
+    assert not mutant_hunt.kills(vector, mutant_hunt.ROOT / "src")
+    assert mutant_hunt.kills(
+        {**vector, "steps": [{**vector["steps"][0], "expect": "not this"}]}, mutant_hunt.ROOT / "src"
+    )
