@@ -330,6 +330,10 @@ class Differential(RuleBasedStateMachine):
             return  # a refused config: the case is that refusal alone
         self.now += wait * MINUTE
         step = {"op": op, "args": args, "now": self.now}
+        self.record(step)
+
+    def record(self, step: dict[str, Any]) -> None:
+        """``step`` run on the reference session and appended to the case, its answer the expectation."""
         self.steps.append({**step, "expect": wire.encode(reference.answer_step(self.session, step))})
 
     def teardown(self) -> None:
@@ -434,7 +438,7 @@ class Differential(RuleBasedStateMachine):
             return
         op, args = call
         step = {"op": op, "args": args, "now": {"$number": "NaN"} if bad_now else self.now}
-        self.steps.append({**step, "expect": wire.encode(reference.answer_step(self.session, step))})
+        self.record(step)
 
     @rule(
         key=st.sampled_from(KEYS[:5]),
@@ -498,7 +502,7 @@ class Differential(RuleBasedStateMachine):
             if pick >= 0:
                 args[name] = values[pick % len(values)]
         step = {"op": op, "args": args, "now": {"$number": "NaN"} if bad_now else self.now}
-        self.steps.append({**step, "expect": wire.encode(reference.answer_step(self.session, step))})
+        self.record(step)
 
     @rule(
         turns=st.lists(
@@ -754,7 +758,7 @@ class Differential(RuleBasedStateMachine):
         """The ops without arguments, some of which read no clock: sometimes at a now that is no number."""
         if bad_now and self.session is not None:
             step = {"op": op, "args": {}, "now": {"$number": "NaN"}}
-            self.steps.append({**step, "expect": wire.encode(reference.answer_step(self.session, step))})
+            self.record(step)
             return
         self.send(op, wait)
 
@@ -797,7 +801,7 @@ class Differential(RuleBasedStateMachine):
         if self.session is None:
             return
         step = {"op": op, "args": args, "now": self.now, "memory": 2}
-        self.steps.append({**step, "expect": wire.encode(reference.answer_step(self.session, step))})
+        self.record(step)
 
     def new_calls(self, draw: Draw, count: int | None = None) -> tuple[list[str], dict[str, object]]:
         """Fresh call ids and the assistant message that makes them, its optional fields drawn."""

@@ -15,11 +15,12 @@ for a spot lowers its weight on the next run; nothing here is tuned by hand.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from sentinel_memory.conformance.vectors import load_all
 
 VECTORS = Path(__file__).resolve().parents[2] / "spec" / "vectors"
 
@@ -33,10 +34,8 @@ OPTIONAL_FIELDS = ("name", "tool_calls", "tool_call_id")
 
 
 def cases(folder: Path = VECTORS) -> Iterator[dict[str, Any]]:
-    """Every case of every vector file in ``folder``."""
-    for path in sorted(folder.glob("*.json")):
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-        yield from loaded if isinstance(loaded, list) else loaded.get("cases", [])
+    """Every case of every vector file in ``folder``, as the runner reads them."""
+    return (case for _, case in load_all(folder))
 
 
 def _messages(step: dict[str, Any]) -> list[Any]:

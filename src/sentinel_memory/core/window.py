@@ -219,6 +219,8 @@ def _kept_first(
         first = kept(oldest_first())
         return first + [e for e in rank(None) if e.importance < keep]
 
+    # ``ranked`` gives the whole ranking whatever count the fill asks for, so the fill never ranks
+    # among some lines of it and never calls this; it is here because the fill takes a pair.
     def ranked_among(some: Sequence[Entry]) -> list[Entry]:
         return kept(some) + rank_among([e for e in some if e.importance < keep])
 
