@@ -46,6 +46,9 @@ settings.register_profile(
     database=None,
     phases=[Phase.explicit, Phase.generate],
 )
+# A hunt (tests/mutant_hunt.py) runs the machine against a mutant: it must neither replay examples saved
+# against other mutants nor save its own where the everyday runs would replay them. It shrinks what it finds.
+settings.register_profile("hunt", parent=settings.get_profile("fast"), database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 

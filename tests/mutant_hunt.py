@@ -12,7 +12,10 @@ random steps. A difference is shrunk by hypothesis and printed as a case in
 the vector format, expectations from the reference, ready to be given an id,
 a description and its rules and added to ``spec/vectors``. Before it is
 printed, the case is run by the conformance runner against the mutant's
-``serve``, and must fail there: a printed case kills the mutant. Nothing found in
+``serve``, and must fail there: a printed case kills the mutant. The
+machine runs with hypothesis's ``hunt`` profile (``tests/conftest.py``): no
+example database, so a hunt neither replays nor leaves examples of other
+mutants. Nothing found in
 ``--cases`` cases (default 1,000 of up to 20 steps) is printed as such: the
 mutant is then a candidate for the equivalents, with a reason, or for a case
 written by hand.
@@ -82,6 +85,7 @@ def hunt(module: str, ident: int, cases: int = 1000, steps: int = 20) -> str | N
         env = dict(
             os.environ,
             PYTHONPATH=str(ROOT / "src"),
+            HYPOTHESIS_PROFILE="hunt",
             SENTINEL_MEMORY_RANDOM_CASES=str(cases),
             SENTINEL_MEMORY_RANDOM_STEPS=str(steps),
             SENTINEL_MEMORY_BACKEND=shlex.join(serve_of(copy)),
