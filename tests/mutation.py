@@ -99,7 +99,16 @@ SELECTION: dict[str, tuple[str, ...]] = {
     # The exact pruning both rankings share (REC-7, BM-7): its boundaries and properties.
     "core/maxscore.py": ("tests/spec/test_pruning_properties.py",),
     "core/linecounts.py": ("tests/test_line_counts.py", "tests/spec/test_first_ask_properties.py"),
-    "telemetry.py": ("tests/test_telemetry.py", "tests/spec/test_telemetry_properties.py"),
+    # Every telemetry test but the adapters' spans, whose branches the conversation's own tests take.
+    "telemetry.py": (
+        "tests/test_telemetry.py",
+        "tests/spec/test_telemetry_properties.py",
+        "tests/test_telemetry_failures.py",
+        "tests/test_telemetry_conversation.py",
+        "tests/spec/test_conversation_properties.py",
+        "-k",
+        "not every_adapter_span",
+    ),
     # The files whose tests take shell.py's branches (coverage by test), without their tests of a second or more
     # (threads, processes, real chat text, the adapters' runs) whose branches the quick ones take too.
     "shell.py": (
@@ -122,12 +131,23 @@ SELECTION: dict[str, tuple[str, ...]] = {
         " and not every_adapter_span and not real_chat_text and not writer_killed_mid_group"
         " and not items_read_once_copied",
     ),
-    "aio.py": ("tests/test_async_edges.py", "tests/test_async_engine.py", "tests/test_async.py"),
+    # The async tests but the ones that time the loop, run the example bot or mypy (the installed package).
+    "aio.py": (
+        "tests/test_async_edges.py",
+        "tests/test_async_engine.py",
+        "tests/test_async.py",
+        "tests/test_async_cancel.py",
+        "tests/test_async_cancel_in_save.py",
+        "tests/test_async_loops.py",
+        "-k",
+        "not example_bot and not mypy and not never_stalls",
+    ),
     "testing.py": ("tests/test_store_kit_history.py", "tests/test_store_kit_checks.py"),
 }
 
-#: What the copy holds: the package, the tests and the data they read (the benchmarks' chat-text workload too).
-COPIED = ("src", "tests", "spec", "benchmarks")
+#: What the copy holds: the package, the tests and the data they read (the benchmarks' chat-text workload, and
+#: the guide pages a test holds equal to the code, such as the telemetry guide's attribute table).
+COPIED = ("src", "tests", "spec", "benchmarks", "docs")
 
 
 def work_dir(module: str, *, by_vectors: bool = False) -> Path:
@@ -216,7 +236,38 @@ def run_selection(args: list[str]) -> int:
     """
     import pytest
 
-    return 0 if pytest.main(args) == 0 else 1
+    return 0 if pytest.main(args, plugins=[_Watchdog()]) == 0 else 1
+
+
+#: The longest a test of a selection may take before the run ends as a failure: the slowest takes under 10 s.
+TEST_LIMIT = 60.0
+
+
+class _Watchdog:
+    """Ends the run, as failed, when one test takes over ``TEST_LIMIT`` seconds.
+
+    A mutant that makes a test wait forever (a lock never released, a task
+    never woken) changes what a user sees, so it is a kill. mutmut's own
+    limit is ten times the whole selection's unmutated run, minutes per such
+    mutant; this ends it within a minute, with every thread's traceback.
+    """
+
+    def __init__(self) -> None:
+        # The tracebacks go to the stderr the run began with: pytest redirects descriptor 2 while a test runs.
+        self.stderr = os.fdopen(os.dup(2), "w")
+
+    def pytest_runtest_setup(self, item: object) -> None:
+        import faulthandler
+
+        faulthandler.dump_traceback_later(TEST_LIMIT, exit=True, file=self.stderr)
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: object) -> None:
+        import faulthandler
+
+        faulthandler.cancel_dump_traceback_later()
+
+    def pytest_unconfigure(self, config: object) -> None:
+        self.stderr.close()
 
 
 def survivors(work: Path) -> list[tuple[int, int, str]]:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import mutation
 
@@ -39,6 +44,33 @@ def test_a_selection_that_cannot_be_collected_is_a_kill(tmp_path):
     options = ["-q", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", str(tmp_path)]
     assert mutation.run_selection([str(tmp_path / "test_broken.py"), *options]) == 1
     assert mutation.run_selection([str(tmp_path / "test_fine.py"), *options]) == 0
+
+
+def test_a_test_that_hangs_ends_the_selection_as_a_kill(tmp_path):
+    """A test still running after TEST_LIMIT seconds ends the run with 1 (a kill), at once, with the tracebacks."""
+    (tmp_path / "test_hangs.py").write_text("import time\n\n\ndef test_x():\n    time.sleep(600)\n")
+    (tmp_path / "test_quick.py").write_text("import time\n\n\ndef test_x():\n    time.sleep(0.5)\n")
+    script = (
+        "import sys, mutation; mutation.TEST_LIMIT = 2.0; "
+        "sys.exit(mutation.run_selection(sys.argv[1:] + ['-q', '-p', 'no:cacheprovider', '-o', 'addopts=']))"
+    )
+    tests = str(Path(mutation.__file__).parent)
+
+    def selection(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path / name), "--rootdir", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": tests},
+            check=False,
+        )
+
+    started = time.monotonic()
+    hung = selection("test_hangs.py")
+    assert hung.returncode == 1 and time.monotonic() - started < 60
+    assert "Timeout" in hung.stderr and "test_hangs.py" in hung.stderr
+    assert selection("test_quick.py").returncode == 0
 
 
 def test_a_run_that_makes_no_mutant_fails(monkeypatch, tmp_path, capsys):

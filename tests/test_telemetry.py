@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from async_support import CoroutineStore
@@ -511,3 +513,52 @@ def test_otl_1_an_api_without_the_global_is_asked_for_its_provider(monkeypatch):
         monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
         sm.create_memory(clock=lambda: NOW).remember("a", 1)
     assert names(exporter) == ["sentinel_memory.load", "sentinel_memory.remember"]
+
+
+def test_otl_7_the_lists_name_exactly_what_the_memory_emits(tmp_path):
+    """OTL-7: every operation run once emits every span of SPANS, every event of EVENTS and every attribute listed, and no other."""
+    path = tmp_path / "m.json"
+    big = sm.create_memory(store=sm.JsonFileStore(path), clock=lambda: NOW)
+    for i in range(4):
+        big.remember(f"k{i}", i)
+    big.save()
+    document = json.loads(path.read_text())
+    document["entries"].append({"key": "broken"})
+    path.write_text(json.dumps(document))
+    with recording() as exporter:
+        with pytest.warns(sm.LoadWarning):
+            lossy = sm.create_memory(limit=2, store=sm.JsonFileStore(path), clock=lambda: NOW)
+        lossy.save()  # preserves the original first
+        mem = sm.create_memory(limit=3, store=sm.SqliteStore(tmp_path / "m.db"), autosave=True, clock=lambda: NOW)
+        telemetry.set_conversation(mem, "session-7")
+        mem.remember("a", 1, ttl=1)
+        mem.add_turn("user", "hello")
+        mem.add_message({"role": "assistant", "content": "hi"})
+        mem.add_messages([{"role": "user", "content": "more"}, {"role": "assistant", "content": "yes"}])
+        mem.forget("a")
+        mem.clear()
+        mem.compact()
+        mem.cache.put("q", "answer")
+        mem.cache.delete("q")
+        mem.cache.clear()
+        mem.working.set({"step": 1})
+        mem.working.clear()
+        mem.get_context(token_budget=100)
+        mem.get_messages(token_budget=100)
+        mem.load()
+        with pytest.raises(ValueError):
+            mem.forget("")
+    spans = exporter.get_finished_spans()
+    assert {span.name for span in spans} == {telemetry.PREFIX + name for name in telemetry.SPANS}
+    assert {event.name for span in spans for event in span.events} == set(telemetry.EVENTS) | {"exception"}
+    seen = {key for span in spans for key in span.attributes}
+    seen |= {key for span in spans for event in span.events for key in event.attributes}
+    assert seen == set(telemetry.ATTRIBUTES) | set(telemetry.SEMCONV)
+
+
+def test_otl_7_the_guide_lists_every_attribute_as_the_module_describes_it():
+    """OTL-7: the telemetry guide's attribute table is ATTRIBUTES, name for name and description for description."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "guide" / "telemetry.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(sentinel_memory\.[a-z_.]+)` \| (.+) \|$", page, flags=re.MULTILINE)
+    assert dict(rows) == telemetry.ATTRIBUTES
+    assert len(rows) == len(telemetry.ATTRIBUTES)
