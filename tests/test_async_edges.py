@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import warnings
 from typing import Any
 
 import pytest
@@ -116,3 +118,19 @@ def test_mw_6_a_shared_change_ended_by_a_base_exception_restores_the_memory():
         assert sorted(sm.create_memory(store=inner).keys()) == ["mine", "next", "theirs"]
 
     asyncio.run(main())
+
+
+def test_per_14_a_sync_stores_lossy_load_warns_once_at_the_callers_line(tmp_path):
+    """PER-14, PER-21: under the async memory a sync store's load runs on a worker thread; its LoadWarning is emitted once, from the loop, at the caller's line."""
+    path = tmp_path / "m.json"
+    entry = {"key": "ok", "data": 1, "importance": 0.5, "createdAt": 0, "updatedAt": 0}
+    path.write_text(json.dumps({"version": 1, "entries": [entry, {**entry, "key": ""}]}))
+
+    async def main() -> sm.AsyncMemory:
+        return await sm.create_async_memory(store=sm.JsonFileStore(path), clock=lambda: 0)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mem = asyncio.run(main())
+    assert [(type(w.message), w.filename) for w in caught] == [(sm.LoadWarning, __file__)]
+    assert mem.last_load.dropped == 1

@@ -562,3 +562,32 @@ def test_otl_7_the_guide_lists_every_attribute_as_the_module_describes_it():
     rows = re.findall(r"^\| `(sentinel_memory\.[a-z_.]+)` \| (.+) \|$", page, flags=re.MULTILINE)
     assert dict(rows) == telemetry.ATTRIBUTES
     assert len(rows) == len(telemetry.ATTRIBUTES)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis", "async-redis", "json"])
+def test_otl_7_loads_and_saves_name_their_database_system(kind, tmp_path, request):
+    """OTL-7: the load and save spans of SqliteStore say db.system.name sqlite, of RedisStore and AsyncRedisStore redis; a file none."""
+    url = str(request.getfixturevalue("redis_server").url) if "redis" in kind else ""
+    with recording() as exporter:
+        if kind == "async-redis":
+
+            async def go() -> None:
+                store = sm.AsyncRedisStore(url=url, key=tmp_path.name)
+                mem = await sm.create_async_memory(store=store, autosave=True, clock=lambda: NOW)
+                await mem.remember("a", 1)
+                await mem.close()
+
+            asyncio.run(go())
+        else:
+            stores = {
+                "sqlite": lambda: sm.SqliteStore(tmp_path / "m.db"),
+                "json": lambda: sm.JsonFileStore(tmp_path / "m.json"),
+            }
+            store = stores[kind]() if kind in stores else sm.RedisStore(url=url, key=tmp_path.name)
+            mem = sm.create_memory(store=store, autosave=True, clock=lambda: NOW)
+            mem.remember("a", 1)
+            mem.close()
+    spans = [span for span in exporter.get_finished_spans() if span.name.endswith(("load", "save"))]
+    assert sorted(span.name for span in spans) == ["sentinel_memory.load", "sentinel_memory.save"]
+    expected = {"sqlite": "sqlite", "json": None}.get(kind, "redis")
+    assert [span.attributes.get("db.system.name") for span in spans] == [expected, expected]
