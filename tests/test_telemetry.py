@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from async_support import CoroutineStore
@@ -591,3 +592,79 @@ def test_otl_7_loads_and_saves_name_their_database_system(kind, tmp_path, reques
     assert sorted(span.name for span in spans) == ["sentinel_memory.load", "sentinel_memory.save"]
     expected = {"sqlite": "sqlite", "json": None}.get(kind, "redis")
     assert [span.attributes.get("db.system.name") for span in spans] == [expected, expected]
+
+
+def test_otl_1_the_messages_of_instrument_name_what_failed(monkeypatch):
+    """OTL-1: instrument() of no provider names what it got; without opentelemetry-api, the ImportError names the extra."""
+    with pytest.raises(TypeError) as refused:
+        telemetry.instrument(object())
+    assert str(refused.value) == "tracer_provider must be an OpenTelemetry TracerProvider (with get_tracer), got object"
+    monkeypatch.setattr(telemetry._SETTINGS, "api", None)
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)
+    with pytest.raises(ImportError) as missing:
+        telemetry.instrument(object())
+    assert str(missing.value) == "sentinel_memory's spans need OpenTelemetry: pip install 'sentinel-memory[otel]'"
+
+
+def test_otl_1_with_the_api_loaded_and_no_provider_set_the_global_is_read_not_asked(monkeypatch):
+    """OTL-1: the API's global provider is read as an attribute; get_tracer_provider (which reads the environment) is not called."""
+    from opentelemetry import trace
+
+    asked: list[int] = []
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: asked.append(1))
+    mem = sm.create_memory(clock=lambda: NOW)
+    mem.remember("a", 1)
+    mem.get_context(token_budget=50)
+    assert asked == []
+
+
+class CountingProvider:
+    """A tracer provider that counts the tracers asked of it and names what it was asked for."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.asked: list[tuple[str, str | None]] = []
+
+    def get_tracer(self, name: str, version: str | None = None, *args: Any, **kwargs: Any) -> Any:
+        self.asked.append((name, version))
+        return self.inner.get_tracer(name, version, *args, **kwargs)
+
+
+def test_otl_1_one_tracer_per_provider_named_for_the_package_and_its_version():
+    """OTL-1: a provider is asked for one tracer, "sentinel_memory" at the package's version, however many operations follow; a new provider once more."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    first, second = CountingProvider(TracerProvider()), CountingProvider(TracerProvider())
+    mem = sm.create_memory(clock=lambda: NOW)
+    try:
+        telemetry.instrument(first)
+        for i in range(3):
+            mem.remember(f"k{i}", i)
+        telemetry.instrument(second)
+        mem.remember("k", 1)
+        telemetry.instrument(first)
+        mem.remember("k", 2)
+    finally:
+        telemetry.uninstrument()
+    assert first.asked == [("sentinel_memory", sm.__version__)] * 2 and second.asked == first.asked[:1]
+
+
+def test_otl_8_a_provider_whose_get_tracer_raises_is_one_warning_naming_where(caplog):
+    """OTL-8: get_tracer raising is logged as "telemetry failed at get_tracer (its type)", and asked again next time."""
+
+    class Broken:
+        def get_tracer(self, *args: Any) -> Any:
+            raise RuntimeError(SECRET)
+
+    mem = sm.create_memory(clock=lambda: NOW)
+    telemetry.instrument(Broken())
+    try:
+        with caplog.at_level("WARNING", logger="sentinel_memory"):
+            mem.remember("a", 1)
+            mem.remember("b", 1)
+    finally:
+        telemetry.uninstrument()
+    assert [(r.name, r.getMessage()) for r in caplog.records] == [
+        ("sentinel_memory", "telemetry failed at get_tracer (RuntimeError); the memory goes on without it")
+    ] * 2
+    assert mem.get("b") is not None
