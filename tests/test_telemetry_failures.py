@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import Sampler
 
 import sentinel_memory as sm
@@ -124,6 +126,26 @@ class BrokenProvider:
         if "get_tracer" in self._methods:
             self._counter.fail("get_tracer")
         return BrokenTracer(self._provider.get_tracer(*args, **kwargs), self._counter, self._methods)
+
+
+#: Where each point's failures may be logged ("telemetry failed at <where>"): the step of the span that raised. The
+#: scenario has a call that raises, whose span is then marked as failed ("error"), asking is_recording and setting
+#: error.type on the way; an event is added only where a load compacted (the stores that keep a damaged entry).
+WHERE: dict[str, set[str]] = {
+    "get_tracer": {"get_tracer"},
+    "start_span": {"start"},
+    "sampler": {"start"},
+    "on_start": {"start"},
+    "on_end": {"end"},
+    "on_end_of_save": {"end"},
+    "on_end_of_change": {"end"},
+    "exporter": set(),  # the SDK's processor logs an exporter's failure itself and raises nothing
+    "is_recording": {"is_recording", "error"},
+    "attributes": {"set_attributes", "error"},
+    "event": {"add_event", "error"},
+    "status": {"error"},
+    "end": {"end"},
+}
 
 
 def _sdk(counter: Counter, *processors: Any, sampler: Any = None) -> Any:
@@ -279,6 +301,7 @@ def test_otl_8_telemetry_that_fails_changes_nothing(point, shell, kind, tmp_path
     assert stored(kind, tmp_path / "traced", redis_url) == expected_store
     ours = [r for r in caplog.records if r.name == "sentinel_memory" and "telemetry" in r.getMessage()]
     assert len(ours) == counter.raised  # each failure logged once
+    assert {re.match(r"telemetry failed at (\w+) ", r.getMessage())[1] for r in ours} <= WHERE[point]
     if point != "exporter":
         assert counter.raised > 0
 
@@ -383,3 +406,28 @@ def test_otl_8_mw_10_a_span_processor_that_raises_in_a_group_changes_nothing(poi
         assert counter.raised > 1
     document = json.loads((tmp_path / "traced" / "m.json").read_text())
     assert [e["key"] for e in document["entries"]] == ["chat:1", "a", "chat:2"]
+
+
+def test_otl_8_a_context_that_cannot_be_attached_is_logged_at_attach(monkeypatch, caplog):
+    """OTL-8: the span made current raising at attach is one WARNING "at attach"; the change is stored and its span ends."""
+    from opentelemetry import context
+
+    def attach(*args: Any) -> Any:
+        raise RuntimeError("no context today")
+
+    monkeypatch.setattr(context, "attach", attach)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    mem = sm.create_memory(clock=lambda: NOW)
+    telemetry.instrument(provider)
+    caplog.set_level(logging.WARNING, logger="sentinel_memory")
+    try:
+        assert mem.remember("a", 1).key == "a"
+    finally:
+        telemetry.uninstrument()
+    assert [r.getMessage() for r in caplog.records if r.name == "sentinel_memory"] == [
+        "telemetry failed at attach (RuntimeError); the memory goes on without it"
+    ]
+    assert [span.name for span in exporter.get_finished_spans()] == ["sentinel_memory.remember"]
+    assert telemetry._CURRENT.get() is None
