@@ -58,10 +58,17 @@ def test_otl_9_an_apps_memory_is_tagged_as_asked_and_untagged_carries_none():
 def test_otl_9_bad_arguments_are_refused(memory, conversation):
     """OTL-9: a non-memory or a non-str id raises TypeError, and conversation_id takes only a str."""
     target = sm.create_memory() if memory == "mem" else memory
-    with pytest.raises(TypeError):
+    expected = (
+        "a conversation's id must be a str or None, got int"
+        if memory == "mem"
+        else f"set_conversation needs a Memory or an AsyncMemory, got {type(memory).__name__}"
+    )
+    with pytest.raises(TypeError) as refused:
         telemetry.set_conversation(target, conversation)
-    with pytest.raises(TypeError):
+    assert str(refused.value) == expected
+    with pytest.raises(TypeError) as refused:
         telemetry.conversation_id(7)  # type: ignore[arg-type]
+    assert str(refused.value) == "a conversation's id must be a str, got int"
 
 
 def test_otl_9_otl_10_an_async_memory_is_tagged_and_nests_under_the_apps_span(tmp_path):
