@@ -54,7 +54,13 @@ def test_otl_9_an_apps_memory_is_tagged_as_asked_and_untagged_carries_none():
     assert tags == [None, telemetry.conversation_id("session-7"), "session-7", None]
 
 
-@pytest.mark.parametrize(("memory", "conversation"), [(object(), "x"), (None, "x"), ("mem", 7)])
+class _Plumbed:
+    """Something with a ``_plumbing`` that is no memory's: it has no ``conversation``."""
+
+    _plumbing = object()
+
+
+@pytest.mark.parametrize(("memory", "conversation"), [(object(), "x"), (None, "x"), (_Plumbed(), "x"), ("mem", 7)])
 def test_otl_9_bad_arguments_are_refused(memory, conversation):
     """OTL-9: a non-memory or a non-str id raises TypeError, and conversation_id takes only a str."""
     target = sm.create_memory() if memory == "mem" else memory
@@ -138,3 +144,9 @@ def test_otl_10_every_adapter_span_nests_under_the_apps_span(tmp_path):
         while parent is not None and parent.span_id != root:
             parent = by_id[parent.span_id].parent if parent.span_id in by_id else None
         assert parent is not None, f"{span.name} is not under the app's span"
+
+
+def test_otl_9_an_id_with_a_lone_surrogate_is_hashed_from_its_surrogatepass_bytes():
+    """OTL-9: any str has an id, a lone surrogate too: the hash of its UTF-8 bytes with surrogatepass, never an error."""
+    assert telemetry.conversation_id("a\ud800") == hashlib.sha256(b"a\xed\xa0\x80").hexdigest()[:32]
+    assert telemetry.conversation_id("user-42") == hashlib.sha256(b"user-42").hexdigest()[:32]
