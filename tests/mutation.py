@@ -76,7 +76,12 @@ SELECTION: dict[str, tuple[str, ...]] = {
         "-k",
         "not overhead and not 24_tool_turns",
     ),
-    "integrations/langgraph.py": ("tests/test_langgraph_edges.py", "tests/test_langgraph.py"),
+    "integrations/langgraph.py": (
+        "tests/test_langgraph_edges.py",
+        "tests/test_langgraph.py",
+        "tests/spec/test_langgraph_properties.py",
+        "tests/test_langgraph_agent.py",
+    ),
     "conformance/runner.py": (
         "tests/test_runner_edges.py",
         "tests/test_runner_verdicts.py",

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 pytest.importorskip("langgraph")
 
+from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, PutOp, SearchOp
+
+from sentinel_memory.integrations import langgraph as langgraph_module
 from sentinel_memory.integrations.langgraph import SentinelStore
 from support import T0, FakeClock
 
@@ -53,3 +58,83 @@ def test_lg_5_a_search_without_a_query_has_no_score(store, clock):
     assert [(h.key, h.score) for h in hits] == [("b", None), ("a", None)]
     (hit,) = store.search(USER, query="spicy")
     assert hit.key == "a" and isinstance(hit.score, float) and hit.score > 0
+
+
+def test_lg_1_a_namespace_is_the_memory_named_by_its_compact_json_array(store):
+    """LG-1: the folder holds a namespace under its JSON array as written (no spaces, non-ASCII kept), and the namespaces' list under REGISTRY."""
+    store.put(("users", "Zoë"), "k", {"text": "x"})
+    assert store.folder.path_for('["users","Zoë"]').exists()
+    assert not store.folder.path_for('["users","Zo\\u00eb"]').exists()
+    assert langgraph_module.REGISTRY == "sentinel-memory:langgraph-namespaces"
+    assert store.folder.path_for(langgraph_module.REGISTRY).exists()
+    assert repr(store) == f"SentinelStore({str(store.folder.path)!r})"
+
+
+def test_lg_1_two_stores_on_one_folder_see_each_others_puts(tmp_path, clock):
+    """LG-1, MW-6: the namespaces' memories are shared, so a second store object on the folder (another process's) reads what the first put, and the first what the second put."""
+    first = SentinelStore(tmp_path / "store", clock=clock)
+    second = SentinelStore(tmp_path / "store", clock=clock)
+    first.put(USER, "a", {"text": "one"})
+    assert second.get(USER, "a") is not None and second.list_namespaces() == [USER]
+    second.put(USER, "b", {"text": "two"})
+    second.put(("teams",), "c", {"text": "three"})
+    assert first.get(USER, "b") is not None
+    assert first.list_namespaces() == [("teams",), USER]
+    second.put(USER, "d", {"text": "four"})
+    first.put(USER, "e", {"text": "five"})  # a put on a memory opened before the other's: no lost update
+    assert [item.key for item in second.search(USER)] == ["e", "d", "b", "a"]
+
+
+def test_lg_4_the_store_declares_absolute_expiry_and_omitted_expired_items(tmp_path):
+    """LG-4: ttl_config says reads do not refresh and expired items are omitted; an app's default_ttl is added to it."""
+    assert SentinelStore(tmp_path / "a").ttl_config == {"refresh_on_read": False, "omit_expired": True}
+    configured = SentinelStore(tmp_path / "b", ttl={"default_ttl": 5})
+    assert configured.ttl_config == {"refresh_on_read": False, "omit_expired": True, "default_ttl": 5}
+
+
+def test_lg_4_a_refresh_of_a_short_span_restamps_it_from_the_read(tmp_path):
+    """LG-4: an item put to expire 1 ms later, read with refresh_ttl half a millisecond on, lives 1 ms from that read."""
+    now = [float(T0)]
+    store = SentinelStore(tmp_path / "store", clock=lambda: now[0])
+    store.put(USER, "k", {"text": "x", "expires_at": T0 + 1})
+    now[0] = T0 + 0.5
+    assert store.get(USER, "k", refresh_ttl=True) is not None
+    now[0] = T0 + 1.25
+    assert store.get(USER, "k") is not None
+    now[0] = T0 + 1.5
+    assert store.get(USER, "k") is None
+
+
+def test_lg_1_a_put_warns_nothing(store):
+    """LG-1: a put, the first of its namespace included, stores without a warning (the namespaces' list takes a valid importance)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        store.put(USER, "a", {"text": "x"})
+        store.put(("other",), "a", {"text": "x", "importance": 0.9})
+
+
+@pytest.mark.parametrize(
+    ("op", "error", "message"),
+    [
+        (
+            GetOp(("users", ""), "k"),
+            ValueError,
+            "a namespace is a non-empty tuple of non-empty strings, got ('users', '')",
+        ),
+        (GetOp(USER, ""), ValueError, "a key is a non-empty str, got ''"),
+        (PutOp(USER, "k", ["x"]), TypeError, "ops[1]: a value is a dict of JSON values, got list"),
+        (SearchOp(USER, filter=["x"]), TypeError, "ops[1]: a search filter is a dict, got list"),
+        (
+            ListNamespacesOp(match_conditions=(MatchCondition("middle", ("a",)),)),
+            ValueError,
+            "match_type is 'prefix' or 'suffix', got 'middle'",
+        ),
+        ("get", ValueError, "unknown operation str"),
+    ],
+)
+def test_lg_7_a_bad_operation_is_named_and_nothing_of_its_batch_runs(store, op, error, message):
+    """LG-7: each bad operation raises with a message naming it, and the good put before it in the batch is not stored."""
+    with pytest.raises(error) as refused:
+        store.batch([PutOp(USER, "first", {"text": "x"}), op])
+    assert str(refused.value) == message
+    assert store.get(USER, "first") is None
