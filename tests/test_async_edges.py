@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 import warnings
 from typing import Any
 
@@ -134,3 +135,23 @@ def test_per_14_a_sync_stores_lossy_load_warns_once_at_the_callers_line(tmp_path
         mem = asyncio.run(main())
     assert [(type(w.message), w.filename) for w in caught] == [(sm.LoadWarning, __file__)]
     assert mem.last_load.dropped == 1
+
+
+def test_wrp_5_close_lets_the_worker_thread_go_and_a_later_call_starts_another(tmp_path):
+    """WRP-5, AIO-3: a sync store's calls run on one worker thread named sentinel-memory; close ends it, and a call after close starts a new one."""
+
+    def workers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("sentinel-memory_")]
+
+    async def main() -> None:
+        mem = await sm.create_async_memory(store=sm.JsonFileStore(tmp_path / "m.json"), autosave=True, clock=lambda: 0)
+        await mem.remember("a", 1)
+        (worker,) = workers()
+        await mem.close()
+        worker.join(5)
+        assert not worker.is_alive() and workers() == []
+        await mem.save()
+        assert len(workers()) == 1
+        await mem.close()
+
+    asyncio.run(main())
