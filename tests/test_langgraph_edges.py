@@ -15,6 +15,8 @@ from sentinel_memory.integrations.langgraph import SentinelStore
 from support import T0, FakeClock
 
 USER = ("users", "42")
+#: What an unknown filter operator's error offers instead.
+OPS = "use one of ['$eq', '$gt', '$gte', '$lt', '$lte', '$ne']"
 
 
 @pytest.fixture
@@ -130,6 +132,17 @@ def test_lg_1_a_put_warns_nothing(store):
             "match_type is 'prefix' or 'suffix', got 'middle'",
         ),
         ("get", ValueError, "unknown operation str"),
+        (PutOp(USER, "k", {"x": {1}}), TypeError, "ops[1].value['x'] of type set is not JSON-serializable"),
+        (PutOp(USER, "k", {"x": 1}, ttl=0), ValueError, "ttl is a number of minutes > 0, got 0"),
+        (PutOp(USER, "k", {"x": 1}, ttl="5"), ValueError, "ttl is a number of minutes > 0, got '5'"),
+        (
+            PutOp(USER, "k", {"expires_at": "soon"}),
+            ValueError,
+            "expires_at is milliseconds since the epoch, got 'soon'",
+        ),
+        (SearchOp(USER, filter={"n": {"$regex": "x"}}), ValueError, "unsupported filter operator '$regex'; " + OPS),
+        (SearchOp(USER, filter={"a": {"b": {"$bad": 1}}}), ValueError, "unsupported filter operator '$bad'; " + OPS),
+        (SearchOp(USER, filter={"a": [{"$bad": 1}]}), ValueError, "unsupported filter operator '$bad'; " + OPS),
     ],
 )
 def test_lg_7_a_bad_operation_is_named_and_nothing_of_its_batch_runs(store, op, error, message):
@@ -138,3 +151,43 @@ def test_lg_7_a_bad_operation_is_named_and_nothing_of_its_batch_runs(store, op, 
         store.batch([PutOp(USER, "first", {"text": "x"}), op])
     assert str(refused.value) == message
     assert store.get(USER, "first") is None
+
+
+def test_lg_5_with_a_query_the_better_score_comes_first_whatever_its_age(store, clock):
+    """LG-5: search with a query orders by score first: an older item matching both words precedes a newer one matching one."""
+    store.put(USER, "old", {"text": "spicy noodles with spicy sauce"})
+    clock.advance(1_000)
+    store.put(USER, "new", {"text": "noodles"})
+    hits = store.search(USER, query="spicy noodles")
+    assert [h.key for h in hits] == ["old", "new"] and hits[0].score > hits[1].score
+
+
+def test_wrp_5_close_saves_every_memory_and_a_later_call_opens_them_again(tmp_path, clock):
+    """WRP-5, LG-1: close() closes the namespaces' memories (nothing lost: a new store reads every put); the closed store still answers."""
+    store = SentinelStore(tmp_path / "store", clock=clock)
+    store.put(USER, "a", {"text": "one"})
+    store.put(("teams",), "b", {"text": "two"})
+    store.close()
+    assert store._memories == {}
+    assert SentinelStore(tmp_path / "store", clock=clock).list_namespaces() == [("teams",), USER]
+    assert store.get(USER, "a") is not None
+    store.close()
+
+
+def test_lg_1_each_namespace_is_opened_once_per_store_and_the_list_holds_every_namespace(store, monkeypatch):
+    """LG-1: a namespace's memory (and the namespaces' list) is opened once and kept, not loaded again per operation; the list is not bounded by a small limit (100 namespaces)."""
+    opened: list[str] = []
+    real = store.folder.open
+
+    def spy(user_id: str, **kwargs: object) -> object:
+        opened.append(user_id)
+        return real(user_id, **kwargs)
+
+    monkeypatch.setattr(store.folder, "open", spy)
+    for n in range(100):
+        store.put(("n", str(n)), "k", {"text": "x"})
+    for _ in range(2):
+        store.get(("n", "0"), "k")
+        store.put(("n", "0"), "k2", {"text": "y"})
+        assert len(store.list_namespaces(limit=1000)) == 100
+    assert sorted(opened) == sorted([langgraph_module.REGISTRY] + [f'["n","{n}"]' for n in range(100)])

@@ -334,10 +334,8 @@ def _match_path(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
         return False
     if condition.match_type == "prefix":
         pairs = zip(namespace, path, strict=False)
-    elif condition.match_type == "suffix":
+    else:  # "suffix": batch refused any other match type before the listing ran (LG-7)
         pairs = zip(reversed(namespace), reversed(path), strict=False)
-    else:
-        raise ValueError(f"match_type is 'prefix' or 'suffix', got {condition.match_type!r}")
     return all(wanted == "*" or label == wanted for label, wanted in pairs)
 
 
