@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 import warnings
 
 import pytest
@@ -191,3 +193,15 @@ def test_lg_1_each_namespace_is_opened_once_per_store_and_the_list_holds_every_n
         store.put(("n", "0"), "k2", {"text": "y"})
         assert len(store.list_namespaces(limit=1000)) == 100
     assert sorted(opened) == sorted([langgraph_module.REGISTRY] + [f'["n","{n}"]' for n in range(100)])
+
+
+def test_lg_1_without_langgraph_the_module_names_the_extra(monkeypatch):
+    """LG-1: with LangGraph missing, importing the module raises ImportError naming the [langgraph] extra."""
+    for name in [m for m in sys.modules if m == "langgraph" or m.startswith("langgraph.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.delitem(sys.modules, "sentinel_memory.integrations.langgraph")
+    with pytest.raises(ImportError) as missing:
+        importlib.import_module("sentinel_memory.integrations.langgraph")
+    assert str(missing.value) == (
+        "sentinel_memory.integrations.langgraph needs LangGraph: pip install 'sentinel-memory[langgraph]'"
+    )
