@@ -205,3 +205,32 @@ def test_lg_1_without_langgraph_the_module_names_the_extra(monkeypatch):
     assert str(missing.value) == (
         "sentinel_memory.integrations.langgraph needs LangGraph: pip install 'sentinel-memory[langgraph]'"
     )
+
+
+@pytest.mark.parametrize(
+    ("wanted", "keys"),
+    [
+        ({"$eq": 2}, ["b"]),
+        ({"$ne": 2}, ["a", "c", "d"]),
+        ({"$gt": 2}, ["c"]),
+        ({"$gte": 2}, ["b", "c"]),
+        ({"$lt": 2}, ["a"]),
+        ({"$lte": 2}, ["a", "b"]),
+        ({"$gt": 1, "$lt": 3}, ["b"]),
+        (2, ["b"]),
+    ],
+)
+def test_lg_5_each_filter_operator_at_its_boundary(store, clock, wanted, keys):
+    """LG-5: $eq, $ne, $gt, $gte, $lt, $lte compare as LangGraph's stores do, the boundary value 2 included or not; a text never passes a comparison."""
+    for key, n in (("a", 1), ("b", 2), ("c", 3), ("d", "2")):
+        store.put(USER, key, {"text": "x", "n": n})
+        clock.advance(1)
+    assert sorted(item.key for item in store.search(USER, filter={"n": wanted})) == keys
+
+
+def test_lg_7_operators_mixed_with_fields_are_refused_before_the_batch_runs(store):
+    """LG-7: a filter dict that mixes operators and a field name is refused at the check, naming the field, and nothing of the batch runs."""
+    with pytest.raises(ValueError) as refused:
+        store.batch([PutOp(USER, "first", {"text": "x"}), SearchOp(USER, filter={"n": {"$gt": 1, "m": 2}})])
+    assert str(refused.value) == "unsupported filter operator 'm'; " + OPS
+    assert store.get(USER, "first") is None

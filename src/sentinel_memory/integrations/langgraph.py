@@ -307,7 +307,7 @@ def _check_put(op: PutOp, where: str) -> None:
 def _check_filter(wanted: Any) -> None:
     """Every operator of a search filter is one ``_matches`` knows (LG-5, LG-7)."""
     if isinstance(wanted, dict):
-        unknown = [key for key in wanted if isinstance(key, str) and key.startswith("$") and key not in _OPERATORS]
+        unknown = [key for key in wanted if key not in _OPERATORS] if _is_operators(wanted) else []
         if unknown:
             raise ValueError(f"unsupported filter operator {unknown[0]!r}; use one of {sorted(_OPERATORS)}")
         for value in wanted.values():
@@ -353,13 +353,18 @@ def _number(value: Any) -> float:
     return float(value) if is_number(value) else math.nan  # NaN compares False: a non-number never matches
 
 
+def _is_operators(wanted: dict[Any, Any]) -> bool:
+    """Whether a filter's dict is operators (``{"$gt": 3}``), every key of which must be known, or fields to match."""
+    return any(isinstance(key, str) and key.startswith("$") for key in wanted)
+
+
 def _matches(value: Any, wanted: Any) -> bool:
-    """A search ``filter``'s test of one field, as LangGraph's stores test it: equality, nesting, operators."""
+    """A search ``filter``'s test of one field, as LangGraph's stores test it: equality, nesting, operators.
+
+    The filter was checked before its batch ran (``_check_filter``): an operators' dict holds known operators only.
+    """
     if isinstance(wanted, dict):
-        if any(key.startswith("$") for key in wanted):
-            unknown = [key for key in wanted if key not in _OPERATORS]
-            if unknown:
-                raise ValueError(f"unsupported filter operator {unknown[0]!r}; use one of {sorted(_OPERATORS)}")
+        if _is_operators(wanted):
             return all(_OPERATORS[key](value, operand) for key, operand in wanted.items())
         return isinstance(value, dict) and all(_matches(value.get(k), v) for k, v in wanted.items())
     if isinstance(wanted, (list, tuple)):
