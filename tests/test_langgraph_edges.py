@@ -234,3 +234,18 @@ def test_lg_7_operators_mixed_with_fields_are_refused_before_the_batch_runs(stor
         store.batch([PutOp(USER, "first", {"text": "x"}), SearchOp(USER, filter={"n": {"$gt": 1, "m": 2}})])
     assert str(refused.value) == "unsupported filter operator 'm'; " + OPS
     assert store.get(USER, "first") is None
+
+
+def test_lg_5_a_nested_filter_matches_fields_inside_a_dict_and_a_list_element_by_element(store, clock):
+    """LG-5: a dict in a filter matches a dict value field by field; a list matches a list of the same length element by element; nothing else matches them."""
+    values = {
+        "cs": {"meta": {"lang": "cs", "x": 1}, "tags": ["a", "b"]},
+        "en": {"meta": {"lang": "en"}, "tags": ["a", "b", "c"]},
+        "flat": {"meta": "cs", "tags": "ab"},
+        "short": {"meta": {}, "tags": ["a"]},
+    }
+    for key, value in values.items():
+        store.put(USER, key, {"text": "x", **value})
+        clock.advance(1)
+    assert [item.key for item in store.search(USER, filter={"meta": {"lang": "cs"}})] == ["cs"]
+    assert [item.key for item in store.search(USER, filter={"tags": ["a", "b"]})] == ["cs"]
