@@ -10,8 +10,10 @@ import warnings
 from typing import Any
 
 import pytest
+from async_support import CoroutineStore
 
 import sentinel_memory as sm
+from sentinel_memory import shell
 
 
 class GatedStore:
@@ -155,3 +157,83 @@ def test_wrp_5_close_lets_the_worker_thread_go_and_a_later_call_starts_another(t
         await mem.close()
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize(("count", "offloaded"), [(shell.HEAVY_LOAD - 1, False), (shell.HEAVY_LOAD, True)])
+def test_aio_3_a_load_of_heavy_load_entries_is_parsed_off_the_loop(count, offloaded, monkeypatch):
+    """AIO-3, PER-18: a store of coroutines' document of HEAVY_LOAD (1,000) entries or more is parsed in a worker thread, one entry fewer on the loop's own; either way the memory holds them all."""
+    inner = sm.MemoryStore()
+    entry = {"data": 1, "importance": 0.5, "createdAt": 0, "updatedAt": 0}
+    inner.save({"version": 1, "entries": [{**entry, "key": f"k{n}"} for n in range(count)]})
+    threads: list[str] = []
+    real = shell.with_stack_room
+
+    def recorded(*args: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(shell, "with_stack_room", recorded)
+
+    async def main() -> int:
+        mem = await sm.create_async_memory(store=CoroutineStore(inner), limit=2_000, clock=lambda: 0)
+        threads.append(threading.current_thread().name)  # the loop's
+        return len(mem)
+
+    assert asyncio.run(main()) == count
+    parsed, loop = threads
+    assert (parsed != loop) is offloaded
+
+
+def test_mw_6_a_shared_change_with_bad_arguments_is_refused_before_the_store_is_touched():
+    """MW-6, WRP-1: on a shared async memory of coroutines, a change with a bad argument raises before it takes the store's lock or reloads; a good one then does both."""
+    calls: list[str] = []
+
+    class Counting(CoroutineStore):
+        async def load(self) -> Any:
+            calls.append("load")
+            return await super().load()
+
+        @contextlib.asynccontextmanager
+        async def lock(self) -> Any:
+            calls.append("lock")
+            async with super().lock():
+                yield
+
+    async def main() -> None:
+        mem = await sm.create_async_memory(store=Counting(), shared=True, autosave=True, clock=lambda: 0)
+        calls.clear()
+        with pytest.raises(ValueError):
+            await mem.remember("", 1)
+        assert calls == []
+        await mem.remember("a", 1)
+        assert calls[0] == "lock"
+
+    asyncio.run(main())
+
+
+def test_mw_6_changes_inside_a_transaction_block_nest_and_the_next_change_after_it_reloads():
+    """MW-6, MW-10, AIO-3: a transaction block and two groups nested in it hold the store's lock once for all their changes; after the outer block, a change takes the lock again and reloads another writer's entry."""
+    inner = sm.MemoryStore()
+
+    async def main() -> list[str]:
+        mem = await sm.create_async_memory(store=CoroutineStore(inner), shared=True, autosave=True, clock=lambda: 0)
+        other = await sm.create_async_memory(store=CoroutineStore(inner), shared=True, autosave=True, clock=lambda: 0)
+        async with mem.transaction():  # the changes in it are this task's: the turn and the lock are its own
+            await mem.remember("a", 1)
+            async with mem.group():  # groups in the block share its lock: one save for each, none waits
+                async with mem.group():
+                    await mem.remember("b", 2)
+                await mem.remember("c", 3)
+            await mem.remember("c2", 3)
+        await other.remember("other", 4)
+        await mem.remember("d", 5)
+        return sorted(mem)
+
+    # A change that waited for a lock the block still held would wait for good, cancels or not (AIO-4): the run
+    # has its own thread and 10 seconds.
+    ended: list[list[str]] = []
+    runner = threading.Thread(target=lambda: ended.append(asyncio.run(main())), daemon=True)
+    runner.start()
+    runner.join(10)
+    assert ended == [["a", "b", "c", "c2", "d", "other"]]
+    assert sorted(entry["key"] for entry in inner.load()["entries"]) == ["a", "b", "c", "c2", "d", "other"]
