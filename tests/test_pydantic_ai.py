@@ -266,7 +266,7 @@ def test_pai_2_a_response_with_several_calls_is_one_assistant_turn(mem):
         {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a":1,"b":2}'}},
         {"id": "c2", "type": "function", "function": {"name": "add", "arguments": '{"a":3,"b":4}'}},
     ]
-    assert chat[1]["content"] == [chat[1]["content"][0]] and chat[1]["content"][0]["type"] == PART_TYPE
+    assert chat[1]["content"] == [chat[1]["content"][0]] and chat[1]["content"][0]["type"] == PART_TYPE == "pydantic-ai"
     assert [m["tool_call_id"] for m in chat[2:]] == ["c1", "c2"]
     assert chat[3]["content"][0] == {"type": "text", "text": '{"sum":7}'}
     view = history.view()
@@ -489,8 +489,12 @@ def test_pai_6_without_pydantic_ai_the_adapter_names_the_extra(monkeypatch):
     for name in [m for m in sys.modules if m == "pydantic_ai" or m.startswith("pydantic_ai.")]:
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.delitem(sys.modules, "sentinel_memory.integrations.pydantic_ai")
-    with pytest.raises(ImportError, match=r"sentinel-memory\[pydantic-ai\]"):
+    with pytest.raises(ImportError) as missing:
         importlib.import_module("sentinel_memory.integrations.pydantic_ai")
+    assert str(missing.value) == (
+        "sentinel_memory.integrations.pydantic_ai needs pydantic-ai; install it with: "
+        "pip install 'sentinel-memory[pydantic-ai]'"
+    )
 
 
 def test_pai_1_streamed_and_iterated_runs_store_their_answer_too(mem):
