@@ -237,3 +237,23 @@ def test_mw_6_changes_inside_a_transaction_block_nest_and_the_next_change_after_
     runner.join(10)
     assert ended == [["a", "b", "c", "c2", "d", "other"]]
     assert sorted(entry["key"] for entry in inner.load()["entries"]) == ["a", "b", "c", "c2", "d", "other"]
+
+
+def test_aio_6_a_shared_change_stranded_on_a_closed_loop_holds_no_transaction_after_it():
+    """AIO-6, MW-6: a shared change stranded mid-save on a closed loop no longer counts as an open transaction: the next change on a new loop reloads first (the stranded save included) and stores at once."""
+
+    class Lockless(CoroutineStore):
+        lock = None  # a store of coroutines with no lock of its own: a shared change still reloads first
+
+    store = Lockless(delay=0.05)
+    mem = asyncio.run(sm.create_async_memory(store=store, shared=True, autosave=True, clock=lambda: 0))
+    loop = asyncio.new_event_loop()
+    first = loop.create_task(mem.remember("first", 1))
+    loop.run_until_complete(asyncio.sleep(0.01))  # first is inside its transaction, its save sent and not answered
+    loop.close()
+    asyncio.run(asyncio.wait_for(mem.remember("next", 2), 5))
+    assert sorted(mem) == ["first", "next"]
+    assert sorted(entry["key"] for entry in store.inner.load()["entries"]) == ["first", "next"]
+    assert not first.done()
+    for task in asyncio.all_tasks(loop):
+        task._log_destroy_pending = False  # type: ignore[attr-defined]  # stranded on purpose (conftest.py)
