@@ -6,7 +6,16 @@ import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, TextContent, TextPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextContent,
+    TextPart,
+    ToolCallPart,
+    UserPromptPart,
+)
 
 import sentinel_memory as sm
 from sentinel_memory.core.chat import body_of
@@ -54,3 +63,18 @@ def test_pai_2_a_user_prompts_text_content_parts_are_its_text():
     (turn,) = turns_from_messages([ModelRequest(parts=[prompt])])
     assert body_of(turn) == "what is in the risotto?"
     assert [part["text"] for part in turn["content"] if part["type"] == "text"] == ["what is in ", "the risotto?"]
+
+
+# Deprecated by pydantic-ai, still read: histories kept from before hold RetryPromptParts.
+@pytest.mark.filterwarnings("ignore:`RetryPromptPart` is deprecated")
+def test_pai_2_a_retry_prompt_for_a_call_is_its_answer_and_one_for_the_output_is_the_users():
+    """PAI-2: a RetryPromptPart with a tool_name answers its call (a tool turn with its id); one without (the output's validation) is a user turn."""
+    called = ModelResponse(parts=[ToolCallPart("add", {"a": 1}, tool_call_id="c1")])
+    for_call = ModelRequest(parts=[RetryPromptPart("a must be even", tool_name="add", tool_call_id="c1")])
+    for_output = ModelRequest(parts=[RetryPromptPart("answer in one word")])
+    turns = turns_from_messages([called, for_call, for_output])
+    assert [(turn["role"], turn.get("tool_call_id")) for turn in turns] == [
+        ("assistant", None),
+        ("tool", "c1"),
+        ("user", None),
+    ]
