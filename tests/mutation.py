@@ -100,7 +100,14 @@ SELECTION: dict[str, tuple[str, ...]] = {
     "core/request.py": ("tests/test_request_mutants.py", *_MESSAGES, "-k", "not mypy"),
     "integrations/langchain/__init__.py": ("tests/test_langchain.py", "tests/spec/test_langchain_properties.py"),
     "integrations/openai_agents.py": ("tests/test_openai_agents_edges.py", "tests/test_openai_agents.py"),
-    "integrations/pydantic_ai.py": ("tests/test_pydantic_ai_edges.py", "tests/test_pydantic_ai.py"),
+    # With the server tests of its runs (PAI-7 .. PAI-11): the module's name keeps every test of the first two files.
+    "integrations/pydantic_ai.py": (
+        "tests/test_pydantic_ai_edges.py",
+        "tests/test_pydantic_ai.py",
+        "tests/test_agent_server.py",
+        "-k",
+        "pai or pydantic",
+    ),
     # The exact pruning both rankings share (REC-7, BM-7): its boundaries and properties.
     "core/maxscore.py": ("tests/spec/test_pruning_properties.py",),
     "core/linecounts.py": ("tests/test_line_counts.py", "tests/spec/test_first_ask_properties.py"),
