@@ -280,13 +280,17 @@ def test_pai_2_bad_input_is_refused_and_nothing_is_stored(mem):
     ask = ModelRequest(parts=[UserPromptPart("Hi")])
     with pytest.raises(TypeError, match=r"messages\[1\] must be a pydantic-ai ModelRequest or ModelResponse"):
         history.record([ask, {"role": "user", "content": "Hi"}])
-    with pytest.raises(TypeError, match=r"messages\[1\]\.parts\[1\] \(a ToolReturnPart\) has no JSON form"):
+    with pytest.raises(TypeError) as refused:
         history.record(
             [
                 ask,
                 ModelRequest(parts=[ToolReturnPart("add", 3, "c1"), ToolReturnPart("x", threading.Lock(), "c2")]),
             ]
         )
+    assert str(refused.value) == (
+        "messages[1].parts[1] (a ToolReturnPart) has no JSON form and cannot be kept: give the part JSON data "
+        "(text, numbers, lists, dicts, a pydantic model, a dataclass), or a file as BinaryContent or by URL"
+    )
     with pytest.raises(ValueError, match=r"messages\[1\] \(a ModelResponse\).*two calls with the id 'c1'"):
         history.record([ask, ModelResponse(parts=[ToolCallPart("a", {}, "c1"), ToolCallPart("b", {}, "c1")])])
     with pytest.raises(
