@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 pytest.importorskip("pydantic_ai")
@@ -78,3 +80,15 @@ def test_pai_2_a_retry_prompt_for_a_call_is_its_answer_and_one_for_the_output_is
         ("tool", "c1"),
         ("user", None),
     ]
+
+
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")
+def test_pai_2_a_message_whose_own_fields_have_no_json_form_is_refused_naming_it():
+    """PAI-2, INT-1: a message whose parts have JSON forms but whose own fields do not raises TypeError naming the message, with pydantic's reason; nothing is stored."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    odd = ModelResponse(parts=[TextPart("x")], provider_details={"x": threading.Lock()})
+    with pytest.raises(TypeError) as refused:
+        SentinelHistory(mem, 1000).record([ModelRequest(parts=[UserPromptPart("hi")]), odd])
+    prefix = "messages[1] (a ModelResponse) has no JSON form and cannot be kept: "
+    assert str(refused.value).startswith(prefix) and "_thread.lock" in str(refused.value)  # then pydantic's words
+    assert len(mem) == 0
