@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -61,6 +62,16 @@ class FailingFileStore(sm.JsonFileStore):
             raise OSError("disk full")
         self.saves += 1
         super().save(document)
+
+
+def import_error_without(monkeypatch: pytest.MonkeyPatch, package: str, module: str) -> str:
+    """The message of the ImportError that importing ``module`` raises with ``package`` hidden (an extra not installed)."""
+    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.delitem(sys.modules, module)
+    with pytest.raises(ImportError) as missing:
+        importlib.import_module(module)
+    return str(missing.value)
 
 
 def saved_then_unloaded(path: os.PathLike[str] | str, n: int) -> sm.Memory:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
 import warnings
 
 import pytest
@@ -14,7 +12,7 @@ from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, PutOp,
 
 from sentinel_memory.integrations import langgraph as langgraph_module
 from sentinel_memory.integrations.langgraph import SentinelStore
-from support import T0, FakeClock
+from support import T0, FakeClock, import_error_without
 
 USER = ("users", "42")
 #: What an unknown filter operator's error offers instead.
@@ -197,12 +195,7 @@ def test_lg_1_each_namespace_is_opened_once_per_store_and_the_list_holds_every_n
 
 def test_lg_1_without_langgraph_the_module_names_the_extra(monkeypatch):
     """LG-1: with LangGraph missing, importing the module raises ImportError naming the [langgraph] extra."""
-    for name in [m for m in sys.modules if m == "langgraph" or m.startswith("langgraph.")]:
-        monkeypatch.setitem(sys.modules, name, None)
-    monkeypatch.delitem(sys.modules, "sentinel_memory.integrations.langgraph")
-    with pytest.raises(ImportError) as missing:
-        importlib.import_module("sentinel_memory.integrations.langgraph")
-    assert str(missing.value) == (
+    assert import_error_without(monkeypatch, "langgraph", "sentinel_memory.integrations.langgraph") == (
         "sentinel_memory.integrations.langgraph needs LangGraph: pip install 'sentinel-memory[langgraph]'"
     )
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import subprocess
 import sys
 import threading
@@ -42,6 +41,7 @@ from sentinel_memory.integrations.pydantic_ai import (
     turns_from_messages,
 )
 from sentinel_memory.serving import ADAPTER_CUT, ADAPTER_KEEP_RESULTS, ADAPTER_LOW_MARK
+from support import import_error_without
 
 BUDGET = 260
 FACT = "allergic to peanuts"
@@ -490,12 +490,7 @@ def test_pai_6_importing_the_package_does_not_import_pydantic_ai():
 
 def test_pai_6_without_pydantic_ai_the_adapter_names_the_extra(monkeypatch):
     """PAI-6: with pydantic-ai missing, importing the adapter raises ImportError naming the [pydantic-ai] extra."""
-    for name in [m for m in sys.modules if m == "pydantic_ai" or m.startswith("pydantic_ai.")]:
-        monkeypatch.setitem(sys.modules, name, None)
-    monkeypatch.delitem(sys.modules, "sentinel_memory.integrations.pydantic_ai")
-    with pytest.raises(ImportError) as missing:
-        importlib.import_module("sentinel_memory.integrations.pydantic_ai")
-    assert str(missing.value) == (
+    assert import_error_without(monkeypatch, "pydantic_ai", "sentinel_memory.integrations.pydantic_ai") == (
         "sentinel_memory.integrations.pydantic_ai needs pydantic-ai; install it with: "
         "pip install 'sentinel-memory[pydantic-ai]'"
     )

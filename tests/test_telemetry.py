@@ -380,9 +380,9 @@ def test_otl_5_loads_and_saves_say_what_they_moved(tmp_path):
     assert [(a["sentinel_memory.load.loaded"], a["sentinel_memory.generation"]) for a in loads] == [(0, 0), (1, 4)]
 
 
-def test_otl_5_a_lossy_load_and_the_preserving_save(tmp_path):
-    """OTL-5: a load that dropped and compacted says how many; the save that preserves the original first says so."""
-    path = tmp_path / "m.json"
+def lossy_file(folder: Path) -> Path:
+    """A JSON file of four good entries and a broken one: a load drops one, and compacts two at limit=2."""
+    path = folder / "m.json"
     big = sm.create_memory(store=sm.JsonFileStore(path), clock=lambda: NOW)
     for i in range(4):
         big.remember(f"k{i}", i)
@@ -390,6 +390,12 @@ def test_otl_5_a_lossy_load_and_the_preserving_save(tmp_path):
     document = json.loads(path.read_text())
     document["entries"].append({"key": "broken"})
     path.write_text(json.dumps(document))
+    return path
+
+
+def test_otl_5_a_lossy_load_and_the_preserving_save(tmp_path):
+    """OTL-5: a load that dropped and compacted says how many; the save that preserves the original first says so."""
+    path = lossy_file(tmp_path)
     with recording() as exporter, pytest.warns(sm.LoadWarning):
         mem = sm.create_memory(limit=2, store=sm.JsonFileStore(path), clock=lambda: NOW)
     load = as_data(only(exporter, "sentinel_memory.load"))
@@ -518,14 +524,7 @@ def test_otl_1_an_api_without_the_global_is_asked_for_its_provider(monkeypatch):
 
 def test_otl_7_the_lists_name_exactly_what_the_memory_emits(tmp_path):
     """OTL-7: every operation run once emits every span of SPANS, every event of EVENTS and every attribute listed, and no other."""
-    path = tmp_path / "m.json"
-    big = sm.create_memory(store=sm.JsonFileStore(path), clock=lambda: NOW)
-    for i in range(4):
-        big.remember(f"k{i}", i)
-    big.save()
-    document = json.loads(path.read_text())
-    document["entries"].append({"key": "broken"})
-    path.write_text(json.dumps(document))
+    path = lossy_file(tmp_path)
     with recording() as exporter:
         with pytest.warns(sm.LoadWarning):
             lossy = sm.create_memory(limit=2, store=sm.JsonFileStore(path), clock=lambda: NOW)
