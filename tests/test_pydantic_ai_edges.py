@@ -92,3 +92,16 @@ def test_pai_2_a_message_whose_own_fields_have_no_json_form_is_refused_naming_it
     prefix = "messages[1] (a ModelResponse) has no JSON form and cannot be kept: "
     assert str(refused.value).startswith(prefix) and "_thread.lock" in str(refused.value)  # then pydantic's words
     assert len(mem) == 0
+
+
+def test_pai_2_what_is_no_list_of_messages_is_refused_saying_what_to_pass():
+    """PAI-2: turns_from_messages of no list, or of a list holding something else, raises TypeError showing it and what to pass."""
+    with pytest.raises(TypeError) as refused:
+        turns_from_messages("hi")  # type: ignore[arg-type]
+    assert str(refused.value) == "messages must be a list of pydantic-ai messages, got 'hi'"
+    with pytest.raises(TypeError) as refused:
+        turns_from_messages([{"role": "user", "content": "Hi"}])  # type: ignore[list-item]
+    assert str(refused.value) == (
+        "messages[0] must be a pydantic-ai ModelRequest or ModelResponse, got {'content': 'Hi', 'role': 'user'}: "
+        "pass the messages of a run (result.all_messages()) or ModelMessagesTypeAdapter.validate_json(...)"
+    )
