@@ -257,3 +257,27 @@ def test_aio_6_a_shared_change_stranded_on_a_closed_loop_holds_no_transaction_af
     assert not first.done()
     for task in asyncio.all_tasks(loop):
         task._log_destroy_pending = False  # type: ignore[attr-defined]  # stranded on purpose (conftest.py)
+
+
+def test_aio_6_a_change_asked_for_on_a_second_live_loop_is_refused_and_changes_nothing():
+    """AIO-6: while a change runs on one live loop (another thread's), a change asked for on a new loop raises RuntimeError saying so, and changes nothing; after the first ends, the new loop's change goes on."""
+    store = CoroutineStore(delay=0.3)
+    mem = asyncio.run(sm.create_async_memory(store=store, autosave=True, clock=lambda: 0))
+    started = threading.Event()
+
+    async def first() -> None:
+        task = asyncio.ensure_future(mem.remember("first", 1))
+        await asyncio.sleep(0.05)  # its save is sent and not yet answered: the change holds its turn
+        started.set()
+        await task
+
+    runner = threading.Thread(target=lambda: asyncio.run(first()))
+    runner.start()
+    started.wait(5)
+    with pytest.raises(RuntimeError) as refused:
+        asyncio.run(mem.remember("second", 2))
+    assert str(refused.value).startswith("this AsyncMemory is in the middle of a change on another event loop")
+    runner.join(5)
+    assert sorted(mem) == ["first"]
+    asyncio.run(mem.remember("second", 2))
+    assert sorted(mem) == ["first", "second"]
