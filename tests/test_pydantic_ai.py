@@ -514,3 +514,25 @@ def test_pai_1_streamed_and_iterated_runs_store_their_answer_too(mem):
     loaded = history.load()
     assert [type(m).__name__ for m in loaded] == ["ModelRequest", "ModelResponse"] * 2
     assert loaded[1].parts[0].content == loaded[3].parts[0].content == "Hello there."
+
+
+def test_pai_2_a_record_rides_in_the_last_of_three_tool_turns_even_one_without_text(mem):
+    """PAI-2, PAI-3: with three returns, the record part rides in the third's turn (not the second's), also when that return's text is empty; it comes back whole."""
+    history = SentinelHistory(mem, 1000)
+    said = [
+        ModelRequest(parts=[UserPromptPart("Find it")]),
+        ModelResponse(parts=[ToolCallPart("load", {}, f"c{n}") for n in (1, 2, 3)]),
+        ModelRequest(
+            parts=[
+                ToolReturnPart("load", "ok", "c1"),
+                ToolAvailabilityDeltaPart(tools_added=["search"]),
+                ToolReturnPart("load", "ok", "c2"),
+                ToolReturnPart("load", "", "c3"),
+            ]
+        ),
+    ]
+    history.record(said)
+    assert [mem[f"chat:{n}"]["role"] for n in range(1, 6)] == ["user", "assistant", "tool", "tool", "tool"]
+    assert mem["chat:4"]["content"][-1]["at"] == [2]
+    assert mem["chat:5"]["content"][-1]["at"] == [1, 3] and "chat:6" not in mem
+    assert json_of(history.load()) == json_of(said)
