@@ -276,7 +276,10 @@ def test_aio_6_a_change_asked_for_on_a_second_live_loop_is_refused_and_changes_n
     started.wait(5)
     with pytest.raises(RuntimeError) as refused:
         asyncio.run(mem.remember("second", 2))
-    assert str(refused.value).startswith("this AsyncMemory is in the middle of a change on another event loop")
+    assert str(refused.value) == (
+        "this AsyncMemory is in the middle of a change on another event loop; a memory serves one "
+        "event loop at a time: let that change finish first, or give each loop a memory of its own"
+    )
     runner.join(5)
     assert sorted(mem) == ["first"]
     asyncio.run(mem.remember("second", 2))
