@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import subprocess
 import sys
 import threading
@@ -292,8 +294,12 @@ def test_pai_2_bad_input_is_refused_and_nothing_is_stored(mem):
         "messages[1].parts[1] (a ToolReturnPart) has no JSON form and cannot be kept: give the part JSON data "
         "(text, numbers, lists, dicts, a pydantic model, a dataclass), or a file as BinaryContent or by URL"
     )
-    with pytest.raises(ValueError, match=r"messages\[1\] \(a ModelResponse\).*two calls with the id 'c1'"):
+    with pytest.raises(ValueError) as twice:
         history.record([ask, ModelResponse(parts=[ToolCallPart("a", {}, "c1"), ToolCallPart("b", {}, "c1")])])
+    assert str(twice.value) == (
+        "messages[1] (a ModelResponse), its chat turn 0.tool_calls[1].id: two calls with the id 'c1'; "
+        "this pydantic-ai message cannot be kept as a chat turn"
+    )
     with pytest.raises(
         ValueError, match=r"^messages\[1\] \(a ModelRequest\), its chat turn 0\.tool_call_id: 'c9' answers no"
     ):
@@ -545,3 +551,13 @@ def test_pai_2_a_record_rides_in_the_last_of_three_tool_turns_even_one_without_t
     assert [[part.part_kind for part in m.parts] for m in history.load()] == [
         [part.part_kind for part in m.parts] for m in said
     ]
+
+
+def test_pai_2_a_turn_names_its_message_by_the_first_16_hex_digits_of_its_sorted_json(mem):
+    """PAI-2: each turn's carried part says [k, n, id], id the first 16 hex digits of the SHA-256 of json.dumps([fields, parts], sort_keys=True)."""
+    answer = ModelResponse(parts=[TextPart("Two calls."), ToolCallPart("a", {}, "c1"), ToolCallPart("b", {}, "c2")])
+    dumped = ModelMessagesTypeAdapter.dump_python([answer], mode="json")[0]
+    parts = dumped.pop("parts")
+    expected = hashlib.sha256(json.dumps([dumped, parts], sort_keys=True).encode()).hexdigest()[:16]
+    (turn,) = turns_from_messages([answer])
+    assert turn["content"][-1]["turn"] == [0, 1, expected]
