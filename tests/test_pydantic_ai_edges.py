@@ -105,3 +105,13 @@ def test_pai_2_what_is_no_list_of_messages_is_refused_saying_what_to_pass():
         "messages[0] must be a pydantic-ai ModelRequest or ModelResponse, got {'content': 'Hi', 'role': 'user'}: "
         "pass the messages of a run (result.all_messages()) or ModelMessagesTypeAdapter.validate_json(...)"
     )
+
+
+def test_pai_3_a_turn_stored_by_another_writer_reads_back_as_its_parts_joined():
+    """PAI-3, MSG-5: a user turn another writer stored as two text parts reads back as one prompt of their text joined as it is."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    mem.add_message(
+        {"role": "user", "content": [{"type": "text", "text": "what is "}, {"type": "text", "text": "in it?"}]}
+    )
+    (request,) = SentinelHistory(mem, 1000).load()
+    assert [(type(part), part.content) for part in request.parts] == [(UserPromptPart, "what is in it?")]
