@@ -115,3 +115,14 @@ def test_pai_3_a_turn_stored_by_another_writer_reads_back_as_its_parts_joined():
     )
     (request,) = SentinelHistory(mem, 1000).load()
     assert [(type(part), part.content) for part in request.parts] == [(UserPromptPart, "what is in it?")]
+
+
+def test_pai_3_another_writers_call_without_text_reads_back_as_the_call_alone():
+    """PAI-3, MSG-5: an assistant turn another writer stored with content None and a call reads back as a response of the call alone, no empty text."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    call = {"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{}"}}
+    mem.add_message({"role": "assistant", "content": None, "tool_calls": [call]})
+    mem.add_message({"role": "tool", "content": "3", "tool_call_id": "c1"})
+    response, answer = SentinelHistory(mem, 1000).load()
+    assert [type(part) for part in response.parts] == [ToolCallPart]
+    assert [(part.tool_name, part.content) for part in answer.parts] == [("add", "3")]
