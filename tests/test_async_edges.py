@@ -142,8 +142,11 @@ def test_per_14_a_sync_stores_lossy_load_warns_once_at_the_callers_line(tmp_path
 def test_wrp_5_close_lets_the_worker_thread_go_and_a_later_call_starts_another(tmp_path):
     """WRP-5, AIO-3: a sync store's calls run on one worker thread named sentinel-memory; close ends it, and a call after close starts a new one."""
 
+    # Other tests' memories in this process may still have a worker thread of their own: count this memory's only.
+    before = set(threading.enumerate())
+
     def workers() -> list[threading.Thread]:
-        return [t for t in threading.enumerate() if t.name.startswith("sentinel-memory_")]
+        return [t for t in threading.enumerate() if t.name.startswith("sentinel-memory_") and t not in before]
 
     async def main() -> None:
         mem = await sm.create_async_memory(store=sm.JsonFileStore(tmp_path / "m.json"), autosave=True, clock=lambda: 0)
@@ -153,8 +156,9 @@ def test_wrp_5_close_lets_the_worker_thread_go_and_a_later_call_starts_another(t
         worker.join(5)
         assert not worker.is_alive() and workers() == []
         await mem.save()
-        assert len(workers()) == 1
+        (again,) = workers()
         await mem.close()
+        again.join(5)
 
     asyncio.run(main())
 
@@ -245,12 +249,18 @@ def test_aio_6_a_shared_change_stranded_on_a_closed_loop_holds_no_transaction_af
     class Lockless(CoroutineStore):
         lock = None  # a store of coroutines with no lock of its own: a shared change still reloads first
 
-    store = Lockless(delay=0.05)
+    store = Lockless(delay=60)  # never answered: its loop is closed first
+
+    async def written() -> None:
+        while not (store.saves or store.changes):
+            await asyncio.sleep(0)
+
     mem = asyncio.run(sm.create_async_memory(store=store, shared=True, autosave=True, clock=lambda: 0))
     loop = asyncio.new_event_loop()
     first = loop.create_task(mem.remember("first", 1))
-    loop.run_until_complete(asyncio.sleep(0.01))  # first is inside its transaction, its save sent and not answered
+    loop.run_until_complete(written())  # first is inside its transaction, its save written and not answered
     loop.close()
+    store.delay = 0  # the next saves are answered at once
     asyncio.run(asyncio.wait_for(mem.remember("next", 2), 5))
     assert sorted(mem) == ["first", "next"]
     assert sorted(entry["key"] for entry in store.inner.load()["entries"]) == ["first", "next"]
@@ -261,15 +271,21 @@ def test_aio_6_a_shared_change_stranded_on_a_closed_loop_holds_no_transaction_af
 
 def test_aio_6_a_change_asked_for_on_a_second_live_loop_is_refused_and_changes_nothing():
     """AIO-6: while a change runs on one live loop (another thread's), a change asked for on a new loop raises RuntimeError saying so, and changes nothing; after the first ends, the new loop's change goes on."""
-    store = CoroutineStore(delay=0.3)
+    store = CoroutineStore()
     mem = asyncio.run(sm.create_async_memory(store=store, autosave=True, clock=lambda: 0))
-    started = threading.Event()
+    started, release = threading.Event(), threading.Event()
+
+    async def held() -> None:  # the save waits, holding the change's turn, until the test lets it go (10 s at most)
+        started.set()
+        for _ in range(10_000):
+            if release.is_set():
+                return
+            await asyncio.sleep(0.001)
+
+    store.on_save = held
 
     async def first() -> None:
-        task = asyncio.ensure_future(mem.remember("first", 1))
-        await asyncio.sleep(0.05)  # its save is sent and not yet answered: the change holds its turn
-        started.set()
-        await task
+        await mem.remember("first", 1)
 
     runner = threading.Thread(target=lambda: asyncio.run(first()))
     runner.start()
@@ -280,7 +296,9 @@ def test_aio_6_a_change_asked_for_on_a_second_live_loop_is_refused_and_changes_n
         "this AsyncMemory is in the middle of a change on another event loop; a memory serves one "
         "event loop at a time: let that change finish first, or give each loop a memory of its own"
     )
+    release.set()
     runner.join(5)
+    store.on_save = None
     assert sorted(mem) == ["first"]
     asyncio.run(mem.remember("second", 2))
     assert sorted(mem) == ["first", "second"]
