@@ -1818,6 +1818,13 @@ MUTANTS = [
         "item.score = score",
         tests=("tests/test_langgraph_edges.py",),
     ),
+    Mutant(
+        "a filter dict mixing operators and fields is read as fields, its unknown operator never refused",
+        "integrations/langgraph.py",
+        '    return any(isinstance(key, str) and key.startswith("$") for key in wanted)',
+        '    return all(isinstance(key, str) and key.startswith("$") for key in wanted)',
+        tests=("tests/test_langgraph_edges.py",),
+    ),
     # -- the OpenAI Agents SDK session (issue 43) ------------------------------------------------
     Mutant(
         "the SDK session gives each call of a response a turn of its own",

@@ -51,7 +51,7 @@ def test_a_test_that_hangs_ends_the_selection_as_a_kill(tmp_path):
     (tmp_path / "test_hangs.py").write_text("import time\n\n\ndef test_x():\n    time.sleep(600)\n")
     (tmp_path / "test_quick.py").write_text("import time\n\n\ndef test_x():\n    time.sleep(0.5)\n")
     script = (
-        "import sys, mutation; mutation.TEST_LIMIT = 2.0; "
+        "import sys, mutation; mutation.TEST_LIMIT = 5.0; "
         "sys.exit(mutation.run_selection(sys.argv[1:] + ['-q', '-p', 'no:cacheprovider', '-o', 'addopts=']))"
     )
     tests = str(Path(mutation.__file__).parent)
