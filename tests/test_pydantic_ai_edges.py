@@ -16,12 +16,13 @@ from pydantic_ai.messages import (
     TextContent,
     TextPart,
     ToolCallPart,
+    ToolReturnPart,
     UserPromptPart,
 )
 
 import sentinel_memory as sm
 from sentinel_memory.core.chat import body_of
-from sentinel_memory.integrations.pydantic_ai import SentinelHistory, turns_from_messages
+from sentinel_memory.integrations.pydantic_ai import SentinelHistory, messages_from_turns, turns_from_messages
 
 NOW = 1_000_000
 
@@ -126,3 +127,32 @@ def test_pai_3_another_writers_call_without_text_reads_back_as_the_call_alone():
     response, answer = SentinelHistory(mem, 1000).load()
     assert [type(part) for part in response.parts] == [ToolCallPart]
     assert [(part.tool_name, part.content) for part in answer.parts] == [("add", "3")]
+
+
+def test_pai_3_a_developer_turn_reads_back_as_a_system_prompt():
+    """PAI-3: a developer turn another writer stored reads back as a request of one SystemPromptPart, as a system turn does."""
+    (request,) = messages_from_turns([{"role": "developer", "content": "Answer in French."}])
+    assert [(type(part), part.content) for part in request.parts] == [(SystemPromptPart, "Answer in French.")]
+
+
+def test_pai_3_a_tool_result_whose_call_is_not_there_is_named_tool():
+    """PAI-3: a tool turn read without the call it answers reads back as a ToolReturnPart named "tool", its id kept."""
+    (request,) = messages_from_turns([{"role": "tool", "content": "4 °C", "tool_call_id": "c9"}])
+    assert [(type(part), part.tool_name, part.tool_call_id, part.content) for part in request.parts] == [
+        (ToolReturnPart, "tool", "c9", "4 °C")
+    ]
+
+
+def test_pai_3_another_writers_result_of_this_historys_call_is_named_after_it():
+    """PAI-3: a tool result another writer stored for a call this history stored reads back named after that call."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 1000)
+    history.record(
+        [
+            ModelRequest(parts=[UserPromptPart("weather in Brno?")]),
+            ModelResponse(parts=[ToolCallPart("weather", {"city": "Brno"}, tool_call_id="c1")]),
+        ]
+    )
+    mem.add_message({"role": "tool", "content": "4 °C", "tool_call_id": "c1"})
+    for read in (SentinelHistory(mem, 1000).load(), history.view()):
+        assert [(part.tool_name, part.content) for part in read[-1].parts] == [("weather", "4 °C")]
