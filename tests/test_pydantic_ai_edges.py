@@ -156,3 +156,17 @@ def test_pai_3_another_writers_result_of_this_historys_call_is_named_after_it():
     mem.add_message({"role": "tool", "content": "4 °C", "tool_call_id": "c1"})
     for read in (SentinelHistory(mem, 1000).load(), history.view()):
         assert [(part.tool_name, part.content) for part in read[-1].parts] == [("weather", "4 °C")]
+
+
+def test_pai_3_this_historys_message_after_another_writers_turn_reads_back_as_it_was():
+    """PAI-3: a message this history stored right after a turn another writer stored reads back whole, each its own message."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 1000)
+    mem.add_message({"role": "user", "content": "hello"})
+    history.record([ModelResponse(parts=[TextPart("Hi!")]), ModelRequest(parts=[UserPromptPart("any nuts?")])])
+    for read in (SentinelHistory(mem, 1000).load(), history.view()):
+        assert [(type(part), part.content) for message in read for part in message.parts] == [
+            (UserPromptPart, "hello"),
+            (TextPart, "Hi!"),
+            (UserPromptPart, "any nuts?"),
+        ]
