@@ -400,11 +400,18 @@ def test_per_2_every_check_of_the_kit_has_a_broken_store():
 
 
 @pytest.fixture(scope="module")
-def verdicts(tmp_path_factory):
-    """Run the good store through every check, and each broken store through its own: {(suite, check): outcome}."""
+def kit_folder(tmp_path_factory):
+    """A folder holding the good store and every broken one as a test module, ``test_kit_stores.py``."""
     folder = tmp_path_factory.mktemp("kit")
+    (folder / "test_kit_stores.py").write_text(STORES, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def verdicts(kit_folder):
+    """Run the good store through every check, and each broken store through its own: {(suite, check): outcome}."""
+    folder = kit_folder
     module = folder / "test_kit_stores.py"
-    module.write_text(STORES, encoding="utf-8")
     targets = [f"{module.name}::TestGoodStore"]
     for check, stores in BROKEN.items():
         targets += [f"{module.name}::Test{store}::{check}" for store in stores]
@@ -425,6 +432,20 @@ def verdicts(tmp_path_factory):
     return outcomes, result.stdout[-4000:]
 
 
+def failure_of(folder: Path, target: str) -> str:
+    """pytest's output when the kit's check ``target`` (``file::class::test``) runs, each failure's line whole."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", target, "-p", "no:cacheprovider", "-o", "addopts=", "-rf", "-q"],
+        cwd=folder,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "1000"},
+    )
+    return result.stdout
+
+
 def test_per_2_a_store_with_everything_right_passes_every_check(verdicts):
     """PER-2: the baseline store passes every check of the kit, none skipped, so each broken store differs from a passing one by one thing."""
     outcomes, output = verdicts
@@ -440,6 +461,19 @@ def test_per_2_each_check_fails_its_broken_store(verdicts, check, store):
     """PER-2, MW-3, MW-7, PER-10: each check of the kit fails the store broken in what the check is about."""
     outcomes, output = verdicts
     assert outcomes.get((f"Test{store}", check)) == "FAILED", output
+
+
+@pytest.mark.parametrize(
+    ("store", "said"),
+    [
+        ("IgnoresDamageStore", "a memory loading the damaged store did not raise DamagedStoreError"),
+        ("SavesOverDamageStore", "store.save() over the damage (MW-7) did not raise DamagedStoreError"),
+    ],
+)
+def test_per_13_the_kit_says_which_call_did_not_refuse_the_damage(kit_folder, store, said):
+    """PER-13, MW-7: a store that takes damaged data fails the kit with a message naming the call that did not raise."""
+    output = failure_of(kit_folder, f"test_kit_stores.py::Test{store}::test_per_13_damage_is_reported_and_left_alone")
+    assert f"Failed: {said}\n" in output, output
 
 
 # -- in_processes -------------------------------------------------------------------------------------
