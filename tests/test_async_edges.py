@@ -302,3 +302,49 @@ def test_aio_6_a_change_asked_for_on_a_second_live_loop_is_refused_and_changes_n
     assert sorted(mem) == ["first"]
     asyncio.run(mem.remember("second", 2))
     assert sorted(mem) == ["first", "second"]
+
+
+class LockFails(Exception):
+    """What a store's lock raises when it cannot be taken."""
+
+
+def test_aio_4_a_task_cancelled_while_its_blocks_lock_is_failing_ends_cancelled():
+    """AIO-4: a task cancelled while entering a block whose store lock then fails ends cancelled, not with the lock's error; the next block works."""
+
+    class FailingLockStore(GatedStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.entering = asyncio.Event()
+            self.release = asyncio.Event()
+            self.fail = True
+
+        @contextlib.asynccontextmanager
+        async def lock(self):
+            if self.fail:
+                self.entering.set()
+                await self.release.wait()
+                raise LockFails("the lock could not be taken")
+            yield
+
+    async def main() -> None:
+        store = FailingLockStore()
+        mem = await sm.create_async_memory(store=store, autosave=True, load=False)
+
+        async def block() -> None:
+            async with mem.transaction():
+                await mem.remember("never", 1)
+
+        task = asyncio.ensure_future(block())
+        await store.entering.wait()
+        task.cancel()
+        await asyncio.sleep(0)
+        store.release.set()  # the lock fails after the cancel came
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert task.cancelled() and "never" not in mem
+        store.fail = False
+        async with mem.transaction():  # the step after: the memory's turn is free
+            await mem.remember("next", 2)
+        assert sorted(mem.keys()) == ["next"]
+
+    asyncio.run(main())
