@@ -348,3 +348,34 @@ def test_aio_4_a_task_cancelled_while_its_blocks_lock_is_failing_ends_cancelled(
         assert sorted(mem.keys()) == ["next"]
 
     asyncio.run(main())
+
+
+def test_aio_3_a_clean_block_exits_a_custom_stores_lock_with_no_error():
+    """AIO-3, MW-6: a block that ends cleanly calls a custom store lock's __aexit__ with (None, None, None), as async with does."""
+
+    class Exits:
+        def __init__(self, seen: list[tuple[Any, Any, Any]]) -> None:
+            self.seen = seen
+
+        async def __aenter__(self) -> None:
+            return None
+
+        async def __aexit__(self, kind: Any, error: Any, trace: Any) -> None:
+            self.seen.append((kind, error, trace))
+
+    class RecordingStore(GatedStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[tuple[Any, Any, Any]] = []
+
+        def lock(self) -> Exits:  # type: ignore[override]
+            return Exits(self.seen)
+
+    async def main() -> RecordingStore:
+        store = RecordingStore()
+        mem = await sm.create_async_memory(store=store, autosave=True, load=False)
+        async with mem.transaction():
+            await mem.remember("a", 1)
+        return store
+
+    assert asyncio.run(main()).seen == [(None, None, None)]
