@@ -379,3 +379,16 @@ def test_aio_3_a_clean_block_exits_a_custom_stores_lock_with_no_error():
         return store
 
     assert asyncio.run(main()).seen == [(None, None, None)]
+
+
+def test_ent_15_an_async_memory_shows_its_size_limit_and_store_as_a_memory_does():
+    """ENT-15: repr(AsyncMemory) is a Memory's, named AsyncMemory: its live size, limit and store."""
+
+    async def main() -> tuple[str, sm.MemoryStore]:
+        store = sm.MemoryStore()
+        mem = await sm.create_async_memory(limit=50, store=store)
+        await mem.remember("a", 1)
+        return repr(mem), store
+
+    shown, store = asyncio.run(main())
+    assert shown == f"<AsyncMemory size=1 limit=50 store={store!r}>"
