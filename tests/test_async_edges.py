@@ -392,3 +392,32 @@ def test_ent_15_an_async_memory_shows_its_size_limit_and_store_as_a_memory_does(
 
     shown, store = asyncio.run(main())
     assert shown == f"<AsyncMemory size=1 limit=50 store={store!r}>"
+
+
+def test_l1_3_an_async_memorys_working_memory_clears_and_the_clear_is_saved():
+    """L1-3, AIO-1: await mem.working.clear() empties the working memory and saves that, as a set does."""
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        store = sm.MemoryStore()
+        mem = await sm.create_async_memory(store=store, autosave=True)
+        await mem.working.set({"step": 2, "goal": "book a table"})
+        before = mem.working.get()
+        await mem.working.clear()
+        again = await sm.create_async_memory(store=store)
+        return before, mem.working.get(), again.working.get()
+
+    assert asyncio.run(main()) == ({"step": 2, "goal": "book a table"}, {}, {})
+
+
+def test_per_11_an_async_memory_saves_only_when_told_unless_made_with_autosave():
+    """PER-11, AIO-1: create_async_memory's autosave is off by default: a change reaches the store at save(), not before."""
+
+    async def main() -> tuple[Any, Any]:
+        store = sm.MemoryStore()
+        mem = await sm.create_async_memory(store=store)
+        await mem.remember("a", 1)
+        unsaved = store.load()
+        await mem.save()
+        return unsaved, [entry["key"] for entry in store.load()["entries"]]
+
+    assert asyncio.run(main()) == (None, ["a"])
