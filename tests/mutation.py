@@ -157,6 +157,8 @@ SELECTION: dict[str, tuple[str, ...]] = {
         "tests/spec/test_async_properties.py",
         "tests/test_group_commit.py",
         "tests/test_shared_checks_first.py",
+        # An async memory made without a ranking takes its store's (BM-11): the one async test of that file.
+        "tests/test_ranking_saved.py::test_bm_11_an_async_memory_takes_the_saved_ranking_too",
         "-k",
         "not example_bot and not mypy and not never_stalls and not writer_killed and not srv_5",
     ),
