@@ -170,3 +170,34 @@ def test_pai_3_this_historys_message_after_another_writers_turn_reads_back_as_it
             (TextPart, "Hi!"),
             (UserPromptPart, "any nuts?"),
         ]
+
+
+def test_pai_4_a_prompt_of_several_text_parts_ranks_the_facts_by_each_parts_words():
+    """PAI-4: the question a prompt of several text parts asks is their texts on lines of their own, so a word at a part's edge still ranks the facts."""
+    prompt = UserPromptPart(["when is the", "spa"])  # nothing matched, the newer fact (the risotto's) would be sent
+    view = SentinelHistory(with_facts(), 32, system="Be brief.").process([ModelRequest(parts=[prompt])])
+    assert view[0].parts[0].content == "Be brief.\n\nspa:hours: the spa opens at nine every morning"
+
+
+def test_pai_4_a_budget_the_history_fits_exactly_sends_it_whole_without_a_reserve():
+    """PAI-4, INT-2: reserve defaults to 0, so a budget equal to what the history counts sends every message."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 10_000)
+    history.record(conversation())
+    options = {"cut": "stable", "low_mark": 0.5}
+    needed = mem.get_messages(token_budget=10_000, **options).tokens
+    assert len(SentinelHistory(mem, needed).view()) == 3
+    assert len(SentinelHistory(mem, needed, reserve=1).view()) < 3
+
+
+def test_pai_7_a_history_refuses_what_is_not_a_memory_and_a_user_without_a_folder():
+    """PAI-7: a memory of the wrong kind, or user= beside one memory, is a TypeError saying what to pass."""
+    with pytest.raises(TypeError) as refused:
+        SentinelHistory("memory", 100)  # type: ignore[arg-type]
+    assert str(refused.value) == (
+        "memory must be a Memory (create_memory()) or a MemoryFolder / RedisMemories for one agent of many users, "
+        "got 'memory'"
+    )
+    with pytest.raises(TypeError) as refused:
+        SentinelHistory(sm.create_memory(), 100, user=lambda deps: "u1")
+    assert str(refused.value) == "user= picks each run's memory from a folder; this history has one memory"
