@@ -201,3 +201,29 @@ def test_pai_7_a_history_refuses_what_is_not_a_memory_and_a_user_without_a_folde
     with pytest.raises(TypeError) as refused:
         SentinelHistory(sm.create_memory(), 100, user=lambda deps: "u1")
     assert str(refused.value) == "user= picks each run's memory from a folder; this history has one memory"
+
+
+def test_pai_7_user_picks_each_runs_memory_from_its_deps(tmp_path):
+    """PAI-7: with a folder and user=, a run's memory is the folder's memory of the user the function names from the deps."""
+    folder = sm.MemoryFolder(tmp_path)
+    history = SentinelHistory(folder, 1000, user=lambda deps: deps.account)
+
+    class Deps:
+        account = "u-42"
+        user_id = "not-this-one"
+
+    history.record([ModelRequest(parts=[UserPromptPart("hello")])], deps=Deps())
+    assert [e.data["content"][0]["text"] for e in folder.open("u-42").get_recent()] == ["hello"]
+    assert len(folder.open("not-this-one")) == 0
+    with pytest.raises(TypeError) as refused:
+        history.memory  # noqa: B018
+    assert str(refused.value) == "this history serves a folder's users: memory_for(deps) is a run's memory"
+
+
+def test_pai_4_the_historys_tokenizer_counts_its_requests():
+    """PAI-4, MSG-3: a history's tokenizer, not the estimator, counts what its view sends."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    SentinelHistory(mem, 1000).record(conversation())
+    assert len(SentinelHistory(mem, 60).view()) == 3
+    with pytest.raises(sm.TokenBudgetError):
+        SentinelHistory(mem, 60, tokenizer=lambda text: 100).view()
