@@ -227,3 +227,29 @@ def test_pai_4_the_historys_tokenizer_counts_its_requests():
     assert len(SentinelHistory(mem, 60).view()) == 3
     with pytest.raises(sm.TokenBudgetError):
         SentinelHistory(mem, 60, tokenizer=lambda text: 100).view()
+
+
+def test_pai_7_a_runs_user_comes_from_its_deps_user_id_or_the_deps_themselves(tmp_path):
+    """PAI-7: without user=, the deps name the user by a user_id attribute, a "user_id" key or being a str; deps naming none are a ValueError."""
+    folder = sm.MemoryFolder(tmp_path)
+    history = SentinelHistory(folder, 1000)
+
+    class Deps:
+        user_id = "by-attribute"
+
+    for deps, user in ((Deps(), "by-attribute"), ({"user_id": "by-key"}, "by-key"), ("by-str", "by-str")):
+        history.record([ModelRequest(parts=[UserPromptPart(f"hello from {user}")])], deps=deps)
+        assert len(folder.open(user)) == 1
+    for deps, shown_as in (({"name": "x"}, "None"), ({"user_id": ""}, "''"), (object(), "None")):
+        with pytest.raises(ValueError) as refused:
+            history.memory_for(deps)
+        assert str(refused.value) == (
+            f"this history serves a folder's users, and the run's deps name none (got {shown_as}): run with "
+            "deps={'user_id': ...} (or deps with a user_id attribute, or a str), or give user="
+        )
+
+
+def test_pai_5_a_history_shows_its_memory_and_budget():
+    """PAI-5: repr(SentinelHistory) names its memory and its token budget."""
+    mem = sm.create_memory(limit=50)
+    assert repr(SentinelHistory(mem, 1200)) == f"SentinelHistory({mem!r}, token_budget=1200)"
