@@ -1,13 +1,15 @@
-"""The Agents SDK session's edges: an empty turn, a second output of an answered call, the filter's tokenizer, output_text (OAI-1 .. OAI-4)."""
+"""The Agents SDK session's edges: an empty turn, a second output of an answered call, the filter's tokenizer, output_text, every kind of tool call, the refusals (OAI-1 .. OAI-6)."""
 
 from __future__ import annotations
 
+import pytest
 from agents import Agent
 from agents.run_config import CallModelData, ModelInputData
 
 import sentinel_memory as sm
 from sentinel_memory.core.chat import body_of
 from sentinel_memory.integrations.openai_agents import SentinelSession, budget_items, chat_messages
+from support import import_error_without
 
 CALL = {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"}
 OUTPUT = {"type": "function_call_output", "call_id": "c1", "output": "4 °C"}
@@ -66,3 +68,55 @@ def test_oai_2_an_assistants_output_text_is_counted():
     (message,) = chat_messages([item])
     assert body_of(message) == "It is 4 °C."
     assert message["content"][0] == {"type": "text", "text": "It is 4 °C."}
+
+
+#: The SDK's tool call item types and the output item type that answers each (OAI-2), as the SDK names them.
+SDK_CALLS = [
+    ("function_call", "function_call_output"),
+    ("custom_tool_call", "custom_tool_call_output"),
+    ("computer_call", "computer_call_output"),
+    ("local_shell_call", "local_shell_call_output"),
+    ("shell_call", "shell_call_output"),
+    ("apply_patch_call", "apply_patch_call_output"),
+    ("tool_search_call", "tool_search_output"),
+]
+
+
+@pytest.mark.parametrize(("call_type", "output_type"), SDK_CALLS)
+def test_oai_2_every_kind_of_tool_call_is_a_call_its_output_answers(call_type, output_type):
+    """OAI-2, MSG-7: each SDK call item is an assistant tool call (named by its type when it has no name) and its output a tool message."""
+    call = {"type": call_type, "call_id": "c9", "action": {"do": "x"}}
+    output = {"type": output_type, "call_id": "c9", "output": "done"}
+    asked, answered = chat_messages([call, output])
+    assert asked["role"] == "assistant" and [c["id"] for c in asked["tool_calls"]] == ["c9"]
+    assert asked["tool_calls"][0]["function"] == {"name": call_type, "arguments": '{"do":"x"}'}
+    assert (answered["role"], answered["tool_call_id"], body_of(answered)) == ("tool", "c9", "done")
+
+
+def test_oai_2_an_item_is_kept_whole_in_its_own_part_after_the_text_parts_the_model_reads():
+    """OAI-2: a message's text parts of type input_text, output_text and text are its text; the item follows whole in an openai_agents_item part."""
+    item = {
+        "role": "user",
+        "content": [
+            {"type": "input_text", "text": "a "},
+            {"type": "text", "text": "b "},
+            {"type": "output_text", "text": "c"},
+        ],
+    }
+    (message,) = chat_messages([item])
+    assert message["content"] == [{"type": "text", "text": "a b c"}, {"type": "openai_agents_item", "item": item}]
+
+
+def test_oai_5_items_that_are_not_a_list_are_refused_saying_what_to_pass():
+    """OAI-5: add() with items that are not a list is a TypeError naming what was given."""
+    with pytest.raises(TypeError) as refused:
+        SentinelSession("s", memory=sm.create_memory()).add("hello")  # type: ignore[arg-type]
+    assert str(refused.value) == "items must be a list of input items (dicts), got 'hello'"
+
+
+def test_oai_6_the_session_module_without_the_sdk_says_which_extra_to_install(monkeypatch):
+    """OAI-6: importing the adapter without the Agents SDK is an ImportError naming the extra."""
+    assert import_error_without(monkeypatch, "agents", "sentinel_memory.integrations.openai_agents") == (
+        "sentinel_memory.integrations.openai_agents needs the OpenAI Agents SDK; "
+        "install it with: pip install 'sentinel-memory[openai-agents]'"
+    )
