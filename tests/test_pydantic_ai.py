@@ -207,6 +207,17 @@ def test_pai_1_the_references_to_messages_gone_are_dropped_once_there_are_many(m
     assert places
 
 
+def test_pai_1_the_references_are_dropped_again_and_again_as_messages_come_and_go(mem):
+    """PAI-1: after a drop of the references to messages gone, the next ones are dropped too, round after round; those alive stay known."""
+    history = SentinelHistory(mem, 500)
+    alive = [_Said() for _ in range(600)]
+    history._remember(alive)
+    for _ in range(6):
+        history._remember([_Said() for _ in range(KNOWN_LEAST)])  # alive while remembered, gone right after
+    assert len(history._known) <= 2 * (len(alive) + KNOWN_LEAST)
+    assert all(history._is_known(message) for message in alive)
+
+
 def test_pai_1_the_run_keeps_its_own_history(mem):
     """PAI-1: the capability changes only the model's request; result.all_messages() is the run's own history."""
     history = SentinelHistory(mem, 500, system="You add numbers.")
