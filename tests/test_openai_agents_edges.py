@@ -120,3 +120,36 @@ def test_oai_6_the_session_module_without_the_sdk_says_which_extra_to_install(mo
         "sentinel_memory.integrations.openai_agents needs the OpenAI Agents SDK; "
         "install it with: pip install 'sentinel-memory[openai-agents]'"
     )
+
+
+def test_oai_5_an_item_that_cannot_be_kept_is_refused_naming_it_and_what_to_pass():
+    """OAI-5, INT-1: an item that is not a dict, one with no JSON form and one nested too deep are each refused by name, nothing stored."""
+    mem = sm.create_memory()
+    session = SentinelSession("s", memory=mem)
+    deep: object = "x"
+    for _ in range(98):
+        deep = [deep]
+    refusals = [
+        (
+            [5],
+            TypeError,
+            "items[0] is a int, not an input item: pass each item as the SDK's dict "
+            "(an SDK or OpenAI model object as item.model_dump(exclude_unset=True))",
+        ),
+        (
+            [{"role": "user", "content": "ok"}, {"role": "user", "content": b"x"}],
+            TypeError,
+            "items[1] (type 'message') has no JSON form and cannot be kept whole: items[1]['content'] of type bytes "
+            "is not JSON-serializable; pass bytes as base64 text (an image or file as a data URL, file_data or a file_id)",
+        ),
+        (
+            [{"role": "user", "content": deep}],
+            ValueError,
+            "items[0] (type 'message') is nested more than 97 containers deep, the most an item kept inside a turn may be",
+        ),
+    ]
+    for items, kind, said in refusals:
+        with pytest.raises(kind) as refused:
+            session.add(items)
+        assert str(refused.value) == said
+    assert len(mem) == 0
