@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("pydantic_ai")
 
 from pydantic_ai.messages import (
+    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     RetryPromptPart,
@@ -253,3 +254,22 @@ def test_pai_5_a_history_shows_its_memory_and_budget():
     """PAI-5: repr(SentinelHistory) names its memory and its token budget."""
     mem = sm.create_memory(limit=50)
     assert repr(SentinelHistory(mem, 1200)) == f"SentinelHistory({mem!r}, token_budget=1200)"
+
+
+def test_pai_1_a_refused_turn_after_a_history_sent_again_names_the_message_it_came_from():
+    """PAI-1, PAI-8: with the earlier messages sent again (not stored again), a turn the memory refuses is named by its message's place in the list given."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 1000)
+    said = [ModelRequest(parts=[UserPromptPart("hi")]), ModelResponse(parts=[TextPart("hello")])]
+    history.record(said)
+    again = ModelMessagesTypeAdapter.validate_python(ModelMessagesTypeAdapter.dump_python(said))
+    orphan = ModelRequest(parts=[ToolReturnPart("f", "x", tool_call_id="nope")])
+    with pytest.raises(ValueError) as refused:
+        history.record([*again, ModelRequest(parts=[UserPromptPart("q2")]), orphan])
+    assert str(refused.value) == (
+        "messages[3] (a ModelRequest), its chat turn 0.tool_call_id: 'nope' answers no open call (open: none)"
+    )
+    assert len(mem) == 2
+    with pytest.raises(TypeError) as refused:
+        history.record("hi")  # type: ignore[arg-type]
+    assert str(refused.value) == "messages must be a list of pydantic-ai messages, got 'hi'"
