@@ -153,3 +153,28 @@ def test_oai_5_an_item_that_cannot_be_kept_is_refused_naming_it_and_what_to_pass
             session.add(items)
         assert str(refused.value) == said
     assert len(mem) == 0
+
+
+def test_oai_2_items_the_model_made_without_a_call_are_kept_whole_with_no_text():
+    """OAI-2: reasoning, an item with neither type nor role, and a call whose call_id is empty or not a str are model items: an assistant message of the item alone, no text, no tool call."""
+    items = [
+        {"type": "reasoning", "id": "r", "summary": [{"type": "summary_text", "text": "think"}]},
+        {"id": "r1", "summary": []},
+        {"type": "function_call", "call_id": 5, "name": "f", "arguments": "{}"},
+        {"type": "function_call", "call_id": "", "name": "f", "arguments": "{}"},
+    ]
+    for item in items:
+        assert chat_messages([item]) == [
+            {"role": "assistant", "content": [{"type": "openai_agents_item", "item": item}]}
+        ]
+
+
+def test_oai_2_an_output_that_is_not_text_answers_its_call_with_no_text():
+    """OAI-2: an output whose output is neither text nor content parts (a dict) is the call's tool message, kept whole, with no text."""
+    output = {"type": "function_call_output", "call_id": "c1", "output": {"temp": 4}}
+    _, answered = chat_messages([CALL, output])
+    assert answered == {
+        "role": "tool",
+        "content": [{"type": "openai_agents_item", "item": output}],
+        "tool_call_id": "c1",
+    }
