@@ -178,3 +178,38 @@ def test_oai_2_an_output_that_is_not_text_answers_its_call_with_no_text():
         "content": [{"type": "openai_agents_item", "item": output}],
         "tool_call_id": "c1",
     }
+
+
+def test_oai_2_only_text_parts_and_refusals_are_a_messages_text():
+    """OAI-2: a message's text is its input_text, output_text and text parts and its refusals' text, joined as they are; other parts add none."""
+    item = {
+        "role": "assistant",
+        "content": [
+            {"type": "output_text", "text": "It is "},
+            {"type": "reasoning_text", "text": "hidden"},
+            {"type": "refusal", "refusal": "not that"},
+            {"type": "refusal"},
+            {"type": "input_text", "refusal": "no"},
+        ],
+    }
+    (message,) = chat_messages([item])
+    assert body_of(message) == "It is not that"
+
+
+def test_oai_2_a_calls_name_and_arguments_are_its_own_or_else_its_type_and_input():
+    """OAI-2: a call's tool call takes its name and arguments; without a name (empty or not a str) its type, and a custom call's input as its arguments."""
+    calls = [
+        (
+            {"type": "function_call", "call_id": "a", "name": "weather", "arguments": '{"city":"Brno"}'},
+            "weather",
+            '{"city":"Brno"}',
+        ),
+        ({"type": "function_call", "call_id": "b", "name": "", "arguments": "{}"}, "function_call", "{}"),
+        ({"type": "function_call", "call_id": "c", "name": 5, "arguments": "{}"}, "function_call", "{}"),
+        ({"type": "custom_tool_call", "call_id": "d", "name": "grep", "input": "needle"}, "grep", "needle"),
+    ]
+    for call, name, arguments in calls:
+        (asked,) = chat_messages([call])
+        assert asked["tool_calls"] == [
+            {"id": call["call_id"], "type": "function", "function": {"name": name, "arguments": arguments}}
+        ]
