@@ -197,7 +197,7 @@ def test_oai_2_only_text_parts_and_refusals_are_a_messages_text():
 
 
 def test_oai_2_a_calls_name_and_arguments_are_its_own_or_else_its_type_and_input():
-    """OAI-2: a call's tool call takes its name and arguments; without a name (empty or not a str) its type, and a custom call's input as its arguments."""
+    """OAI-2: a call's tool call takes its name and arguments; without a name (empty or not a str) its type, a custom call's input as its arguments, none as empty ones."""
     calls = [
         (
             {"type": "function_call", "call_id": "a", "name": "weather", "arguments": '{"city":"Brno"}'},
@@ -207,6 +207,7 @@ def test_oai_2_a_calls_name_and_arguments_are_its_own_or_else_its_type_and_input
         ({"type": "function_call", "call_id": "b", "name": "", "arguments": "{}"}, "function_call", "{}"),
         ({"type": "function_call", "call_id": "c", "name": 5, "arguments": "{}"}, "function_call", "{}"),
         ({"type": "custom_tool_call", "call_id": "d", "name": "grep", "input": "needle"}, "grep", "needle"),
+        ({"type": "computer_call", "call_id": "e"}, "computer_call", ""),
     ]
     for call, name, arguments in calls:
         (asked,) = chat_messages([call])
