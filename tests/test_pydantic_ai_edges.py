@@ -273,3 +273,13 @@ def test_pai_1_a_refused_turn_after_a_history_sent_again_names_the_message_it_ca
     with pytest.raises(TypeError) as refused:
         history.record("hi")  # type: ignore[arg-type]
     assert str(refused.value) == "messages must be a list of pydantic-ai messages, got 'hi'"
+
+
+def test_pai_5_load_with_a_limit_gives_the_newest_messages():
+    """PAI-5: load(limit=n) is the newest n messages, oldest first; limit 0 none."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 1000)
+    history.record(conversation())
+    assert [m.parts[0].content for m in history.load(limit=1)] == ["does the risotto have nuts?"]
+    assert [m.parts[0].content for m in history.load(limit=2)] == ["At nine.", "does the risotto have nuts?"]
+    assert history.load(limit=0) == []
