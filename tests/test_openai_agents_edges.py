@@ -8,7 +8,7 @@ from agents.run_config import CallModelData, ModelInputData
 
 import sentinel_memory as sm
 from sentinel_memory.core.chat import body_of
-from sentinel_memory.integrations.openai_agents import SentinelSession, budget_items, chat_messages
+from sentinel_memory.integrations.openai_agents import SentinelSession, budget_items, chat_messages, items_of_turn
 from support import import_error_without
 
 CALL = {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"}
@@ -214,3 +214,21 @@ def test_oai_2_a_calls_name_and_arguments_are_its_own_or_else_its_type_and_input
         assert asked["tool_calls"] == [
             {"id": call["call_id"], "type": "function", "function": {"name": name, "arguments": arguments}}
         ]
+
+
+def test_oai_2_an_output_after_a_users_message_answers_no_open_call():
+    """OAI-2, MSG-6: a user's message between a call and its output closes the call, so the output (and one more) is kept as an assistant message, not a tool one."""
+    messages = chat_messages([CALL, {"role": "user", "content": "wait"}, OUTPUT, OUTPUT])
+    roles = [(m["role"], m.get("tool_call_id")) for m in messages]
+    assert roles == [("assistant", None), ("user", None), ("assistant", None), ("assistant", None)]
+
+
+def test_oai_1_the_items_of_a_turn_are_the_callers_own():
+    """OAI-1: items_of_turn gives new items: changing them changes neither the turn's data nor the memory."""
+    mem = sm.create_memory()
+    session = SentinelSession("s", memory=mem)
+    session.add([{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}])
+    data = mem.get("chat:1")
+    (item,) = items_of_turn(data)
+    item["content"][0]["text"] = "changed"
+    assert data == mem.get("chat:1") and items_of_turn(data)[0]["content"][0]["text"] == "hi"

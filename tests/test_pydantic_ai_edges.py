@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import threading
 
+import anyio
 import pytest
 
 pytest.importorskip("pydantic_ai")
 
+from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
     ModelRequest,
@@ -20,6 +22,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.models.function import FunctionModel
 
 import sentinel_memory as sm
 from sentinel_memory.core.chat import body_of
@@ -283,3 +286,35 @@ def test_pai_5_load_with_a_limit_gives_the_newest_messages():
     assert [m.parts[0].content for m in history.load(limit=1)] == ["does the risotto have nuts?"]
     assert [m.parts[0].content for m in history.load(limit=2)] == ["At nine.", "does the risotto have nuts?"]
     assert history.load(limit=0) == []
+
+
+def test_pai_10_a_cancelled_run_forgets_what_it_stored_and_the_next_run_works():
+    """PAI-10, AIO-4: a run whose cancel scope ends while its model works forgets its question before the cancel goes on; the next run starts clean."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 1000)
+
+    async def waits(messages, info):  # the first run's model works until its scope is cancelled
+        await anyio.sleep_forever()
+
+    async def echo(messages, info):
+        return ModelResponse(parts=[TextPart("ok")])
+
+    async def main() -> tuple[list[int], list[str]]:
+        seen: list[int] = []  # the memory's size once the first run stored its question
+
+        async def first() -> None:
+            with anyio.move_on_after(0.5):  # a cancel scope, as a server's request timeout or task group makes
+                await Agent(FunctionModel(function=waits), capabilities=[history]).run("first")
+
+        async def watch() -> None:
+            while not len(mem):
+                await anyio.sleep(0.01)
+            seen.append(len(mem))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watch)
+            tasks.start_soon(first)
+        await Agent(FunctionModel(function=echo), capabilities=[history]).run("second")
+        return seen, [data["content"][0]["text"] for _, data in mem.items()]
+
+    assert anyio.run(main) == ([1], ["second", "ok"])
