@@ -93,20 +93,6 @@ def test_oai_2_every_kind_of_tool_call_is_a_call_its_output_answers(call_type, o
     assert (answered["role"], answered["tool_call_id"], body_of(answered)) == ("tool", "c9", "done")
 
 
-def test_oai_2_an_item_is_kept_whole_in_its_own_part_after_the_text_parts_the_model_reads():
-    """OAI-2: a message's text parts of type input_text, output_text and text are its text; the item follows whole in an openai_agents_item part."""
-    item = {
-        "role": "user",
-        "content": [
-            {"type": "input_text", "text": "a "},
-            {"type": "text", "text": "b "},
-            {"type": "output_text", "text": "c"},
-        ],
-    }
-    (message,) = chat_messages([item])
-    assert message["content"] == [{"type": "text", "text": "a b c"}, {"type": "openai_agents_item", "item": item}]
-
-
 def test_oai_5_items_that_are_not_a_list_are_refused_saying_what_to_pass():
     """OAI-5: add() with items that are not a list is a TypeError naming what was given."""
     with pytest.raises(TypeError) as refused:
@@ -180,8 +166,8 @@ def test_oai_2_an_output_that_is_not_text_answers_its_call_with_no_text():
     }
 
 
-def test_oai_2_only_text_parts_and_refusals_are_a_messages_text():
-    """OAI-2: a message's text is its input_text, output_text and text parts and its refusals' text, joined as they are; other parts add none."""
+def test_oai_2_a_messages_text_is_its_text_parts_and_refusals_and_the_item_follows_whole():
+    """OAI-2: a message's text is its input_text, output_text and text parts and its refusals' text, joined as they are (other parts add none); the item follows whole in an openai_agents_item part."""
     item = {
         "role": "assistant",
         "content": [
@@ -190,10 +176,15 @@ def test_oai_2_only_text_parts_and_refusals_are_a_messages_text():
             {"type": "refusal", "refusal": "not that"},
             {"type": "refusal"},
             {"type": "input_text", "refusal": "no"},
+            {"type": "input_text", "text": " but "},
+            {"type": "text", "text": "this"},
         ],
     }
     (message,) = chat_messages([item])
-    assert body_of(message) == "It is not that"
+    assert message["content"] == [
+        {"type": "text", "text": "It is not that but this"},
+        {"type": "openai_agents_item", "item": item},
+    ]
 
 
 def test_oai_2_a_calls_name_and_arguments_are_its_own_or_else_its_type_and_input():
