@@ -289,31 +289,31 @@ def test_pai_5_load_with_a_limit_gives_the_newest_messages():
 
 
 def test_pai_10_a_cancelled_run_forgets_what_it_stored_and_the_next_run_works():
-    """PAI-10, AIO-4: a run whose cancel scope ends while its model works forgets its question before the cancel goes on; the next run starts clean."""
+    """PAI-10, AIO-4: a run whose cancel scope is cancelled while its model works forgets its question before the cancel goes on; the next run starts clean."""
     mem = sm.create_memory(clock=lambda: NOW)
     history = SentinelHistory(mem, 1000)
 
-    async def waits(messages, info):  # the first run's model works until its scope is cancelled
-        await anyio.sleep_forever()
-
-    async def echo(messages, info):
-        return ModelResponse(parts=[TextPart("ok")])
-
     async def main() -> tuple[list[int], list[str]]:
-        seen: list[int] = []  # the memory's size once the first run stored its question
+        working = anyio.Event()
+        seen: list[int] = []  # the memory's size while the first run's model works
 
-        async def first() -> None:
-            with anyio.move_on_after(0.5):  # a cancel scope, as a server's request timeout or task group makes
+        async def waits(messages, info):
+            working.set()
+            await anyio.sleep_forever()
+
+        async def echo(messages, info):
+            return ModelResponse(parts=[TextPart("ok")])
+
+        with anyio.CancelScope() as scope:  # the run's scope, as a server's request timeout or task group makes
+            async with anyio.create_task_group() as tasks:
+
+                async def cancel_once_working() -> None:
+                    await working.wait()
+                    seen.append(len(mem))
+                    scope.cancel()
+
+                tasks.start_soon(cancel_once_working)
                 await Agent(FunctionModel(function=waits), capabilities=[history]).run("first")
-
-        async def watch() -> None:
-            while not len(mem):
-                await anyio.sleep(0.01)
-            seen.append(len(mem))
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(watch)
-            tasks.start_soon(first)
         await Agent(FunctionModel(function=echo), capabilities=[history]).run("second")
         return seen, [data["content"][0]["text"] for _, data in mem.items()]
 
