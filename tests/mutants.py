@@ -42,6 +42,7 @@ CACHE_CLEAR = ("tests/test_cache_clear.py", "tests/spec/test_cache_cut_propertie
 ADAPTER_OPTIONS = ("tests/test_adapter_cache_options.py", "tests/spec/test_cache_cut_properties.py")
 #: What a request hands out is the caller's own though built from the stored data: examples, then properties.
 COPIES = ("tests/test_adapter_copies.py", "tests/spec/test_adapter_copies_properties.py")
+KEPT_READS = ("tests/test_kept_reads.py",)
 #: The stable cut's memo: its example tests, then the property against the reference.
 STABLE_MEMO = ("tests/test_stable_memo.py", "tests/spec/test_stable_memo_properties.py")
 #: The test files a mutant runs unless it names its own: the spec's state machines and properties.
@@ -365,7 +366,7 @@ MUTANTS = [
     Mutant(
         "a unit of a call and its results counts as its call alone",
         "core/request.py",
-        "                if len(unit) == 1:  # a message alone, the most common unit: its view is at hand",
+        "                if len(unit) == 1:  # a message alone, the most common unit: its view and count are at hand",
         "                if True:",
         tests=STABLE_MEMO,
     ),
@@ -379,15 +380,15 @@ MUTANTS = [
     Mutant(
         "a plain str value in a dict is taken as JSON text without looking for a lone surrogate",
         "core/jsondata.py",
-        "                    if type(item) is str and item.isascii():  # the usual value, kept as it is: nothing to name",
-        "                    if type(item) is str:",
+        "                        (kind is str and item.isascii())\n                        or kind is bool",
+        "                        (kind is str)\n                        or kind is bool",
         tests=("tests/test_entries.py", "tests/test_hardening.py", "tests/spec/test_properties.py"),
     ),
     Mutant(
         "a plain str item of a list is taken as JSON text without looking for a lone surrogate",
         "core/jsondata.py",
-        "                item if type(item) is str and item.isascii() else _copy(item, _At(where, i), open_containers, root)",
-        "                item if type(item) is str else _copy(item, _At(where, i), open_containers, root)",
+        "                    (kind is str and item.isascii())\n                    or kind is bool",
+        "                    (kind is str)\n                    or kind is bool",
         tests=("tests/test_entries.py", "tests/test_hardening.py", "tests/spec/test_properties.py"),
     ),
     Mutant(
@@ -2815,9 +2816,86 @@ MUTANTS = [
     Mutant(
         "the pydantic-ai view's messages are unknown to the history",
         "integrations/pydantic_ai.py",
-        "            self._read_known[memory] = known\n            self._remember(out)",
-        "            self._read_known[memory] = known",
+        "            self._read_known[memory] = seen\n            self._remember(out)",
+        "            self._read_known[memory] = seen",
         tests=PYDANTIC_AI,
+    ),
+    Mutant(
+        "the walk keeps the counts of any counting function",
+        "core/request.py",
+        "        return (counting, counting.generation)\n    return None",
+        "        return (counting, counting.generation)\n    return (counting, 0)",
+        tests=KEPT_READS,
+    ),
+    Mutant(
+        "the walk keeps the estimator's counts for every counter",
+        "core/request.py",
+        "                    if view[2] is self._counter and view[3] == self._generation:",
+        "                    if view[2] is not _UNCOUNTED and view[3] == self._generation:",
+        tests=KEPT_READS,
+    ),
+    Mutant(
+        "the walk keeps a line counter's counts across its clear()",
+        "core/request.py",
+        "                    if view[2] is self._counter and view[3] == self._generation:",
+        "                    if view[2] is self._counter:",
+        tests=KEPT_READS,
+    ),
+    Mutant(
+        "a unit of several turns takes kept counts of another counter",
+        "core/request.py",
+        "        if view[2] is self._counter and view[3] == self._generation:\n            return view[4]",
+        "        if view[2] is not _UNCOUNTED:\n            return view[4]",
+        tests=KEPT_READS + STABLE_MEMO,
+    ),
+    Mutant(
+        "the pydantic-ai view reuses the last view's group that a new turn continues",
+        "integrations/pydantic_ai.py",
+        "        limit = first + same if same == len(turns) else first + same - 1",
+        "        limit = first + same",
+        tests=KEPT_READS,
+    ),
+    Mutant(
+        "the pydantic-ai view reuses turns past one read alone",
+        "integrations/pydantic_ai.py",
+        "            end = min(end, seen.alone[lone])",
+        "            pass",
+        tests=KEPT_READS,
+    ),
+    Mutant(
+        "the pydantic-ai view reads another writer's result without the calls of the turns it reused",
+        "integrations/pydantic_ai.py",
+        '    if start and any(message["role"] == "tool" and _carried(message) is None for message in rest):',
+        "    if False:",
+        tests=KEPT_READS,
+    ),
+    Mutant(
+        "the pydantic-ai view reuses the last view's turns though one differs",
+        "integrations/pydantic_ai.py",
+        "        if False in alike:\n            same = alike.index(False)",
+        "        if False:\n            same = alike.index(False)",
+        tests=KEPT_READS + COPIES,
+    ),
+    Mutant(
+        "an int beyond the double range is taken in place inside a dict",
+        "core/jsondata.py",
+        "_SAFE_INT = 2**1023",
+        "_SAFE_INT = 2**1024",
+        tests=KEPT_READS,
+    ),
+    Mutant(
+        "a float that is not finite is taken in place inside a list",
+        "core/jsondata.py",
+        "                    or (kind is float and item - item == 0.0)\n                ):",
+        "                    or kind is float\n                ):",
+        tests=KEPT_READS,
+    ),
+    Mutant(
+        "a float that is not finite is taken in place inside a dict",
+        "core/jsondata.py",
+        "                        or (kind is float and item - item == 0.0)\n                    ):",
+        "                        or kind is float\n                    ):",
+        tests=KEPT_READS,
     ),
     Mutant(
         "pydantic-ai's own record parts become a user turn",

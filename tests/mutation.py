@@ -97,15 +97,16 @@ SELECTION: dict[str, tuple[str, ...]] = {
         "-k",
         "not mypy",
     ),
-    "core/request.py": ("tests/test_request_mutants.py", *_MESSAGES, "-k", "not mypy"),
+    "core/request.py": ("tests/test_request_mutants.py", "tests/test_kept_reads.py", *_MESSAGES, "-k", "not mypy"),
     "integrations/langchain/__init__.py": ("tests/test_langchain.py", "tests/spec/test_langchain_properties.py"),
     "integrations/openai_agents.py": ("tests/test_openai_agents_edges.py", "tests/test_openai_agents.py"),
-    # With the server tests of its runs (PAI-7 .. PAI-11) and the copies of its views (PAI-12): the module's name
+    # With the server tests of its runs (PAI-7 .. PAI-11) and the copies and reuse of its views (PAI-12): the module's name
     # keeps every test of the first two files.
     "integrations/pydantic_ai.py": (
         "tests/test_pydantic_ai_edges.py",
         "tests/test_pydantic_ai.py",
         "tests/test_adapter_copies.py",
+        "tests/test_kept_reads.py",
         "tests/test_agent_server.py",
         "-k",
         "pai or pydantic",

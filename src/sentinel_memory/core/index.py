@@ -777,10 +777,11 @@ class Split:
     #: MSG-17: the units' counts the stable cut remembers, per tokenizer (``core.unitmemo``); filled by
     #: ``get_messages``, carried by the changes that leave them as they were.
     memos: dict[Any, UnitMemo]
-    #: MSG-18: each turn's message and its text, by the entry's ``seq``, as the request's walk read them: a
-    #: memo of what follows from the frozen entry alone, filled on first read and handed from split to split
-    #: (a removed turn's dropped), so a request reads each stored turn's message once, not once per call.
-    views: dict[int, tuple[dict[str, Any], str]]
+    #: MSG-18: each turn's message and its text, by the entry's ``seq``, as the request's walk read them, then
+    #: the counter (and its generation) and the count last taken of it when that counter keeps counts: a memo
+    #: of what follows from the frozen entry alone, filled on first read and handed from split to split (a
+    #: removed turn's dropped), so a request reads and counts each stored turn once, not once per call.
+    views: dict[int, tuple[dict[str, Any], str, Any, int, int | float]]
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Split:

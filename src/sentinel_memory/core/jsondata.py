@@ -39,6 +39,10 @@ __all__ = [
 MAX_DEPTH = 100
 
 
+#: Every int strictly between its negative and it converts to a finite double (``fits_double``): 2**1023.
+_SAFE_INT = 2**1023
+
+
 def fits_double(value: int) -> bool:
     """True when an int converts to a finite double: what every JSON reader can hold as a number (ENT-2, NUM-1)."""
     try:
@@ -149,16 +153,33 @@ def _copy(value: Any, where: Any, open_containers: set[int], root: tuple[str, in
                     else:
                         key = str.__str__(given)  # a str subclass's own methods never run (WRP-4)
                         _check_text(key, where)
-                    if type(item) is str and item.isascii():  # the usual value, kept as it is: nothing to name
+                    kind = type(item)
+                    if (
+                        (kind is str and item.isascii())
+                        or kind is bool
+                        or item is None
+                        or (kind is int and -_SAFE_INT < item < _SAFE_INT)
+                        or (kind is float and item - item == 0.0)
+                    ):  # the usual values, JSON as they are (a finite float, an int a double holds): nothing to name
                         copied[key] = item
                     else:
                         copied[key] = _copy(item, _At(where, key), open_containers, root)
                 return copied
             items = read_list(value, where)
-            return [
-                item if type(item) is str and item.isascii() else _copy(item, _At(where, i), open_containers, root)
-                for i, item in enumerate(items)
-            ]
+            out = []
+            for i, item in enumerate(items):
+                kind = type(item)
+                if (
+                    (kind is str and item.isascii())
+                    or kind is bool
+                    or item is None
+                    or (kind is int and -_SAFE_INT < item < _SAFE_INT)
+                    or (kind is float and item - item == 0.0)
+                ):
+                    out.append(item)
+                else:
+                    out.append(_copy(item, _At(where, i), open_containers, root))
+            return out
         finally:
             open_containers.discard(marker)
     raise TypeError(f"{where} of type {type(value).__name__} is not JSON-serializable")

@@ -21,7 +21,7 @@ from .options import number_option
 from .prompt import render_default
 from .search import _query_words
 from .state import MemoryState
-from .tokens import LineCounter, TokenizerLike, as_tokenizer, count_tokens
+from .tokens import LineCounter, TokenizerLike, as_tokenizer, count_tokens, estimate_tokens
 from .turns import chat_message
 from .unitmemo import Key, UnitMemo, empty, kept
 from .values import (
@@ -190,7 +190,7 @@ def shared_messages(
     def body_cost(body: str) -> int | float:  # a message's count from its text, as message_cost counts it
         return count_tokens(per_message, body) + MESSAGE_TOKENS
 
-    newest = _NewestUnits(state, now, message_cost, body_cost)
+    newest = _NewestUnits(state, now, message_cost, body_cost, counted=_counted_by(counting))
     # MSG-9: the history starts at a user message; the units from the newest one on are always in.
     must, required = newest.through_newest_user()
     own = count_tokens(per_message, system) + MESSAGE_TOKENS if system is not None else 0
@@ -542,6 +542,27 @@ class _Cleared:
         return attrs.evolve(result, prefix=start, prefix_tokens=result.prefix_tokens - dropped)
 
 
+#: MSG-18: what a view holds as its counter before a counter that keeps counts counted it.
+_UNCOUNTED = object()
+#: MSG-18: the counter of a walk whose counter keeps no counts: no view holds it, so every count is taken anew.
+_NO_COUNTER = object()
+
+
+def _counted_by(counting: Any) -> tuple[Any, int] | None:
+    """MSG-18: what a turn's count is kept under in its view, or None when counts are not kept.
+
+    Only for the estimator, which is a pure function of the text, and a
+    ``LineCounter`` (per ``clear`` generation), which keeps every line's
+    count itself (CTX-14); a count by any other function is taken anew on
+    every request, as it always was.
+    """
+    if counting is estimate_tokens:
+        return (counting, 0)
+    if isinstance(counting, LineCounter):
+        return (counting, counting.generation)
+    return None
+
+
 class _NewestUnits:
     """The units of MSG-7 newest first, cut as a walk asks for them, and the pending calls.
 
@@ -565,9 +586,16 @@ class _NewestUnits:
         cost: Callable[[dict[str, Any]], int | float],
         text_cost: Callable[[str], int | float],
         since: Key | tuple[()] | None = None,
+        counted: tuple[Any, int] | None = None,
     ) -> None:
         split = state.index.split()
         self._now, self.cost, self.text_cost, self._views = now, cost, text_cost, split.views
+        #: MSG-18: the counter (and its generation) each turn's count is kept under in its view; with no counter
+        #: that keeps counts, a mark no view holds.
+        self._counter: Any
+        self._generation: int
+        self._counter, self._generation = (_NO_COUNTER, 0) if counted is None else counted
+        self._keeps = counted is not None
         oldest = next((item for item in split.users if not is_past(item[-1].expires_at, now)), None)
         newest = next((item for item in reversed(split.users) if not is_past(item[-1].expires_at, now)), None)
         self.oldest_user: Key | None = None if oldest is None else oldest[:3]
@@ -606,21 +634,30 @@ class _NewestUnits:
                 break
         return count, total_
 
+    def _count(self, seq: int, view: tuple[dict[str, Any], str, Any, int, int | float]) -> int | float:
+        """A turn's count (``text_cost`` of its text), kept in its view for the next request by this counter (MSG-18)."""
+        if view[2] is self._counter and view[3] == self._generation:
+            return view[4]
+        cost = self.text_cost(view[1])
+        if self._keeps:  # a whole new view: another thread reading this one sees the old or the new
+            self._views[seq] = (view[0], view[1], self._counter, self._generation, cost)
+        return cost
+
     def _step(self) -> None:
-        now = self._now
+        now, views, every, oldest_user = self._now, self._views, self._every, self.oldest_user
         for item in self._items:
             entry = item[-1]
             if entry.expires_at is not None and now >= entry.expires_at:  # is_past (EXP-2), inline: once a turn
                 continue
             # ``item`` is ``(N, updated_at, seq, entry)``: it compares as its key ``item[:3]`` does (the key decides).
-            candidate = self._every or (self.oldest_user is not None and item >= self.oldest_user)
+            candidate = every or (oldest_user is not None and item >= oldest_user)
             if not candidate and self._met:
                 break  # older than the oldest user turn: no unit from here on, and pending is known
-            view = self._views.get(entry.seq)
+            view = views.get(entry.seq)
             if view is None:
                 message = chat_message(entry.data, owned=True)  # read only: copied on the way out (MSG-18)
                 assert message is not None  # every turn is a message (MSG-1)
-                view = self._views[entry.seq] = (message, body_of(message))
+                view = views[entry.seq] = (message, body_of(message), _UNCOUNTED, 0, 0)
             message = view[0]
             role = message["role"]
             if role not in ROLES:
@@ -649,10 +686,13 @@ class _NewestUnits:
                         self.pending = [e for e, _ in unit]
                     continue
             if candidate:
-                if len(unit) == 1:  # a message alone, the most common unit: its view is at hand
-                    self.units.append((unit, self.text_cost(view[1])))
+                if len(unit) == 1:  # a message alone, the most common unit: its view and count are at hand
+                    if view[2] is self._counter and view[3] == self._generation:
+                        self.units.append((unit, view[4]))
+                    else:
+                        self.units.append((unit, self._count(entry.seq, view)))
                 else:
-                    self.units.append((unit, sum(self.text_cost(self._views[e.seq][1]) for e, _ in unit)))
+                    self.units.append((unit, sum(self._count(e.seq, views[e.seq]) for e, _ in unit)))
                 return
         else:
             self._done = True
@@ -695,7 +735,7 @@ def _memo(
         if unit is not None:  # the walk is past the frontier: the units from it on are these
             got, frontier, read = fill.units[:at], fill.frontier, split.turns.from_(since)
     if got is None:
-        walk = _NewestUnits(state, now, cost, text_cost, since=since)
+        walk = _NewestUnits(state, now, cost, text_cost, since=since, counted=_counted_by(counting))
         while walk.get(len(walk.units)) is not None:
             pass
         got, frontier, read = walk.units, walk.frontier, walk.read or []
@@ -766,9 +806,10 @@ def _memo_taken(
 
     origin = before(first)
     read = units.units[must:taken]  # newest first, as the fill read them
-    if len(read) != taken - must or [_turn_key(unit[0][0][0]) for unit in read] != list(
-        heads[n - taken : n - must][::-1]
-    ):
+    # A unit's first turn is the memo's when their seqs are one: a seq names one entry, so one key (MSG-2).
+    if len(read) != taken - must or [unit[0][0][0].seq for unit in read] != [
+        head[2] for head in heads[n - taken : n - must][::-1]
+    ]:
         return None
     if sum(unit[1] for unit in read) != before(n - must) - before(n - taken):
         return None

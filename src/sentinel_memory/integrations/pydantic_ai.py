@@ -22,13 +22,16 @@ never needs pydantic-ai (PAI-6, DEP-1); importing this module without
 
 from __future__ import annotations
 
+import bisect
 import copy
 import dataclasses
 import datetime
 import enum
 import functools
 import hashlib
+import itertools
 import json
+import operator
 import os
 import re
 import threading
@@ -199,11 +202,26 @@ def turns_from_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """
     if not isinstance(messages, list | tuple):
         raise TypeError(f"messages must be a list of pydantic-ai messages, got {shown(messages)}")
-    return _turns(list(enumerate(messages)))[0]
+    turns, origins = _turns(list(enumerate(messages)))
+    _check_turns(turns, origins)
+    return turns
+
+
+def _check_turns(turns: list[dict[str, Any]], origins: list[str]) -> None:
+    """Each turn checked as the chat form checks it (MSG-5), the first it refuses named by the message it came from."""
+    for turn, origin in zip(turns, origins, strict=True):
+        try:
+            check_message(turn, origin)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{error}; this pydantic-ai message cannot be kept as a chat turn") from None
 
 
 def _turns(numbered: list[tuple[int, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """The turns of the messages (PAI-2), each named by its place in the caller's list, and each turn's origin."""
+    """The turns of the messages (PAI-2), unchecked, each named by its place in the caller's list, and each turn's origin.
+
+    They are checked by the memory that stores them (``record``), or by
+    ``_check_turns`` (``turns_from_messages``): not twice.
+    """
     turns: list[dict[str, Any]] = []
     origins: list[str] = []
     for i, message in numbered:
@@ -252,12 +270,7 @@ def _turns(numbered: list[tuple[int, Any]]) -> tuple[list[dict[str, Any]], list[
         digest = hashlib.sha256(json.dumps([head, parts], sort_keys=True).encode()).hexdigest()[:16]
         for k, turn in enumerate(made):
             turn["content"][-1]["turn"] = [k, len(made), digest]
-            origin = f"{where} (a {type(message).__name__}), its chat turn {k}"
-            try:
-                check_message(turn, origin)
-            except (TypeError, ValueError) as error:
-                raise type(error)(f"{error}; this pydantic-ai message cannot be kept as a chat turn") from None
-            origins.append(origin)
+            origins.append(f"{where} (a {type(message).__name__}), its chat turn {k}")
         turns.extend(made)
     return turns, origins
 
@@ -327,22 +340,41 @@ def messages_from_turns(turns: Sequence[dict[str, Any]]) -> list[ModelMessage]:
         >>> messages_from_turns([{"role": "user", "content": "Hi"}])[0].parts[0].content
         'Hi'
     """
-    return _read(turns, None)
+    return _read(turns)
 
 
-#: PAI-12: validated messages of stored turns, by the identities of the turns' data: (the turns, a copier of the message).
-_Known = dict[tuple[int, ...], tuple[tuple[dict[str, Any], ...], Callable[[], Any]]]
+#: PAI-12: a group of turns read into one message, by the identities of its turns' data, and what copies the
+#: message (None for a turn read alone, without the pydantic-ai part: read anew each time).
+_Slot = tuple[tuple[int, ...], Callable[[], Any] | None]
 
 
-def _read(turns: Sequence[dict[str, Any]], known: _Known | None) -> list[ModelMessage]:
-    """``messages_from_turns``; with ``known``, a group of turns validated before is not validated again (PAI-12).
+class _Seen:
+    """PAI-12: a memory's last view as read: its turns' data (held, so no other data takes their ids) and its slots.
 
-    With ``known`` the turns are the memory's own data (``shared_request``):
-    each message comes from ``known`` (or is validated and put there), and
-    what is returned is a fresh copy of it, so the caller may change it.
-    ``known`` is then left holding exactly this request's groups.
+    The slots are the groups of turns in order, each with the copier of its
+    validated message; ``offsets`` says where each starts among the turns,
+    ``starts`` which slot a turn starts, and ``alone`` which slots are turns
+    read alone. It is never changed: the next view makes a new one.
     """
-    # Each slot is a message read from a turn without the part, or a group [its carried parts, k, id, turns].
+
+    __slots__ = ("alone", "offsets", "slots", "starts", "turns")
+
+    def __init__(self, turns: tuple[dict[str, Any], ...], slots: list[_Slot]) -> None:
+        self.turns, self.slots = turns, slots
+        keys = list(map(_FIRST, slots))
+        self.offsets = [0, *itertools.accumulate(map(len, keys))]
+        self.starts = dict(zip(map(_FIRST, keys), itertools.count()))
+        self.alone = list(itertools.compress(itertools.count(), map(operator.is_, map(_COPIER, slots), _NONE)))
+
+
+#: A slot's key, and a key's first turn id; a slot's copier.
+_FIRST, _COPIER = operator.itemgetter(0), operator.itemgetter(1)
+_NONE = itertools.repeat(None)
+_NOTHING = _Seen((), [])
+
+
+def _grouped(turns: Sequence[dict[str, Any]]) -> list[Any]:
+    """The turns' slots (PAI-3): (the message read from a turn without the part, the turn), or a group [its carried parts, k, id, turns]."""
     slots: list[Any] = []
     names: dict[str, str] = {}
     group: list[Any] | None = None
@@ -351,7 +383,7 @@ def _read(turns: Sequence[dict[str, Any]], known: _Known | None) -> list[ModelMe
     for message in turns:
         carried = _carried(message)
         if carried is None:
-            slots.append(_foreign(message, names))
+            slots.append((_foreign(message, names), message))
             group = None
             continue
         place = carried.get("turn", [0, 1, ""])
@@ -366,32 +398,78 @@ def _read(turns: Sequence[dict[str, Any]], known: _Known | None) -> list[ModelMe
             for part in carried["message"]["parts"]:
                 if isinstance(part, dict) and part.get("part_kind") == "tool-call":
                     names[part["tool_call_id"]] = part["tool_name"]
-    groups = [slot for slot in slots if isinstance(slot, list)]
-    if known is None:
-        # One validation for every group: a request's view is hundreds of messages.
-        wanted = [_whole(slot[0]) for slot in groups]
-        rebuilt = iter(ModelMessagesTypeAdapter.validate_python(wanted))
-        return [next(rebuilt) if isinstance(slot, list) else slot for slot in slots]
-    now_known: _Known = {}
+    return slots
+
+
+def _read(turns: Sequence[dict[str, Any]]) -> list[ModelMessage]:
+    """``messages_from_turns``: every group validated, in one validation (a request's view is hundreds of messages)."""
+    slots = _grouped(turns)
+    rebuilt = iter(ModelMessagesTypeAdapter.validate_python([_whole(slot[0]) for slot in slots if type(slot) is list]))
+    return [next(rebuilt) if type(slot) is list else slot[0] for slot in slots]
+
+
+def _read_seen(turns: Sequence[dict[str, Any]], seen: _Seen) -> tuple[list[ModelMessage], _Seen]:
+    """``messages_from_turns`` of the memory's own turns, each group validated once across views (PAI-12).
+
+    The turns that start with a run of the last view's turns, one by one the
+    same data, take that run's slots as they were, up to the last slot that
+    ends before the first turn that differs (a slot ending right before a
+    new turn may gain it) and before the first turn read alone (its call's
+    name comes from the turns before it). The rest are grouped here; a group
+    of turns the last view read is found by its turns' identities, the
+    others are validated together. What is returned is a new copy of every
+    message, with the view to keep for the next call.
+    """
+    reused: list[_Slot] = []
+    start = at = end = 0
+    before = seen.turns
+    found = seen.starts.get(id(turns[0])) if turns else None
+    if found is not None:
+        at = found
+        first = seen.offsets[at]
+        same = min(len(turns), len(before) - first)
+        alike = list(map(operator.is_, turns[:same], before[first : first + same]))
+        if False in alike:
+            same = alike.index(False)
+        limit = first + same if same == len(turns) else first + same - 1  # the ends a reused slot may have
+        end = bisect.bisect_right(seen.offsets, limit) - 1
+        lone = bisect.bisect_left(seen.alone, at)
+        if lone < len(seen.alone):
+            end = min(end, seen.alone[lone])
+        if end > at:
+            reused, start = seen.slots[at:end], seen.offsets[end] - first
+    rest = turns[start:]
+    if start and any(message["role"] == "tool" and _carried(message) is None for message in rest):
+        reused, start, rest = [], 0, turns  # a foreign result's call may be named in the run: read every turn
+    # The groups the rest may meet again, by their turns' ids: a kept slot holds its turns, so no other data can
+    # take their ids meanwhile; a reused one's turns are not among the rest.
+    known = dict(itertools.chain(seen.slots[:at], seen.slots[end:])) if reused else dict(seen.slots)
+    slots = _grouped(rest)
+    made: list[_Slot] = []
     new = []
-    for slot in groups:
+    for slot in slots:
+        if type(slot) is not list:
+            continue
         held = slot[3]
         key = (id(held[0]),) if len(held) == 1 else tuple(map(id, held))
-        hit = known.get(key)  # a kept group holds its turns, so no other data can take their ids meanwhile
-        if hit is None:
+        copier = known.get(key)
+        if copier is None:
             new.append((key, slot))
-        else:
-            slot.append(hit[1])
-            now_known[key] = hit
+        slot.append(key)
+        slot.append(copier)
     if new:  # one validation for every group not met before
         validated = ModelMessagesTypeAdapter.validate_python([_whole(slot[0]) for _, slot in new])
-        for (key, slot), made in zip(new, validated, strict=True):
-            copier = _copier(made)
-            slot.append(copier)
-            now_known[key] = (tuple(slot[3]), copier)
-    known.clear()
-    known.update(now_known)
-    return [slot[4]() if type(slot) is list else slot for slot in slots]
+        for (_, slot), message in zip(new, validated, strict=True):
+            slot[5] = _copier(message)
+    out = [copier() for _, copier in reused]  # type: ignore[misc]  # a reused slot is never one read alone
+    for slot in slots:
+        if type(slot) is list:
+            made.append((slot[4], slot[5]))
+            out.append(slot[5]())
+        else:
+            made.append(((id(slot[1]),), None))
+            out.append(slot[0])
+    return out, _Seen(tuple(turns), reused + made)
 
 
 def _whole(carried: list[dict[str, Any]]) -> dict[str, Any]:
@@ -584,7 +662,7 @@ class SentinelHistory(AbstractCapability[Any]):
         # PAI-10: one run at a time per memory; a lock lives while its memory does.
         self._run_locks: weakref.WeakKeyDictionary[Memory, threading.Lock] = weakref.WeakKeyDictionary()
         # PAI-12: each memory's last request, validated, by the identities of its turns' data.
-        self._read_known: weakref.WeakKeyDictionary[Memory, _Known] = weakref.WeakKeyDictionary()
+        self._read_known: weakref.WeakKeyDictionary[Memory, _Seen] = weakref.WeakKeyDictionary()
 
     @classmethod
     def from_folder(
@@ -744,7 +822,8 @@ class SentinelHistory(AbstractCapability[Any]):
                         if turns[skip:]:
                             stored = memory.add_messages(turns[skip:], importance=self._importance, ttl=self._ttl)
                 except (TypeError, ValueError) as error:
-                    # The memory names the chat turns; name the pydantic-ai messages they came from.
+                    _check_turns(turns, origins)  # a turn the chat form refuses, named as turns_from_messages names it
+                    # Else the memory refused the batch (a result answering no call): name the messages it came from.
                     said = _TURN_PLACE.sub(lambda found: origins[skip + int(found[1])], str(error))
                     raise type(error)(said) from error
                 run = _RUN.get()
@@ -791,10 +870,11 @@ class SentinelHistory(AbstractCapability[Any]):
             out.append(ModelRequest(parts=[SystemPromptPart(chat[0]["content"])]))
             chat = chat[1:]
         with self._lock:
-            known = dict(self._read_known.get(memory, {}))  # this call's own: views may run at once
-        out.extend(_read(chat, known))
+            seen = self._read_known.get(memory, _NOTHING)  # never changed: views may run at once
+        read, seen = _read_seen(chat, seen)
+        out.extend(read)
         with self._lock:
-            self._read_known[memory] = known
+            self._read_known[memory] = seen
             self._remember(out)
         return out
 

@@ -1,0 +1,205 @@
+"""What a request keeps for the next one (MSG-18's counts, PAI-12's groups) and JSON's usual values taken in place (ENT-2): each as reading afresh."""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+
+import sentinel_memory as sm
+from sentinel_memory.core.jsondata import copy_json
+from sentinel_memory.core.tokens import per_line
+from sentinel_memory.integrations.pydantic_ai import SentinelHistory, messages_from_turns, turns_from_messages
+
+NOW = 1_000_000
+TALK = [
+    {"role": ("user", "assistant")[i % 2], "content": f"message {i} " + "about the long menu of the day " * (i % 4)}
+    for i in range(40)
+]
+
+
+def talk() -> sm.Memory:
+    """A memory of forty turns of different lengths."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    mem.add_messages(TALK)
+    return mem
+
+
+def test_msg_18_a_request_by_another_counter_counts_every_turn_by_it():
+    """MSG-18: counts kept by the estimator are not another counter's: a request by it equals one made afresh, and back."""
+    mem = talk()
+    words = per_line(lambda text: 3 * len(text.split()))
+    first = mem.get_messages(token_budget=300, cut="stable")
+    by_words = mem.get_messages(token_budget=300, cut="stable", tokenizer=words)
+    assert by_words == talk().get_messages(
+        token_budget=300, cut="stable", tokenizer=per_line(lambda t: 3 * len(t.split()))
+    )
+    assert by_words.messages != first.messages  # the counters differ, so the cuts do
+    assert mem.get_messages(token_budget=300, cut="stable") == first
+
+
+def test_msg_18_a_cleared_line_counter_counts_every_turn_again():
+    """MSG-18, CTX-14: after LineCounter.clear() a request counts each turn anew, so a changed count is the one used."""
+    scale = [1]
+    counter = per_line(lambda text: scale[0] * len(text.split()))
+    mem = talk()
+    before = mem.get_messages(token_budget=200, tokenizer=counter)
+    scale[0] = 3
+    counter.clear()
+    after = mem.get_messages(token_budget=200, tokenizer=counter)
+    assert after == talk().get_messages(token_budget=200, tokenizer=per_line(lambda text: 3 * len(text.split())))
+    assert len(after.messages) < len(before.messages)
+
+
+def test_msg_18_a_plain_counting_function_counts_on_every_request():
+    """MSG-18: a counting function that is neither the estimator nor a LineCounter is asked again each request."""
+    asked: list[str] = []
+
+    def counting(text: str) -> int:
+        asked.append(text)
+        return len(text) // 4
+
+    mem = talk()
+    first = mem.get_messages(token_budget=400, tokenizer=counting)
+    once = len(asked)
+    assert mem.get_messages(token_budget=400, tokenizer=counting) == first
+    assert len(asked) - once >= len(first.messages)
+
+
+def test_msg_18_a_kept_count_is_the_estimators_count():
+    """MSG-18: the second request, from kept counts, equals the first and one over a memory that never counted."""
+    mem = talk()
+    first = mem.get_messages(token_budget=250)
+    assert mem.get_messages(token_budget=250) == first
+    assert talk().get_messages(token_budget=250) == first
+
+
+def seen(messages: list[Any]) -> list[Any]:
+    """pydantic-ai messages as what the model reads in them: kinds, parts, content, names, ids and arguments (no times)."""
+    return [
+        (
+            type(m).__name__,
+            [
+                (type(p).__name__, *(getattr(p, f, None) for f in ("content", "tool_name", "tool_call_id", "args")))
+                for p in m.parts
+            ],
+        )
+        for m in messages
+    ]
+
+
+def _turn_of(text: str, k: int, n: int, digest: str) -> dict[str, Any]:
+    """A user turn carrying one part of a stored pydantic-ai request: turn ``k`` of ``n`` of the message ``digest``."""
+    [turn] = turns_from_messages([ModelRequest(parts=[UserPromptPart(text)])])
+    carried = copy.deepcopy(turn["content"][-1])
+    carried["at"], carried["turn"] = [k], [k, n, digest]
+    return {"role": "user", "content": [*turn["content"][:-1], carried]}
+
+
+def test_pai_12_a_turn_that_joins_the_last_views_last_group_is_read_with_it():
+    """PAI-12: a new turn that continues the message of the last view's last turn makes one message with it, as read afresh."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 2_000)
+    mem.add_messages([_turn_of("first part", 0, 2, "d1")])
+    assert [p.content for m in history.view() for p in m.parts] == ["first part"]
+    mem.add_messages([_turn_of("second part", 1, 2, "d1")])
+    view = history.view()
+    assert [[p.content for p in m.parts] for m in view] == [["first part", "second part"]]
+    assert view == messages_from_turns(mem.get_messages(token_budget=2_000).messages)
+
+
+def test_pai_12_a_result_of_another_writer_is_named_after_a_call_of_the_turns_read_before():
+    """PAI-12, PAI-3: another writer's result after turns the last view read is named after its call there, view after view."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 2_000)
+    history.record(
+        [
+            ModelRequest(parts=[UserPromptPart("Weather?")]),
+            ModelResponse(
+                parts=[TextPart("Let me look."), ToolCallPart("weather", {"city": "Brno"}, tool_call_id="c1")]
+            ),
+        ]
+    )
+    history.view()
+    mem.add_messages([{"role": "tool", "tool_call_id": "c1", "content": "4 °C"}])
+    history.record([ModelResponse(parts=[TextPart("It is 4 °C.")])])
+    for question in ("Thanks.", "And tomorrow?"):
+        view = history.view()
+        result = view[2].parts[0]
+        assert isinstance(result, ToolReturnPart) and result.tool_name == "weather"
+        assert seen(view) == seen(SentinelHistory(mem, 2_000).view())
+        history.record([ModelRequest(parts=[UserPromptPart(question)])])
+
+
+def test_pai_12_a_turn_of_another_writer_in_the_last_view_is_read_anew_with_its_calls_named():
+    """PAI-12: the turns after another writer's turn are read again each view, equal to a fresh history's view."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 2_000)
+    call = {"id": "c9", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    mem.add_messages(
+        [{"role": "user", "content": "Find it."}, {"role": "assistant", "content": None, "tool_calls": [call]}]
+    )
+    first = history.view()
+    mem.add_messages([{"role": "tool", "tool_call_id": "c9", "content": "found"}])
+    history.record([ModelResponse(parts=[TextPart("Here it is.")])])
+    view = history.view()
+    assert seen(view) == seen(SentinelHistory(mem, 2_000).view())
+    assert view[0] is not first[0] and seen(view[:1]) == seen(first[:1])
+    assert [type(p).__name__ for p in view[2].parts] == ["ToolReturnPart"] and view[2].parts[0].tool_name == "lookup"
+
+
+def test_pai_12_views_that_drop_their_oldest_turns_read_what_is_left():
+    """PAI-12: a newest-first view whose start moves on each call equals a fresh history's view, and shares no message with the last."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 120, cut="newest")
+    last: list[Any] = []
+    for n in range(12):
+        history.record(
+            [ModelRequest(parts=[UserPromptPart(f"question {n} " * 3)]), ModelResponse(parts=[TextPart(f"answer {n}")])]
+        )
+        view = history.view()
+        assert view == SentinelHistory(mem, 120, cut="newest").view()
+        assert not {id(m) for m in view} & {id(m) for m in last}
+        last = view
+
+
+@pytest.mark.parametrize("value", [2**1024 - 1, -(2**1024) + 1, 2**1030])
+@pytest.mark.parametrize("holder", [lambda v: {"n": v}, lambda v: [v]])
+def test_ent_2_an_int_no_double_holds_is_refused_inside_a_dict_or_a_list(value, holder):
+    """ENT-2: an int beyond the double range, just past the values taken in place, is refused wherever it sits."""
+    with pytest.raises(TypeError, match="too large"):
+        copy_json(holder(value))
+
+
+@pytest.mark.parametrize("value", [2**1023, -(2**1023), 2**1023 - 1, 2**1024 - 2**970 - 1, 0, -1])
+@pytest.mark.parametrize("holder", [lambda v: {"n": v}, lambda v: [v]])
+def test_ent_2_an_int_a_double_holds_is_kept_inside_a_dict_or_a_list(value, holder):
+    """ENT-2: the ints a double holds, at and around the edge of those taken in place, are kept as the same int."""
+    copied = copy_json(holder(value))
+    assert copied == holder(value)
+    assert type(next(iter(copied.values())) if isinstance(copied, dict) else copied[0]) is int
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+@pytest.mark.parametrize("holder", [lambda v: {"x": v}, lambda v: [1, v]])
+def test_ent_2_a_float_that_is_not_finite_is_refused_inside_a_dict_or_a_list(value, holder):
+    """ENT-2: inf and NaN are refused where the usual floats are taken in place."""
+    with pytest.raises(TypeError, match="not JSON"):
+        copy_json(holder(value))
+
+
+def test_ent_2_subclasses_of_the_usual_values_are_stored_as_the_plain_ones():
+    """ENT-2, WRP-4: an int, float or bool subclass inside a dict or list is stored as the plain value, never itself."""
+
+    class Count(int):
+        pass
+
+    class Ratio(float):
+        pass
+
+    copied = copy_json({"a": Count(3), "b": [Ratio(0.5), Count(-2)], "c": None, "d": True})
+    assert copied == {"a": 3, "b": [0.5, -2], "c": None, "d": True}
+    assert type(copied["a"]) is int and type(copied["b"][0]) is float and type(copied["b"][1]) is int
