@@ -203,3 +203,15 @@ def test_ent_2_subclasses_of_the_usual_values_are_stored_as_the_plain_ones():
     copied = copy_json({"a": Count(3), "b": [Ratio(0.5), Count(-2)], "c": None, "d": True})
     assert copied == {"a": 3, "b": [0.5, -2], "c": None, "d": True}
     assert type(copied["a"]) is int and type(copied["b"][0]) is float and type(copied["b"][1]) is int
+
+
+def test_ent_2_a_str_subclass_key_with_a_lone_surrogate_is_refused_and_a_good_one_kept_plain():
+    """ENT-2, WRP-4: a key of a str subclass is read as the plain str it holds, and refused when it holds a lone surrogate."""
+
+    class Name(str):
+        pass
+
+    with pytest.raises(TypeError, match="lone surrogate"):
+        copy_json({Name("bad\ud800"): 1})
+    [key] = copy_json({Name("čaj"): 1})
+    assert key == "čaj" and type(key) is str

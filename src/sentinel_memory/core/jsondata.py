@@ -143,31 +143,18 @@ def _copy(value: Any, where: Any, open_containers: set[int], root: tuple[str, in
             raise ValueError(f"{root[0]} is nested more than {MAX_DEPTH} containers deep")
         open_containers.add(marker)
         try:
-            if isinstance(value, dict):
-                copied = {}
-                for given, item in read_items(value, where):
-                    if type(given) is str and given.isascii():  # the usual key: a plain str, JSON text as it is
-                        key = given
-                    elif not isinstance(given, str):
-                        raise TypeError(f"{where} has a key {shown(given)} that is not a str")
-                    else:
-                        key = str.__str__(given)  # a str subclass's own methods never run (WRP-4)
-                        _check_text(key, where)
-                    kind = type(item)
-                    if (
-                        (kind is str and item.isascii())
-                        or kind is bool
-                        or item is None
-                        or (kind is int and -_SAFE_INT < item < _SAFE_INT)
-                        or (kind is float and item - item == 0.0)
-                    ):  # the usual values, JSON as they are (a finite float, an int a double holds): nothing to name
-                        copied[key] = item
-                    else:
-                        copied[key] = _copy(item, _At(where, key), open_containers, root)
-                return copied
-            items = read_list(value, where)
-            out = []
-            for i, item in enumerate(items):
+            keyed = isinstance(value, dict)
+            pairs = read_items(value, where) if keyed else enumerate(read_list(value, where))
+            keys: list[str] = []
+            made: list[Any] = []
+            for at, item in pairs:  # a dict's keys and values, or a list's places and items
+                if keyed:
+                    if type(at) is str and at.isascii():  # the usual key: a plain str, JSON text as it is
+                        keys.append(at)
+                    elif not isinstance(at, str):
+                        raise TypeError(f"{where} has a key {shown(at)} that is not a str")
+                    else:  # a str subclass's own methods never run (WRP-4)
+                        keys.append(_check_text(str.__str__(at), where))
                 kind = type(item)
                 if (
                     (kind is str and item.isascii())
@@ -175,11 +162,11 @@ def _copy(value: Any, where: Any, open_containers: set[int], root: tuple[str, in
                     or item is None
                     or (kind is int and -_SAFE_INT < item < _SAFE_INT)
                     or (kind is float and item - item == 0.0)
-                ):
-                    out.append(item)
+                ):  # the usual values, JSON as they are (a finite float, an int a double holds): nothing to name
+                    made.append(item)
                 else:
-                    out.append(_copy(item, _At(where, i), open_containers, root))
-            return out
+                    made.append(_copy(item, _At(where, keys[-1] if keyed else at), open_containers, root))
+            return dict(zip(keys, made, strict=True)) if keyed else made
         finally:
             open_containers.discard(marker)
     raise TypeError(f"{where} of type {type(value).__name__} is not JSON-serializable")
