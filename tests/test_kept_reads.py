@@ -215,3 +215,71 @@ def test_ent_2_a_str_subclass_key_with_a_lone_surrogate_is_refused_and_a_good_on
         copy_json({Name("bad\ud800"): 1})
     [key] = copy_json({Name("čaj"): 1})
     assert key == "čaj" and type(key) is str
+
+
+def test_pai_12_a_view_groups_only_the_turns_added_since_the_last_and_the_group_they_may_join(monkeypatch):
+    """PAI-12: after a view, the next groups the last view's last group and the new turns alone; with nothing new, nothing."""
+    from sentinel_memory.integrations import pydantic_ai
+
+    grouped: list[int] = []
+    original = pydantic_ai._grouped
+    monkeypatch.setattr(pydantic_ai, "_grouped", lambda turns: grouped.append(len(turns)) or original(turns))
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 2_000)
+    for n in range(4):
+        history.record(
+            [ModelRequest(parts=[UserPromptPart(f"question {n}")]), ModelResponse(parts=[TextPart(f"answer {n}")])]
+        )
+    history.view()
+    assert grouped == [8]  # the first view groups every turn
+    history.view()
+    assert grouped[-1] == 0  # the same turns: every group as it was
+    history.record([ModelRequest(parts=[UserPromptPart("question 4")]), ModelResponse(parts=[TextPart("answer 4")])])
+    view = history.view()
+    assert grouped[-1] == 3  # the last view's last group, and the two new turns
+    assert seen(view) == seen(SentinelHistory(mem, 2_000).view())
+
+
+def test_pai_12_a_view_after_a_forgotten_turn_or_a_moved_start_groups_from_the_first_turn_that_differs(monkeypatch):
+    """PAI-12: a turn forgotten in the middle, or older turns dropped by the budget, leave the groups before the change (or after the new start) as they were."""
+    from sentinel_memory.integrations import pydantic_ai
+
+    grouped: list[int] = []
+    original = pydantic_ai._grouped
+    monkeypatch.setattr(pydantic_ai, "_grouped", lambda turns: grouped.append(len(turns)) or original(turns))
+    mem = sm.create_memory(clock=lambda: NOW)
+    history = SentinelHistory(mem, 2_000)
+    for n in range(4):
+        history.record(
+            [ModelRequest(parts=[UserPromptPart(f"question {n}")]), ModelResponse(parts=[TextPart(f"answer {n}")])]
+        )
+    history.view()
+    assert mem.forget("chat:6")  # the answer of question 2: turns 1 .. 5 stay, then 7 and 8
+    view = history.view()
+    assert grouped[-1] == 3  # the group of turn 5 (turn 7 may have joined it), then 7 and 8
+    assert seen(view) == seen(SentinelHistory(mem, 2_000).view())
+    mem2 = sm.create_memory(clock=lambda: NOW)
+    moving = SentinelHistory(
+        mem2, 60, cut="newest"
+    )  # from the fourth view on, each drops the oldest question and answer
+    counts, sizes = [], []
+    for n in range(8):
+        moving.record(
+            [ModelRequest(parts=[UserPromptPart(f"question {n} " * 3)]), ModelResponse(parts=[TextPart(f"answer {n}")])]
+        )
+        at = len(grouped)
+        view = moving.view()
+        counts.append(grouped[at])
+        sizes.append(len(view))
+        assert seen(view) == seen(SentinelHistory(mem2, 60, cut="newest").view())
+    assert sizes == [2, 4, 6, 6, 6, 6, 6, 6]
+    assert counts == [
+        2,
+        3,
+        3,
+        3,
+        3,
+        3,
+        3,
+        3,
+    ]  # the last view's last group and the two new turns, the start moved or not
