@@ -232,6 +232,12 @@ def test_pai_12_a_view_groups_only_the_turns_added_since_the_last_and_the_group_
         )
     history.view()
     assert grouped == [8]  # the first view groups every turn
+    call = ModelResponse(parts=[ToolCallPart("weather", {"city": "Brno"}, tool_call_id="w1")])
+    history.record([ModelRequest(parts=[UserPromptPart("Weather?")]), call])
+    result = ModelRequest(parts=[ToolReturnPart("weather", "4 °C", tool_call_id="w1")])
+    history.record([result, ModelResponse(parts=[TextPart("4 °C.")])])
+    history.view()
+    assert grouped[-1] == 5  # the last view's last group, then a question, a call, its result and an answer
     history.view()
     assert grouped[-1] == 0  # the same turns: every group as it was
     history.record([ModelRequest(parts=[UserPromptPart("question 4")]), ModelResponse(parts=[TextPart("answer 4")])])
@@ -255,8 +261,20 @@ def test_pai_12_a_view_after_a_forgotten_turn_or_a_moved_start_groups_from_the_f
         )
     history.view()
     assert mem.forget("chat:6")  # the answer of question 2: turns 1 .. 5 stay, then 7 and 8
+    validated: list[int] = []
+    adapter = pydantic_ai.ModelMessagesTypeAdapter
+
+    class Counted:
+        @staticmethod
+        def validate_python(data: list[Any]) -> Any:
+            validated.append(len(data))
+            return adapter.validate_python(data)
+
+    monkeypatch.setattr(pydantic_ai, "ModelMessagesTypeAdapter", Counted)
     view = history.view()
     assert grouped[-1] == 3  # the group of turn 5 (turn 7 may have joined it), then 7 and 8
+    assert validated == []  # each of them a group the last view read, found by its turns
+    monkeypatch.setattr(pydantic_ai, "ModelMessagesTypeAdapter", adapter)
     assert seen(view) == seen(SentinelHistory(mem, 2_000).view())
     mem2 = sm.create_memory(clock=lambda: NOW)
     moving = SentinelHistory(

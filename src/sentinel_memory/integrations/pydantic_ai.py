@@ -440,7 +440,7 @@ def _read_seen(turns: Sequence[dict[str, Any]], seen: _Seen) -> tuple[list[Model
             reused, start = seen.slots[at:end], seen.offsets[end] - first
     rest = turns[start:]
     if start and any(message["role"] == "tool" and _carried(message) is None for message in rest):
-        reused, start, rest = [], 0, turns  # a foreign result's call may be named in the run: read every turn
+        reused, rest = [], turns  # a foreign result's call may be named in the run: read every turn
     # The groups the rest may meet again, by their turns' ids: a kept slot holds its turns, so no other data can
     # take their ids meanwhile; a reused one's turns are not among the rest.
     known = dict(itertools.chain(seen.slots[:at], seen.slots[end:])) if reused else dict(seen.slots)
