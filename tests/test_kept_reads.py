@@ -217,8 +217,8 @@ def test_ent_2_a_str_subclass_key_with_a_lone_surrogate_is_refused_and_a_good_on
     assert key == "čaj" and type(key) is str
 
 
-def test_pai_12_a_view_groups_only_the_turns_added_since_the_last_and_the_group_they_may_join(monkeypatch):
-    """PAI-12: after a view, the next groups the last view's last group and the new turns alone; with nothing new, nothing."""
+def four_exchanges_viewed(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], sm.Memory, SentinelHistory]:
+    """A history of four questions and answers, viewed once, with how many turns each view groups (PAI-12)."""
     from sentinel_memory.integrations import pydantic_ai
 
     grouped: list[int] = []
@@ -231,6 +231,12 @@ def test_pai_12_a_view_groups_only_the_turns_added_since_the_last_and_the_group_
             [ModelRequest(parts=[UserPromptPart(f"question {n}")]), ModelResponse(parts=[TextPart(f"answer {n}")])]
         )
     history.view()
+    return grouped, mem, history
+
+
+def test_pai_12_a_view_groups_only_the_turns_added_since_the_last_and_the_group_they_may_join(monkeypatch):
+    """PAI-12: after a view, the next groups the last view's last group and the new turns alone; with nothing new, nothing."""
+    grouped, mem, history = four_exchanges_viewed(monkeypatch)
     assert grouped == [8]  # the first view groups every turn
     call = ModelResponse(parts=[ToolCallPart("weather", {"city": "Brno"}, tool_call_id="w1")])
     history.record([ModelRequest(parts=[UserPromptPart("Weather?")]), call])
@@ -250,16 +256,7 @@ def test_pai_12_a_view_after_a_forgotten_turn_or_a_moved_start_groups_from_the_f
     """PAI-12: a turn forgotten in the middle, or older turns dropped by the budget, leave the groups before the change (or after the new start) as they were."""
     from sentinel_memory.integrations import pydantic_ai
 
-    grouped: list[int] = []
-    original = pydantic_ai._grouped
-    monkeypatch.setattr(pydantic_ai, "_grouped", lambda turns: grouped.append(len(turns)) or original(turns))
-    mem = sm.create_memory(clock=lambda: NOW)
-    history = SentinelHistory(mem, 2_000)
-    for n in range(4):
-        history.record(
-            [ModelRequest(parts=[UserPromptPart(f"question {n}")]), ModelResponse(parts=[TextPart(f"answer {n}")])]
-        )
-    history.view()
+    grouped, mem, history = four_exchanges_viewed(monkeypatch)
     assert mem.forget("chat:6")  # the answer of question 2: turns 1 .. 5 stay, then 7 and 8
     validated: list[int] = []
     adapter = pydantic_ai.ModelMessagesTypeAdapter
