@@ -43,6 +43,8 @@ ADAPTER_OPTIONS = ("tests/test_adapter_cache_options.py", "tests/spec/test_cache
 #: What a request hands out is the caller's own though built from the stored data: examples, then properties.
 COPIES = ("tests/test_adapter_copies.py", "tests/spec/test_adapter_copies_properties.py")
 KEPT_READS = ("tests/test_kept_reads.py",)
+#: The postings counted in bits (REC-7): the boundaries, then the properties against the naive ranking.
+BIT_COUNTS = ("tests/test_bitsets.py", "tests/spec/test_bit_counts_properties.py")
 #: The stable cut's memo: its example tests, then the property against the reference.
 STABLE_MEMO = ("tests/test_stable_memo.py", "tests/spec/test_stable_memo_properties.py")
 #: The test files a mutant runs unless it names its own: the spec's state machines and properties.
@@ -3767,6 +3769,111 @@ MUTANTS = [
         "        memory._plumbing.conversation = conversation_id(user_id)  # its spans from now on (OTL-9)",
         "        pass",
         tests=CONVERSATION,
+    ),
+    Mutant(
+        "a carry into the next plane is added as a sum bit too",
+        "core/bitsets.py",
+        "            planes[j], carry = plane ^ carry, plane & carry",
+        "            planes[j], carry = plane | carry, plane & carry",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "a count is matched on its set bits alone",
+        "core/bitsets.py",
+        "        found &= plane if count >> j & 1 else ~plane",
+        "        found &= plane if count >> j & 1 else -1",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "a count past the planes is everyone with the planes' top count",
+        "core/bitsets.py",
+        "    if count >> len(planes):\n        return 0",
+        "    if count >> len(planes) + 1:\n        return 0",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "the lowest member is skipped",
+        "core/bitsets.py",
+        '    at = digits.find("1")\n',
+        '    at = digits.find("1", 1)\n',
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "a removed key keeps its bit in the carried set",
+        "core/persistent.py",
+        "                    bits &= ~(1 << key)  # type: ignore[operator]  # int keys, as bits() was asked",
+        "                    bits &= ~(0 << key)  # type: ignore[operator]  # int keys, as bits() was asked",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "a change of sixty-four keys drops the kept set",
+        "core/persistent.py",
+        "            if len(removed) + len(put) > self.BITS_CARRIED:",
+        "            if len(removed) + len(put) >= self.BITS_CARRIED:",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "a rebuilt table forgets its carried set's keys",
+        "core/persistent.py",
+        "        table = self._changed(removed, put)\n        table._bits = bits",
+        "        table = self._changed(removed, put)\n        table._bits = self._bits",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "the expired are counted in bits",
+        "core/lexical.py",
+        "        planes = [plane & live for plane in planes]",
+        "        planes = list(planes)",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "a group leaves out the first entry after the moment",
+        "core/lexical.py",
+        "                group = 0 if first is None else group >> first << first",
+        "                group = 0 if first is None else group >> first + 1 << first + 1",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "a group leaves out a band whose best ties the floor",
+        "core/lexical.py",
+        "                if not ratio * 1.0 + cap < worst:",
+        "                if not ratio * 1.0 + cap <= worst:",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "an entry is looked up in a list that may not hold it",
+        "core/lexical.py",
+        "                mine = rest & bits\n",
+        "                mine = rest\n",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "the bits count up to the postings threshold",
+        "core/lexical.py",
+        "    if span is not None and len(holders) > 1 and sum(map(len, holders.values())) > _BIT_POSTINGS:",
+        "    if span is not None and len(holders) > 1 and sum(map(len, holders.values())) >= _BIT_POSTINGS:",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "a list one short of the density keeps its set",
+        "core/lexical.py",
+        "        if len(table) * _KEPT_DENSITY >= span",
+        "        if len(table) * _KEPT_DENSITY + 1 >= span",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "the bits are used one seq past eight times the entries",
+        "core/search.py",
+        "    return span if span <= _DENSE * max(64, len(state.entries)) else None",
+        "    return span if span <= _DENSE * max(64, len(state.entries)) + 1 else None",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
+        "the first entry after a moment is the first at it",
+        "core/search.py",
+        "    item = index.by_age.ceiling((moment, math.inf))",
+        "    item = index.by_age.ceiling((moment,))",
+        tests=BIT_COUNTS,
     ),
 ]
 

@@ -32,8 +32,9 @@ items = st.lists(
     max_size=40,
 )
 queries = st.lists(st.sampled_from([*POOL, "nowhere", "CAFÉ"]), min_size=1, max_size=6).map(" ".join)
-#: How the search is forced: every holder scored, the walk to its end, or the walk giving up after ``n`` entries.
-modes = st.one_of(st.sampled_from(["holders", "walk"]), st.integers(0, 30))
+#: How the search is forced: every holder scored (by MaxScore, or counted in bits), the walk to its end, or the walk
+#: giving up after ``n`` entries.
+modes = st.one_of(st.sampled_from(["holders", "bits", "walk"]), st.integers(0, 30))
 
 
 def state_from(found) -> sm.MemoryState:
@@ -46,10 +47,11 @@ def state_from(found) -> sm.MemoryState:
 
 def recalled(state: sm.MemoryState, query: str, now: int, limit: int, mode: str | int) -> list[tuple[float, str]]:
     """``recall`` with the search forced to ``mode``, as ``(score, key)``."""
-    budget = None if mode == "walk" else 0 if mode == "holders" else mode
+    budget = None if mode == "walk" else 0 if mode in ("holders", "bits") else mode
     with (
-        mock.patch.object(search_module, "_by_holders", lambda stored, limit: mode == "holders"),
+        mock.patch.object(search_module, "_by_holders", lambda stored, limit: mode in ("holders", "bits")),
         mock.patch.object(search_module, "_walk_budget", lambda postings, top_band=0: budget),
+        mock.patch.object(lexical, "_BIT_POSTINGS", 0 if mode == "bits" else 10**9),
     ):
         hits = core.recall(state, query, now=now, limit=limit)
     return [(hit.score, hit.entry.key) for hit in hits]
@@ -113,10 +115,11 @@ def test_rec_7_maxscore_over_the_holders_is_the_naive_ranking(found, query, limi
 def test_rec_7_a_context_ranks_its_matches_as_the_naive_ranking(found, query, now, mode):
     """REC-7, CTX-1: a context's query matches, by every search, come in the naive ranking's order."""
     state = state_from(found)
-    budget = None if mode == "walk" else 0 if mode == "holders" else mode
+    budget = None if mode == "walk" else 0 if mode in ("holders", "bits") else mode
     with (
-        mock.patch.object(search_module, "_by_holders", lambda stored, limit: mode == "holders"),
+        mock.patch.object(search_module, "_by_holders", lambda stored, limit: mode in ("holders", "bits")),
         mock.patch.object(search_module, "_walk_budget", lambda postings, top_band=0: budget),
+        mock.patch.object(lexical, "_BIT_POSTINGS", 0 if mode == "bits" else 10**9),
     ):
         matched = search_module._matches(state, words(query), now, 10**6)
     expected = ranked(words(query), state.index.live_by_age(now), now, state.config.recency_window)

@@ -24,7 +24,7 @@ from functools import lru_cache
 from itertools import repeat
 from typing import Protocol, TypeVar
 
-from . import unicode14
+from . import bitsets, unicode14
 from .maxscore import kth_largest, term_at_a_time
 
 __all__ = [
@@ -298,11 +298,17 @@ def walked(
     return _best_first(held, scores, limit, seq_is_age=seq_is_age)
 
 
+#: A group's listing (``_scored_groups``): its entries; those updated at or before the moment given (when one is) may be left out.
+Listing = Callable[[int | float | None], list[R]]
+
+
 class Holding(Protocol[R_co]):
     """The entries that hold one word, by ``seq`` ([`HashTable`][sentinel_memory.core.persistent.HashTable] has it)."""
 
     def parts(self) -> tuple[Mapping[int, R_co], ...]: ...
     def having(self, keys: Iterable[int]) -> list[int]: ...
+    def values_of(self, keys: Iterable[int]) -> Sequence[R_co]: ...
+    def bits(self) -> int: ...
     def __len__(self) -> int: ...
 
 
@@ -316,6 +322,8 @@ def best_holders(
     left_out: Set[int],
     seq_is_age: bool,
     top_importance: float = 1.0,
+    span: int | None = None,
+    first_after: Callable[[int | float], int | None] | None = None,
 ) -> list[tuple[float, R]]:
     """What ``best_matches`` returns, found from the entries that hold each query word instead of a walk.
 
@@ -345,6 +353,14 @@ def best_holders(
     every entry holding only the common rest, their own words are asked
     about it (``_counted``). When nearly every candidate is wanted, bounds would
     skip little, and every candidate is scored at once (``_all_scored``).
+
+    With ``span`` (every ``seq`` is below it, and the caller found it small
+    enough for sets of bits of that width: ``_counted_in_bits``), the
+    postings are many and several words are asked, how many words each
+    entry holds is worked out for every entry at once from the lists'
+    bit sets, and the groups are listed from them, most words first, each
+    without the entries too old to matter (``first_after``, which gives
+    the lowest ``seq`` of an entry updated after a moment).
     """
     if limit <= 0 or not holders:
         return []
@@ -366,10 +382,19 @@ def best_holders(
             for part in rarest.parts():
                 entries.update(part)
             top = _scored_groups(
-                [(len(holders), lambda: list(map(entries.__getitem__, common)))], total, now, recency_window, limit
+                [(len(holders), lambda since: list(map(entries.__getitem__, common)))],
+                total,
+                now,
+                recency_window,
+                limit,
             )
             if top is not None:
                 return _best_first(*top, limit, seq_is_age=seq_is_age)
+    if span is not None and len(holders) > 1 and sum(map(len, holders.values())) > _BIT_POSTINGS:
+        by_count = _counted_in_bits(holders, left_out, span, first_after if seq_is_age else None)
+        scored = _scored_groups(by_count, total, now, recency_window, limit, complete=True, oldest_first=seq_is_age)
+        assert scored is not None  # all the groups: nothing is left to decide
+        return _best_first(*scored, limit, seq_is_age=seq_is_age)
     found: dict[int, R] = {}
     counts: Mapping[int, int] | None = None
     if len(holders) == 1:  # every candidate holds the one word
@@ -382,10 +407,10 @@ def best_holders(
         seqs = list(counts.keys() - left_out) if left_out else list(counts)
     if len(seqs) <= _SCORE_ALL * limit:
         return _all_scored(found, seqs, counts, total, now, recency_window, limit, seq_is_age=seq_is_age)
-    groups: list[tuple[int, Callable[[], list[R]]]]
+    groups: list[tuple[int, Listing[R]]]
 
-    def listed(part: list[int]) -> Callable[[], list[R]]:
-        def entries() -> list[R]:
+    def listed(part: list[int]) -> Listing[R]:
+        def entries(since: int | float | None) -> list[R]:
             if seq_is_age:
                 part.sort()  # so the group lists its entries oldest first
             return list(map(found.__getitem__, part))
@@ -413,6 +438,70 @@ def best_holders(
     assert scored is not None  # all the groups: nothing is left to decide
     # One group, listed oldest first, stays in age order: the bounds only leave entries out.
     return _best_first(*scored, limit, seq_is_age=seq_is_age, in_age_order=seq_is_age and len(groups) == 1)
+
+
+#: Above this many postings (entries holding a query word, counted once per word), with a ``span``, they are counted in bits.
+_BIT_POSTINGS = 2_048
+#: A list whose entries are at least one in this many of the ``span`` keeps its bit set (``HashTable.bits``).
+_KEPT_DENSITY = 32
+
+
+def _counted_in_bits(
+    holders: Mapping[str, Holding[R]],
+    left_out: Set[int],
+    span: int,
+    first_after: Callable[[int | float], int | None] | None = None,
+) -> list[tuple[int, Listing[R]]]:
+    """The live holders grouped by how many query words each holds, most first, each group listed oldest ``seq`` first.
+
+    What ``_counted`` finds for every candidate, worked out for all entries
+    at once: each list is a set of bits by ``seq`` (``bitsets``), and the
+    counts are their bit-sliced sum, so the cost is a few operations per
+    list over ints ``span`` bits wide, however common the words. A list
+    whose entries are dense in the span keeps its set between queries
+    (``HashTable.bits``, carried by each change); a sparse one is laid out
+    for the query alone, in a step per entry it holds. The expired
+    (``left_out``) are taken out of the counts. A group is listed only when
+    ``_scored_groups`` asks for it: its ``seq`` set is one ``&`` per plane
+    away, and each entry is looked up in the commonest list holding it.
+    With ``first_after`` (``seq`` order is age order, and it gives the
+    lowest ``seq`` of an entry updated after a moment, None when none is),
+    a listing that may leave out the entries updated at or before a moment
+    leaves out every lower ``seq`` before looking any up.
+    """
+    tables = sorted(holders.values(), key=len, reverse=True)  # the commonest first: most entries found in it
+    sets = [
+        table.bits()
+        if len(table) * _KEPT_DENSITY >= span
+        else bitsets.bits_of(itertools.chain.from_iterable(table.parts()))
+        for table in tables
+    ]
+    planes = bitsets.planes_of(sets)
+    if left_out:
+        live = ~bitsets.bits_of(left_out)
+        planes = [plane & live for plane in planes]
+
+    def listed(count: int) -> Listing[R]:
+        def entries(since: int | float | None) -> list[R]:
+            group = bitsets.with_count(planes, count)
+            if since is not None and first_after is not None:
+                first = first_after(since)
+                group = 0 if first is None else group >> first << first
+            rest = group
+            found: dict[int, R] = {}
+            for table, bits in zip(tables, sets, strict=True):
+                if not rest:
+                    break
+                mine = rest & bits
+                if mine:
+                    seqs = bitsets.members(mine)
+                    found.update(zip(seqs, table.values_of(seqs), strict=True))
+                    rest ^= mine
+            return list(map(found.__getitem__, bitsets.members(group)))
+
+        return entries
+
+    return [(count, listed(count)) for count in range(len(tables), 0, -1)]
 
 
 def _counted(
@@ -553,7 +642,7 @@ def _all_scored(
 
 
 def _scored_groups(
-    groups: list[tuple[int, Callable[[], list[R]]]],
+    groups: list[tuple[int, Listing[R]]],
     total: int,
     now: int | float,
     recency_window: int | float,
@@ -565,7 +654,10 @@ def _scored_groups(
     """The entries of ``groups`` (most query words held first) that can make the best ``limit``, with their scores.
 
     A group is a number of query words held and a function listing the
-    entries that hold that many, called only when the group can matter;
+    entries that hold that many, called only when the group can matter
+    (and told the latest moment at or before which none can: with the
+    most importance, 1, and the most freshness left then, they score below
+    the ``limit``-th best held, so a listing may leave them out);
     ``oldest_first`` says that it lists them in age order, so that the
     entries of each band of age (see :func:`_freshness_caps`) are a slice,
     held to the bound with the most freshness that their band can add.
@@ -583,7 +675,13 @@ def _scored_groups(
         ratio = words_held / total  # the relevance of every entry in the group
         if ratio * 1.0 + full_bonus < worst:  # importance is at most 1
             continue
-        group = listed()
+        since = None
+        if worst > -math.inf:
+            for moment, cap in caps:  # oldest first: the caps only grow
+                if not ratio * 1.0 + cap < worst:
+                    break
+                since = moment
+        group = listed(since)
         importances = list(map(_importance, group))
         # A score is at least its weight. So with fewer than ``limit`` kept,
         # the kept and the best weights of this group bound the ``limit``-th

@@ -24,6 +24,8 @@ import operator
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
+from . import bitsets
+
 __all__ = ["CHUNK", "HashTable", "SortedRun"]
 
 T = TypeVar("T", bound=tuple[Any, ...])  # items are tuples: ordered, their id second to last
@@ -278,13 +280,17 @@ class HashTable(Mapping[K, V]):
     not meaningful.
     """
 
-    __slots__ = ("_buckets", "_size")
+    __slots__ = ("_bits", "_buckets", "_size")
 
     #: Keys per bucket, on average, before the buckets double.
     PER_BUCKET = 32
+    #: A change of more keys than this drops the kept bit set (see ``bits``) instead of carrying it.
+    BITS_CARRIED = 64
 
     _buckets: tuple[dict[K, V], ...]
     _size: int
+    #: The keys as a bit set, once ``bits`` was asked (None until then).
+    _bits: int | None
 
     def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
         pairs = dict(items)
@@ -297,6 +303,7 @@ class HashTable(Mapping[K, V]):
             buckets[hash(key) & mask][key] = value
         self._buckets = tuple(buckets)
         self._size = len(pairs)
+        self._bits = None
 
     @classmethod
     def of_dict(cls, pairs: dict[K, V]) -> HashTable[K, V]:
@@ -308,7 +315,7 @@ class HashTable(Mapping[K, V]):
     @classmethod
     def _of_buckets(cls, buckets: tuple[dict[K, V], ...], size: int) -> HashTable[K, V]:
         table = object.__new__(cls)
-        table._buckets, table._size = buckets, size
+        table._buckets, table._size, table._bits = buckets, size, None
         return table
 
     def __getitem__(self, key: K) -> V:
@@ -343,11 +350,47 @@ class HashTable(Mapping[K, V]):
         homes = map(buckets.__getitem__, map(operator.and_, map(hash, keys), itertools.repeat(len(buckets) - 1)))
         return list(itertools.compress(keys, map(operator.contains, homes, keys)))
 
+    def values_of(self, keys: Iterable[K]) -> list[V]:
+        """The values of ``keys``, in their order, each of which the table must hold (``KeyError``): at C speed."""
+        keys = list(keys)
+        buckets = self._buckets
+        homes = map(buckets.__getitem__, map(operator.and_, map(hash, keys), itertools.repeat(len(buckets) - 1)))
+        return list(map(dict.__getitem__, homes, keys))
+
+    def bits(self) -> int:
+        """The keys as one bit set (``bitsets``; the keys must be ints >= 0): made once, then carried by ``changed``.
+
+        The counts of a query's words per entry are worked out from their
+        lists' bit sets (REC-7); a list a change touches keeps its set by
+        setting and clearing the bits of the keys changed, so a query after
+        a change does not lay out the common words' lists again.
+        """
+        bits = self._bits
+        if bits is None:
+            bits = self._bits = bitsets.bits_of(self)  # type: ignore[arg-type]  # int keys: the caller's word
+        return bits
+
     def changed(self, removed: Iterable[K] = (), put: Iterable[tuple[K, V]] = ()) -> HashTable[K, V]:
         """A new table without the keys ``removed`` (absent ones are ignored), then with the pairs ``put``.
 
-        Each bucket a change touches is copied once, on its first touch.
+        Each bucket a change touches is copied once, on its first touch. A
+        bit set made by ``bits`` is carried when the change is small.
         """
+        bits = self._bits
+        if bits is not None:
+            removed, put = list(removed), list(put)
+            if len(removed) + len(put) > self.BITS_CARRIED:
+                bits = None
+            else:
+                for key in removed:
+                    bits &= ~(1 << key)  # type: ignore[operator]  # int keys, as bits() was asked
+                for key, _ in put:
+                    bits |= 1 << key  # type: ignore[operator]
+        table = self._changed(removed, put)
+        table._bits = bits
+        return table
+
+    def _changed(self, removed: Iterable[K], put: Iterable[tuple[K, V]]) -> HashTable[K, V]:
         old = self._buckets
         mask = len(old) - 1
         copies: dict[int, dict[K, V]] = {}  # bucket number -> its copy

@@ -7,6 +7,8 @@ scan of every live entry would have found.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Iterator, Sequence
 
 from .basics import _check_now, _copies
@@ -87,7 +89,30 @@ def _matches(
         left_out=left_out,
         seq_is_age=index.in_order,
         top_importance=_top_importance(index),
+        span=_bit_span(state),
+        first_after=functools.partial(_first_after, index),
     )
+
+
+def _first_after(index: Index, moment: int | float) -> int | None:
+    """The ``seq`` of the oldest stored entry updated after ``moment`` (None when none is): in age order, the first."""
+    item = index.by_age.ceiling((moment, math.inf))
+    return None if item is None else item[1]
+
+
+#: The postings are counted in bits when every seq is below this many times the stored entries (and 64).
+_DENSE = 8
+
+
+def _bit_span(state: MemoryState) -> int | None:
+    """The width of the holders' bit sets (one above the largest stored ``seq``), or None when too wide to pay (REC-7).
+
+    A set of bits by ``seq`` costs its width in every operation, and
+    ``seq`` grows with every change: after much churn the stored entries are
+    few for the width, and counting their postings one by one costs less.
+    """
+    span = state.entries.last_seq() + 1
+    return span if span <= _DENSE * max(64, len(state.entries)) else None
 
 
 def _top_importance(index: Index) -> float:
