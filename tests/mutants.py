@@ -3850,8 +3850,8 @@ MUTANTS = [
     Mutant(
         "the bits count up to the postings threshold",
         "core/lexical.py",
-        "    if span is not None and len(holders) > 1 and sum(map(len, holders.values())) > _BIT_POSTINGS:",
-        "    if span is not None and len(holders) > 1 and sum(map(len, holders.values())) >= _BIT_POSTINGS:",
+        "    return postings > _BIT_POSTINGS",
+        "    return postings >= _BIT_POSTINGS",
         tests=BIT_COUNTS,
     ),
     Mutant(

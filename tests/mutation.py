@@ -113,6 +113,7 @@ SELECTION: dict[str, tuple[str, ...]] = {
     ),
     # The exact pruning both rankings share (REC-7, BM-7): its boundaries and properties.
     "core/maxscore.py": ("tests/spec/test_pruning_properties.py",),
+    "core/bitsets.py": ("tests/test_bitsets.py", "tests/spec/test_bit_counts_properties.py"),
     "core/linecounts.py": ("tests/test_line_counts.py", "tests/spec/test_first_ask_properties.py"),
     # Every telemetry test but the adapters' spans, whose branches the conversation's own tests take.
     "telemetry.py": (

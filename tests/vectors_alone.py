@@ -85,7 +85,8 @@ def readable_bm25_among(
 
 #: The other ways a port may compute what the fast reference computes, each as the names it replaces: the
 #: readable fill of CTX-2 and CTX-12 for the fast fill (CTX-8), the scan of every live entry (REC-2, REC-3)
-#: for the search of the holders, the walk by importance to its end, which a small memory never takes, BM25's
+#: for the search of the holders, the walk by importance to its end, which a small memory never takes, the
+#: search of the holders with their postings counted in bits (REC-7), which a small memory never takes, BM25's
 #: every live entry scored for its pruned search (BM-7), and the stable cut of MSG-11 read literally for the memo
 #: of MSG-17.
 OTHER_WAYS: tuple[tuple[str, tuple[tuple[Any, str, Any], ...]], ...] = (
@@ -97,6 +98,10 @@ OTHER_WAYS: tuple[tuple[str, tuple[tuple[Any, str, Any], ...]], ...] = (
             (search, "_by_holders", lambda stored, limit: False),
             (search, "_walk_budget", lambda postings, top_band=0: None),
         ),
+    ),
+    (
+        "the postings counted in bits",
+        ((search, "_by_holders", lambda stored, limit: True), (lexical, "_in_bits", lambda postings: True)),
     ),
     (
         "the readable BM25 ranking",

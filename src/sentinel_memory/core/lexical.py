@@ -390,7 +390,7 @@ def best_holders(
             )
             if top is not None:
                 return _best_first(*top, limit, seq_is_age=seq_is_age)
-    if span is not None and len(holders) > 1 and sum(map(len, holders.values())) > _BIT_POSTINGS:
+    if span is not None and len(holders) > 1 and _in_bits(sum(map(len, holders.values()))):
         by_count = _counted_in_bits(holders, left_out, span, first_after if seq_is_age else None)
         scored = _scored_groups(by_count, total, now, recency_window, limit, complete=True, oldest_first=seq_is_age)
         assert scored is not None  # all the groups: nothing is left to decide
@@ -444,6 +444,11 @@ def best_holders(
 _BIT_POSTINGS = 2_048
 #: A list whose entries are at least one in this many of the ``span`` keeps its bit set (``HashTable.bits``).
 _KEPT_DENSITY = 32
+
+
+def _in_bits(postings: int) -> bool:
+    """True when a query's ``postings`` are enough to count in bits rather than one by one: a matter of cost (REC-7)."""
+    return postings > _BIT_POSTINGS
 
 
 def _counted_in_bits(
