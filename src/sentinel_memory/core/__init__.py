@@ -67,9 +67,10 @@ of the rules, and each imports only modules listed before it, so the package
 reads bottom-up from its first file (the ``core-layers`` contract in
 ``pyproject.toml`` holds this order):
 
-* ``shown``, ``errors``, ``unicode14``, ``persistent``: how a bad value is
-  named in a message, what is raised, the Unicode 14 tables, the persistent
-  sorted runs and hash tables;
+* ``shown``, ``errors``, ``unicode14``, ``bitsets``, ``persistent``: how a
+  bad value is named in a message, what is raised, the Unicode 14 tables,
+  sets of ints as the bits of one int (how a query's words are counted for
+  every entry at once), the persistent sorted runs and hash tables;
 * ``message``, ``jsondata``: a chat message's stored form, and what counts
   as JSON data and how it renders as text;
 * ``chat``, ``turns``: checking messages on their way in, and which entries
