@@ -99,7 +99,21 @@ SELECTION: dict[str, tuple[str, ...]] = {
     ),
     "core/request.py": ("tests/test_request_mutants.py", "tests/test_kept_reads.py", *_MESSAGES, "-k", "not mypy"),
     "integrations/langchain/__init__.py": ("tests/test_langchain.py", "tests/spec/test_langchain_properties.py"),
-    "integrations/openai_agents.py": ("tests/test_openai_agents_edges.py", "tests/test_openai_agents.py"),
+    # With the sessions' cache options, copies, runs on a server, telemetry and tools (OAI-3 .. OAI-13, INT-2):
+    # the names keep the Agents SDK's tests of each file.
+    "integrations/openai_agents.py": (
+        "tests/test_openai_agents_edges.py",
+        "tests/test_openai_agents.py",
+        "tests/test_adapter_cache_options.py",
+        "tests/test_adapter_copies.py",
+        "tests/test_agent_server.py",
+        "tests/test_telemetry_conversation.py",
+        "tests/test_framework_memory_tools.py",
+        "tests/spec/test_openai_agents_properties.py",
+        "tests/spec/test_adapter_copies_properties.py",
+        "-k",
+        "oai or openai or session",
+    ),
     # With the server tests of its runs (PAI-7 .. PAI-11) and the copies and reuse of its views (PAI-12): the module's name
     # keeps every test of the first two files.
     "integrations/pydantic_ai.py": (
