@@ -223,3 +223,77 @@ def test_oai_1_the_items_of_a_turn_are_the_callers_own():
     (item,) = items_of_turn(data)
     item["content"][0]["text"] = "changed"
     assert data == mem.get("chat:1") and items_of_turn(data)[0]["content"][0]["text"] == "hi"
+
+
+def test_oai_1_a_text_part_holding_an_item_key_reads_as_its_text():
+    """OAI-1: only an openai_agents_item part gives its item; a text part that happens to hold an "item" dict reads as its text."""
+    data = {"role": "user", "content": [{"type": "text", "text": "hi", "item": {"role": "user", "content": "no"}}]}
+    assert items_of_turn(data) == [{"role": "user", "content": "hi"}]
+
+
+def test_oai_1_a_tool_turn_without_a_call_id_reads_as_an_output_of_call_id_empty():
+    """OAI-1: a tool turn stored before results kept their call's id reads as a function_call_output whose call_id is ""."""
+    assert items_of_turn({"role": "tool", "content": "r"}) == [
+        {"type": "function_call_output", "call_id": "", "output": "r"}
+    ]
+
+
+@pytest.mark.parametrize("content", [None, ""])
+def test_oai_1_a_call_without_text_gives_no_message_item(content):
+    """OAI-1: an assistant turn of tool calls and no text gives the calls alone, with no empty message item before them."""
+    call = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+    assert items_of_turn({"role": "assistant", "content": content, "tool_calls": [call]}) == [CALL]
+
+
+def test_oai_4_every_leading_instruction_is_kept_first_and_a_history_of_them_alone_is_kept():
+    """OAI-4: two leading system and developer messages are kept first, before the units; items that are all such messages come back whole."""
+    system, developer = {"role": "system", "content": "a"}, {"role": "developer", "content": "b"}
+    question = {"role": "user", "content": "q"}
+    assert budget_items([system, developer, question], 100) == [system, developer, question]
+    assert budget_items([system, developer], 100) == [system, developer]
+
+
+def test_oai_4_instructions_that_fill_the_budget_exactly_leave_the_question_to_refuse():
+    """OAI-4, MSG-9: instructions counting exactly the budget leave room 0 (the question's units are refused); one token less and they are."""
+    counted = sm.estimate_tokens("Be brief.") + 3  # MESSAGE_TOKENS
+    with pytest.raises(sm.TokenBudgetError, match=r"^the turns from the newest user message on need 4 tokens"):
+        budget_items([{"role": "user", "content": "Hi"}], counted, instructions="Be brief.")
+    with pytest.raises(
+        sm.TokenBudgetError, match=r"^the instructions and the leading system messages need 6 tokens, 1 more"
+    ):
+        budget_items([{"role": "user", "content": "Hi"}], counted - 1, instructions="Be brief.")
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        ((5,), {"memory": "m"}, "session_id must be a str, got 5"),
+        (("s",), {}, "give a folder (a MemoryFolder or a path) or a memory=, exactly one of them"),
+        (
+            ("s", "folder"),
+            {"memory": "m"},
+            "give a folder (a MemoryFolder or a path) or a memory=, exactly one of them",
+        ),
+        (("s",), {"memory": "m"}, "memory must be a Memory (create_memory()), got 'm'"),
+        (("s",), {"memory": None, "system": 5}, "system must be a str, got 5"),
+        (
+            ("s",),
+            {"memory": None, "limit": 3, "ttl_default": 1},
+            "options limit, ttl_default are for a folder's memory; this one is given",
+        ),
+    ],
+)
+def test_oai_3_a_session_that_cannot_be_made_says_exactly_why(args, kwargs, message):
+    """OAI-3: each refusal of SentinelSession's arguments is a TypeError whose whole message names what failed."""
+    if "memory" in kwargs and kwargs["memory"] is None:
+        kwargs = {**kwargs, "memory": sm.create_memory()}
+    with pytest.raises(TypeError) as refused:
+        SentinelSession(*args, **kwargs)
+    assert str(refused.value) == message
+
+
+def test_oai_4_a_session_without_a_budget_says_budgeted_items_needs_one():
+    """OAI-4: budgeted_items on a session made without token_budget raises TypeError saying so, whole."""
+    with pytest.raises(TypeError) as refused:
+        SentinelSession("s", memory=sm.create_memory()).budgeted_items()
+    assert str(refused.value) == "budgeted_items needs a session made with token_budget="
