@@ -297,3 +297,25 @@ def test_oai_4_a_session_without_a_budget_says_budgeted_items_needs_one():
     with pytest.raises(TypeError) as refused:
         SentinelSession("s", memory=sm.create_memory()).budgeted_items()
     assert str(refused.value) == "budgeted_items needs a session made with token_budget="
+
+
+def test_oai_1_pop_after_eleven_turns_takes_the_newest_by_number():
+    """OAI-1: pop() takes the newest turn by N, chat:11 (numbers, not their keys' text: "chat:9" sorts after it)."""
+    mem = sm.create_memory()
+    session = SentinelSession("s", memory=mem)
+    said = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"} for i in range(11)]
+    session.add(said)
+    assert [key for key, _ in mem.items()][-2:] == ["chat:10", "chat:11"]
+    assert session.pop() == said[-1]
+    assert session.items() == said[:-1]
+
+
+def test_oai_12_a_kept_read_whose_data_is_another_object_is_read_again():
+    """OAI-12: items kept under a data's identity are reused only for that very object; another object at that id is read anew."""
+    session = SentinelSession("s", memory=sm.create_memory(), token_budget=500)
+    said = [{"role": "user", "content": "Weather?"}, CALL, OUTPUT, {"role": "assistant", "content": "4 °C"}]
+    session.add(said)
+    assert session.budgeted_items() == said
+    # What a freed object's id, reused by new data, would leave behind: other objects under the same ids.
+    session._known = {key: (object(), [{"role": "user", "content": "stale"}]) for key in session._known}
+    assert session.budgeted_items() == said
