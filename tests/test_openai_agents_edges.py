@@ -319,3 +319,19 @@ def test_oai_12_a_kept_read_whose_data_is_another_object_is_read_again():
     # What a freed object's id, reused by new data, would leave behind: other objects under the same ids.
     session._known = {key: (object(), [{"role": "user", "content": "stale"}]) for key in session._known}
     assert session.budgeted_items() == said
+
+
+def test_oai_2_an_output_answers_a_call_stored_past_the_turn_counter():
+    """OAI-2, MSG-6: in a state whose turns run past its counter (built by hand), an output still answers the newest call."""
+    mem = sm.create_memory()
+    session = SentinelSession("s", memory=mem)
+    session.add([{"role": "user", "content": "Weather?"}, CALL])
+    mem._state = sm.MemoryState(entries=list(mem.state.entries.values()), turns=1, config=mem.state.config)
+    assert mem.state.turns == 1 and "chat:2" in mem.state.entries
+    session.add([OUTPUT])
+    assert [(key, data["role"]) for key, data in mem.items()] == [
+        ("chat:1", "user"),
+        ("chat:2", "assistant"),
+        ("chat:3", "tool"),
+    ]
+    assert session.items() == [{"role": "user", "content": "Weather?"}, CALL, OUTPUT]
