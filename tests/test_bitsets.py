@@ -153,3 +153,47 @@ def test_rec_7_a_group_whose_best_ties_the_floor_exactly_is_listed_whole():
     )
     keys, moments = recall_in_bits(state, "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10", now, 1)
     assert keys == ["newer"] and moments == []
+
+
+def test_rec_7_a_group_leaves_out_only_the_bands_that_cannot_reach_the_floor():
+    """REC-7: with a floor of 0.27, one word of four needs a freshness over 0.4: an entry half a window old (0.275) is listed and wins."""
+    now = 10 * W
+    state = remembered(
+        ("a", "w1 w2", 0.08, now - 2 * W),  # 2/4 * (0.5 + 0.04) = 0.27, stale: the floor
+        ("b", "w3", 1, now - W // 2),  # 0.25 + 0.05 * 0.5 = 0.275
+    )
+    keys, moments = recall_in_bits(state, "w1 w2 w3 w4", now, 1)
+    assert keys == ["b"]
+    assert moments == [now - 5 * W // 8]  # the last band whose most freshness, 0.01875, leaves 0.25 below 0.27
+
+
+def test_rec_7_a_group_too_old_to_matter_is_listed_empty():
+    """REC-7: when no entry is newer than the moment a group may leave out up to, the group lists nothing (seq 0 holds no query word)."""
+    now = 10 * W
+    state = remembered(
+        ("z", "unrelated", 0.5, 0),  # seq 0
+        ("a", "w1 w2", 0.2, now - 2 * W),  # the floor, 0.3
+        ("c", "w4", 1, now - W // 8 - 5),  # at most 0.25 + 0.05 * 7/8 < 0.3, and the newest entry
+    )
+    keys, moments = recall_in_bits(state, "w1 w2 w3 w4", now, 1)
+    assert keys == ["a"] and moments == [now - W // 8]
+    assert search_module._first_after(state.index, now - W // 8) is None
+
+
+def test_rec_7_a_memory_too_churned_for_bits_is_searched_one_posting_at_a_time():
+    """REC-7: with every seq above 8 x 64, the holders are counted one by one even when the bits would be asked for; the same hits."""
+    state = sm.MemoryState()
+    for i in range(520):  # one key rewritten: seqs run past 512 while one entry is stored
+        state, _ = core.remember(state, "k0", "the tea", now=i)
+    for i in range(1, 4):
+        state, _ = core.remember(state, f"k{i}", "the" if i % 2 else "tea", now=1000 + i)
+    assert search_module._bit_span(state) is None
+    calls = []
+    real = lexical._counted_in_bits
+    with (
+        mock.patch.object(lexical, "_in_bits", lambda postings: True),
+        mock.patch.object(lexical, "_counted_in_bits", lambda *args: calls.append(1) or real(*args)),
+    ):
+        hits = core.recall(state, "the tea", now=2000, limit=10)
+    assert calls == []
+    assert [h.entry.key for h in hits] == ["k0", "k3", "k2", "k1"]
