@@ -8,7 +8,13 @@ from agents.run_config import CallModelData, ModelInputData
 
 import sentinel_memory as sm
 from sentinel_memory.core.chat import body_of
-from sentinel_memory.integrations.openai_agents import SentinelSession, budget_items, chat_messages, items_of_turn
+from sentinel_memory.integrations.openai_agents import (
+    SentinelSession,
+    SentinelSessions,
+    budget_items,
+    chat_messages,
+    items_of_turn,
+)
 from support import import_error_without
 
 CALL = {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"}
@@ -335,3 +341,67 @@ def test_oai_2_an_output_answers_a_call_stored_past_the_turn_counter():
         ("chat:3", "tool"),
     ]
     assert session.items() == [{"role": "user", "content": "Weather?"}, CALL, OUTPUT]
+
+
+@pytest.mark.parametrize(
+    ("facts_share", "must_keep", "facts"),
+    [(0.0, None, False), (0.0, 0.9, True), (None, None, True)],
+)
+def test_oai_3_the_sessions_facts_share_and_must_keep_reach_its_history(facts_share, must_keep, facts):
+    """OAI-3: facts_share=0 leaves the facts out of the budgeted history; must_keep=0.9 brings the important one back."""
+    mem = sm.create_memory()
+    mem.remember("user:name", "The user is Jakub.", importance=1)
+    session = SentinelSession("s", memory=mem, token_budget=300, facts_share=facts_share, must_keep=must_keep)
+    session.add([{"role": "user", "content": "hi"}])
+    fact = [{"role": "system", "content": "user:name: The user is Jakub."}] if facts else []
+    assert session.budgeted_items() == [*fact, {"role": "user", "content": "hi"}]
+
+
+def test_oai_3_the_sessions_turns_take_its_importance_and_ttl():
+    """OAI-3: a session made with importance=0.9 and ttl=60 s stores its turns at that importance, expiring 60 s after."""
+    mem = sm.create_memory()
+    SentinelSession("s", memory=mem, importance=0.9, ttl=60_000).add([{"role": "user", "content": "hi"}])
+    entry = mem.state.entries["chat:1"]
+    assert (entry.importance, entry.expires_at - entry.created_at) == (0.9, 60_000)
+
+
+ITEMS = [
+    {"role": "user", "content": "What is the weather like in Brno today?"},
+    {"role": "assistant", "content": "Four degrees and rain."},
+    {"role": "user", "content": "And tomorrow?"},
+]
+
+
+def filtered(sessions: SentinelSessions) -> list:
+    data = CallModelData(
+        model_data=ModelInputData(input=ITEMS, instructions="Rules."), agent=Agent(name="a"), context=None
+    )
+    return sessions.call_model_input_filter(data).input
+
+
+@pytest.mark.parametrize(
+    ("options", "kept"),
+    [
+        ({"token_budget": 92}, 3),  # by characters (the folder's tokenizer), 92 holds all three; no reserve by default
+        ({"token_budget": 92, "reserve": 2}, 1),  # 90 holds the question alone
+        ({"token_budget": 92, "reserve": 2, "tokenizer": sm.estimate_tokens}, 3),  # the estimator counts fewer
+        ({}, 3),  # no budget: the request as it came
+    ],
+)
+def test_oai_7_the_sessions_filter_counts_with_the_folders_tokenizer_less_the_reserve(tmp_path, options, kept):
+    """OAI-7, OAI-4, PAI-11: SentinelSessions' filter holds a request to token_budget - reserve, counted by its tokenizer or the folder's."""
+    sessions = SentinelSessions(sm.MemoryFolder(tmp_path, tokenizer=chars), **options)
+    try:
+        assert filtered(sessions) == ITEMS[-kept:]
+    finally:
+        sessions.close()
+
+
+def test_oai_7_sessions_show_their_folders_memories(tmp_path):
+    """OAI-7: repr(SentinelSessions) is SentinelSessions(<its memories>)."""
+    sessions = SentinelSessions(tmp_path)
+    try:
+        assert repr(sessions) == f"SentinelSessions({sessions._users.memories!r})"
+        assert repr(sessions).startswith("SentinelSessions(") and repr(sessions).endswith(")")
+    finally:
+        sessions.close()

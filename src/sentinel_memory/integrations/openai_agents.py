@@ -902,9 +902,3 @@ class SentinelSessions:
     def close(self) -> None:
         """Close every memory kept open (WRP-5); a later ``session`` opens its memory again."""
         self._users.close()
-
-
-def _facts(result: Any) -> int:
-    """How many of a ``Messages`` result's entries are facts: those before its turns (MSG-2)."""
-    turns = len(result.messages) - (1 if result.messages and result.messages[0]["role"] == "system" else 0)
-    return len(result.entries) - turns
