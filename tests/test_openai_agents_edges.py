@@ -405,3 +405,50 @@ def test_oai_7_sessions_show_their_folders_memories(tmp_path):
         assert repr(sessions).startswith("SentinelSessions(") and repr(sessions).endswith(")")
     finally:
         sessions.close()
+
+
+@pytest.mark.parametrize("question", [[], [{"role": "user", "content": "Weather?"}]])
+def test_oai_2_parallel_calls_answered_one_add_at_a_time_are_tool_turns(question):
+    """OAI-2, MSG-6: two calls of one response, their outputs added one at a time: the second still answers its call.
+
+    With no question first the walk back ends at chat:1; after one, it steps from the tool turn to the call's turn.
+    """
+    first, second = {**CALL, "call_id": "c1"}, {**CALL, "call_id": "c2"}
+    mem = sm.create_memory()
+    session = SentinelSession("s", memory=mem)
+    session.add([*question, first, second])
+    session.add([{**OUTPUT, "call_id": "c1"}])
+    session.add([{**OUTPUT, "call_id": "c2"}])
+    assert [data["role"] for _, data in mem.items()] == [*(["user"] if question else []), "assistant", "tool", "tool"]
+
+
+def refused(session: SentinelSession, request: list) -> None:
+    """The session's filter refuses ``request`` (a budget of 5 tokens)."""
+    data = CallModelData(
+        model_data=ModelInputData(input=request, instructions=None), agent=Agent(name="a"), context=None
+    )
+    with pytest.raises(sm.TokenBudgetError):
+        session.call_model_input_filter(data)
+
+
+@pytest.mark.parametrize(
+    ("stored", "request_", "left"),
+    [
+        ([{"role": "user", "content": "long " * 20}], None, []),  # the request is exactly the run's input
+        ([{"role": "user", "content": "one " * 20}, {"role": "user", "content": "two " * 20}], None, []),  # two inputs
+        ([{"role": "user", "content": "kept " * 20}], [{"role": "assistant", "content": "x " * 20}], ["user"]),
+    ],
+)
+def test_oai_10_a_refused_run_forgets_exactly_the_input_that_ends_its_request(stored, request_, left):
+    """OAI-10: a run the budget refuses forgets its trailing input turns when they end the request (one or two), and nothing when they do not."""
+    mem = sm.create_memory()
+    session = SentinelSession("s", memory=mem, token_budget=5)
+    session.add(stored)
+    refused(session, stored if request_ is None else [*stored, *request_])
+    assert [data["role"] for _, data in mem.items()] == left
+
+
+def test_oai_7_sessions_refuse_a_tokenizer_that_is_not_one_when_made(tmp_path):
+    """OAI-7, OPT-1: SentinelSessions(tokenizer=5) raises TypeError when made, not at its first run."""
+    with pytest.raises(TypeError):
+        SentinelSessions(tmp_path, tokenizer=5)
