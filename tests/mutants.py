@@ -3869,6 +3869,13 @@ MUTANTS = [
         tests=BIT_COUNTS,
     ),
     Mutant(
+        "negative seqs are counted in bits",
+        "core/search.py",
+        "_DENSE * max(64, len(state.entries)) and state.entries.first_seq() >= 0 else None",
+        "_DENSE * max(64, len(state.entries)) else None",
+        tests=BIT_COUNTS,
+    ),
+    Mutant(
         "the first entry after a moment is the first at it",
         "core/search.py",
         "    item = index.by_age.ceiling((moment, math.inf))",

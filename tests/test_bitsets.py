@@ -197,3 +197,20 @@ def test_rec_7_a_memory_too_churned_for_bits_is_searched_one_posting_at_a_time()
         hits = core.recall(state, "the tea", now=2000, limit=10)
     assert calls == []
     assert [h.entry.key for h in hits] == ["k0", "k3", "k2", "k1"]
+
+
+def test_rec_7_a_state_built_by_hand_with_negative_seqs_is_searched_one_posting_at_a_time():
+    """REC-7, ENT-17: entries given negative seqs by hand hold no bit set; recall counts them one by one, as the naive ranking ranks."""
+    import attrs
+
+    made = memory_of(40)
+    entries = [attrs.evolve(entry, seq=entry.seq - 20) for entry in made.entries.values()]  # seqs -20 .. 19
+    state = sm.MemoryState(entries=entries, config=made.config)
+    assert state.entries.first_seq() == -20 and search_module._bit_span(state) is None
+    assert sm.MemoryState().entries.first_seq() == 0 and search_module._bit_span(made) == 40
+    with mock.patch.object(lexical, "_in_bits", lambda postings: True):
+        hits = core.recall(state, "the tea", now=10**6, limit=50)
+    expected = lexical.ranked(
+        frozenset({"the", "tea"}), state.index.live_by_age(10**6), 10**6, state.config.recency_window
+    )
+    assert [(h.score, h.entry.key) for h in hits] == [(v, e.key) for v, e in expected[:50]]

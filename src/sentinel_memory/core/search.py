@@ -110,9 +110,11 @@ def _bit_span(state: MemoryState) -> int | None:
     A set of bits by ``seq`` costs its width in every operation, and
     ``seq`` grows with every change: after much churn the stored entries are
     few for the width, and counting their postings one by one costs less.
+    A state built by hand may hold a negative ``seq``, which no set of bits
+    holds: then too they are counted one by one.
     """
     span = state.entries.last_seq() + 1
-    return span if span <= _DENSE * max(64, len(state.entries)) else None
+    return span if span <= _DENSE * max(64, len(state.entries)) and state.entries.first_seq() >= 0 else None
 
 
 def _top_importance(index: Index) -> float:

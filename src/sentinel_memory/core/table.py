@@ -59,6 +59,11 @@ class Table(Mapping[str, Entry]):
         last = self._by_seq.last()
         return -1 if last is None else last[0]
 
+    def first_seq(self) -> int:
+        """The smallest seq stored, or 0 when the table is empty."""
+        first = self._by_seq.first()
+        return 0 if first is None else first[0]
+
     def get(self, key: str, default: Any = None) -> Any:
         """The entry stored under ``key``, expired or not, else ``default``."""
         return self._by_key.get(key, default)
