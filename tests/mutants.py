@@ -3864,8 +3864,8 @@ MUTANTS = [
     Mutant(
         "the bits are used one seq past eight times the entries",
         "core/search.py",
-        "    return span if span <= _DENSE * max(64, len(state.entries)) else None",
-        "    return span if span <= _DENSE * max(64, len(state.entries)) + 1 else None",
+        "    return span if span <= _DENSE * max(64, len(state.entries)) and",
+        "    return span if span <= _DENSE * max(64, len(state.entries)) + 1 and",
         tests=BIT_COUNTS,
     ),
     Mutant(
