@@ -100,7 +100,7 @@ def _first_after(index: Index, moment: int | float) -> int | None:
     return None if item is None else item[1]
 
 
-#: The postings are counted in bits when every seq is below this many times the stored entries (and 64).
+#: The postings are counted in bits when every seq is below this many times the stored entries (64 at least).
 _DENSE = 8
 
 
