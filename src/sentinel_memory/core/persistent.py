@@ -346,16 +346,17 @@ class HashTable(Mapping[K, V]):
     def having(self, keys: Iterable[K]) -> list[K]:
         """The ``keys`` the table holds, in their order: a membership test each, at C speed."""
         keys = list(keys)
-        buckets = self._buckets
-        homes = map(buckets.__getitem__, map(operator.and_, map(hash, keys), itertools.repeat(len(buckets) - 1)))
-        return list(itertools.compress(keys, map(operator.contains, homes, keys)))
+        return list(itertools.compress(keys, map(operator.contains, self._homes(keys), keys)))
 
     def values_of(self, keys: Iterable[K]) -> list[V]:
         """The values of ``keys``, in their order, each of which the table must hold (``KeyError``): at C speed."""
         keys = list(keys)
+        return list(map(dict.__getitem__, self._homes(keys), keys))
+
+    def _homes(self, keys: list[K]) -> Iterator[dict[K, V]]:
+        """The bucket each of ``keys`` belongs in, in their order, at C speed: what ``having`` and ``values_of`` ask."""
         buckets = self._buckets
-        homes = map(buckets.__getitem__, map(operator.and_, map(hash, keys), itertools.repeat(len(buckets) - 1)))
-        return list(map(dict.__getitem__, homes, keys))
+        return map(buckets.__getitem__, map(operator.and_, map(hash, keys), itertools.repeat(len(buckets) - 1)))
 
     def bits(self) -> int:
         """The keys as one bit set (``bitsets``; the keys must be ints >= 0): made once, then carried by ``changed``.
