@@ -313,3 +313,140 @@ def test_mw_6_a_change_without_autosave_is_never_reloaded_over(tmp_path):
     assert list(mem.keys()) == ["mine"]
     with pytest.warns(sm.UnsavedChangesWarning, match="with 1 change not saved"):
         mem.close()
+
+
+class _FailingSaves(_SavesBy):
+    """A ``_SavesBy`` whose next save of either kind raises when told (``fail_next``)."""
+
+    def __init__(self, path: Any) -> None:
+        super().__init__(path)
+        self.fail_next = False
+
+    def _fail(self) -> None:
+        if self.fail_next:
+            self.fail_next = False
+            raise OSError("disk full")
+
+    def save(self, document: Any) -> None:
+        self._fail()
+        super().save(document)
+
+    def save_changes(self, changes: Any) -> None:
+        self._fail()
+        super().save_changes(changes)
+
+
+def _held(store: Any) -> dict[str, Any]:
+    """What a fresh memory loads from the store at ``store``'s path: its entries by key."""
+    return dict(sm.create_memory(store=sm.SqliteStore(store.path)).items())
+
+
+def test_mw_10_mw_4_after_an_inner_group_raised_the_outer_group_saves_its_own_changes_once(tmp_path):
+    """MW-10, MW-4: an inner group that raised leaves the outer group's changes to its one save, as changes of their keys."""
+    store = _SavesBy(tmp_path / "memory.db")
+    mem = sm.create_memory(store=store, autosave=True, clock=lambda: 1000)
+    with mem.group():
+        mem.remember("outer", 1)
+        with pytest.raises(ValueError), mem.group():
+            mem.remember("inner", 2)
+            raise ValueError
+    assert store.used == ["save_changes"] and _held(store) == {"outer": 1}
+    mem.remember("after", 3)  # the step after: the next change saves its own key alone
+    assert store.used == ["save_changes"] * 2 and _held(store) == {"outer": 1, "after": 3}
+
+
+def test_mw_10_mw_4_after_an_inner_group_raised_a_store_out_of_step_still_gets_the_whole_document(tmp_path):
+    """MW-10, MW-4, BM-11: a store holding another ranking is out of step; an inner group's raise does not make the outer's save changes only."""
+    store = _SavesBy(tmp_path / "memory.db")
+    store.save({"version": 1, "ranking": "bm25", "entries": []})
+    with pytest.warns(sm.RankingWarning):
+        mem = sm.create_memory(store=store, autosave=True, ranking="words", clock=lambda: 1000)
+    store.used.clear()
+    with mem.group():
+        mem.remember("outer", 1)
+        with pytest.raises(ValueError), mem.group():
+            mem.remember("inner", 2)
+            raise ValueError
+    assert store.used == ["save"] and "ranking" not in store.load() and _held(store) == {"outer": 1}
+
+
+def test_mw_10_a_group_opened_after_a_clear_in_a_group_saves_the_whole_document(tmp_path):
+    """MW-10: a clear touches keys not named (the whole document); a group nested after it opens and the outer saves everything once."""
+    store = _SavesBy(tmp_path / "memory.db")
+    mem = sm.create_memory(store=store, autosave=True, clock=lambda: 1000)
+    mem.remember("old", 0)
+    store.used.clear()
+    with mem.group():
+        mem.clear()
+        with mem.group():
+            mem.remember("new", 1)
+    assert store.used == ["save"] and _held(store) == {"new": 1}
+
+
+def _over_limit(path: Any, n: int) -> _FailingSaves:
+    """A store at ``path`` holding ``n`` entries ``k0``, ``k1``, ..., the older the less important."""
+    store = _FailingSaves(path)
+    store.save(
+        {
+            "version": 1,
+            "entries": [
+                {"key": f"k{i}", "data": i, "importance": 0.1 * (i + 1), "createdAt": 1000, "updatedAt": 1000}
+                for i in range(n)
+            ],
+        }
+    )
+    store.used.clear()
+    return store
+
+
+def test_mw_10_per_8_a_load_in_a_group_that_compacted_is_saved_whole_when_the_group_ends(tmp_path):
+    """MW-10, PER-8: a load inside a group that compacted to fit the limit saves the compacted document once, at the group's end."""
+    store = _over_limit(tmp_path / "memory.db", 3)
+    mem = sm.create_memory(store=store, autosave=True, limit=2, load=False, clock=lambda: 1000)
+    with mem.group():
+        with pytest.warns(sm.LoadWarning, match="compacted 1 to fit limit=2"):
+            mem.load()
+        assert store.used == []
+    assert store.used == ["save"] and _held(store) == {"k1": 1, "k2": 2}
+
+
+def test_mw_10_a_clean_load_in_a_group_saves_nothing():
+    """MW-10: a load inside a group that dropped nothing leaves nothing for the group to save."""
+    store = sm.MemoryStore()
+    sm.create_memory(store=store, autosave=True).remember("a", 1)
+    mem = sm.create_memory(store=store, autosave=True, load=False)
+    with mem.group():
+        mem.load()
+    assert store.generation() == 1 and dict(mem.items()) == {"a": 1}
+
+
+def test_mw_10_mw_4_after_the_save_of_a_compacting_load_failed_the_next_change_sends_the_whole_document(tmp_path):
+    """MW-10, MW-4: when a group's save of a load's compaction raises, the store is out of step: the next change saves everything."""
+    store = _over_limit(tmp_path / "memory.db", 3)
+    mem = sm.create_memory(store=store, autosave=True, limit=2, load=False, clock=lambda: 1000)
+    store.fail_next = True
+    with pytest.raises(OSError, match="disk full"), mem.group():
+        with pytest.warns(sm.LoadWarning, match="compacted 1 to fit limit=2"):
+            mem.load()
+    assert sorted(mem.keys()) == ["k1", "k2"] and store.used == []
+    mem.remember("k2", 20, importance=1)
+    assert store.used == ["save"] and _held(store) == {"k1": 1, "k2": 20}
+
+
+@pytest.mark.parametrize("change", ["remember", "compacting load"])
+def test_mw_6_mw_10_a_transaction_inside_a_group_refuses_to_reload_over_the_groups_unsaved_change(tmp_path, change):
+    """MW-6, MW-10: a group's deferred change is unsaved; a transaction in the group after another writer's save raises ConflictError, losing nothing."""
+    store = _over_limit(tmp_path / "memory.db", 2 if change == "remember" else 3)
+    mem = sm.create_memory(store=store, autosave=True, limit=2, clock=lambda: 1000, load=change == "remember")
+    other = sm.create_memory(store=sm.SqliteStore(store.path), autosave=True, limit=5, clock=lambda: 1000)
+    with pytest.raises(sm.ConflictError, match="generation 2, expected 1"), mem.group():
+        if change == "remember":
+            mem.remember("k0", 10)
+        else:
+            with pytest.warns(sm.LoadWarning, match="compacted 1 to fit limit=2"):
+                mem.load()
+        other.remember("theirs", 1)
+        with pytest.raises(sm.ConflictError, match="generation 2, expected 1"), mem.transaction():
+            pass
+        assert dict(mem.items()) == ({"k0": 10, "k1": 1} if change == "remember" else {"k1": 1, "k2": 2})
+    assert _held(store) == {"k0": 0, "k1": 1, "theirs": 1} if change == "remember" else len(_held(store)) == 4
