@@ -3651,10 +3651,17 @@ MUTANTS = [
         tests=("tests/test_store_contract.py",),
     ),
     Mutant(
+        "MemoryStore parses its text where the caller is, however deep (PER-17)",
+        "stores/contract.py",
+        "        return with_stack_room(sys.getrecursionlimit(), json.loads, text)",
+        "        return json.loads(text)",
+        tests=("tests/test_store_contract.py",),
+    ),
+    Mutant(
         "MemoryStore.preserve keeps only the last document",
         "stores/contract.py",
-        "                self.preserved.append(json.loads(self._text))",
-        "                self.preserved[:] = [json.loads(self._text)]",
+        "                self.preserved.append(_parsed(self._text))",
+        "                self.preserved[:] = [_parsed(self._text)]",
         tests=("tests/test_store_contract.py",),
     ),
     # -- group commit and durability (MW-10, PER-23, PER-24, SRV-5) ---------------------------------

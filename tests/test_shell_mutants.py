@@ -450,3 +450,106 @@ def test_mw_6_mw_10_a_transaction_inside_a_group_refuses_to_reload_over_the_grou
             pass
         assert dict(mem.items()) == ({"k0": 10, "k1": 1} if change == "remember" else {"k1": 1, "k2": 2})
     assert _held(store) == {"k0": 0, "k1": 1, "theirs": 1} if change == "remember" else len(_held(store)) == 4
+
+
+def test_mw_6_a_transaction_on_the_generation_the_memory_holds_never_reloads_over_an_unsaved_change():
+    """MW-6: with autosave off, a change not saved yet survives a transaction when nobody else saved: no reload."""
+    store = sm.MemoryStore()
+    mem = sm.create_memory(store=store, clock=lambda: 1000)
+    mem.remember("mine", 1)
+    with mem.transaction():
+        assert mem.get("mine") == 1
+    mem.save()  # the step after: the change is saved as the next generation
+    assert store.generation() == 1 and dict(sm.create_memory(store=store).items()) == {"mine": 1}
+
+
+class _NoLocation:
+    """A store whose load raises DamagedStoreError without naming where (a store of the app's own)."""
+
+    def load(self) -> Any:
+        raise sm.DamagedStoreError("is not a memory document")
+
+    def save(self, document: Any) -> None:
+        raise AssertionError("never saved")
+
+    def __repr__(self) -> str:
+        return "NoLocation()"
+
+
+def test_per_13_damage_is_named_by_its_location_or_else_by_the_store(tmp_path):
+    """PER-13: a load's DamagedStoreError keeps the location the store named; one without a location names the store's repr."""
+    with pytest.raises(sm.DamagedStoreError) as unnamed:
+        sm.create_memory(store=_NoLocation())
+    assert str(unnamed.value) == "NoLocation(): is not a memory document"
+    path = tmp_path / "memory.json"
+    path.write_text("[1]", encoding="utf-8")
+    with pytest.raises(sm.DamagedStoreError) as named:
+        sm.create_memory(store=sm.JsonFileStore(path))
+    assert str(named.value) == f"{path}: holds a top-level list, not a memory document object"
+
+
+class _Counts:
+    """A tokenizer object (``encode``) counting one token per ``unit`` characters."""
+
+    def __init__(self, unit: int) -> None:
+        self.unit = unit
+
+    def encode(self, text: str) -> list[int]:
+        return [0] * -(-len(text) // self.unit)
+
+
+def test_ctx_12_a_tokenizer_passed_per_call_counts_not_the_memorys_own():
+    """CTX-12: a memory created with one tokenizer object counts a call's other tokenizer object with that one."""
+    mem = sm.create_memory(tokenizer=_Counts(1), clock=lambda: 1000)
+    mem.remember("note", "x" * 40)
+    own = mem.get_context(token_budget=1000)
+    other = mem.get_context(token_budget=1000, tokenizer=_Counts(10))
+    assert own.text == other.text == "note: " + "x" * 40
+    assert (own.tokens, other.tokens) == (46, 5)
+
+
+def test_mw_5_ctx_12_the_memorys_own_line_counter_gets_a_lock_at_its_first_read():
+    """MW-5, CTX-12: the LineCounter a memory was created with is shared by its threads: a read gives it a threading lock."""
+    counter = sm.per_line(lambda text: len(text.split()))
+    mem = sm.create_memory(tokenizer=counter, clock=lambda: 1000)
+    assert not isinstance(counter.lock, shell._LOCK_TYPE)
+    mem.remember("note", "a b c")
+    assert mem.get_context(token_budget=100).tokens == 4
+    lock = counter.lock
+    assert isinstance(lock, shell._LOCK_TYPE)
+    mem.get_context(token_budget=100, tokenizer=counter)  # the step after: the same lock is kept
+    assert counter.lock is lock
+
+
+class _Holding:
+    """A store holding one document as Python objects: its load parses no text, so a load's depth is the shell's."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+
+    def load(self) -> dict[str, Any]:
+        return self.document
+
+    def save(self, document: dict[str, Any]) -> None:
+        self.document = document
+
+
+def test_per_17_a_document_at_the_nesting_limit_loads_from_every_call_depth_that_leaves_a_few_dozen_frames():
+    """PER-17, ENT-13: data nested MAX_DEPTH deep loads whole from any depth leaving 40 to 400 frames, inline or on a fresh stack."""
+    import sys
+
+    from support import at_depth, nest, stack_depth
+
+    writer = sm.create_memory(clock=lambda: 1000)
+    writer.remember("blob", nest(sm.MAX_DEPTH))
+    store = _Holding(sm.core.to_document(writer.state, generation=1))
+    failed = []
+    for left in range(40, 400):
+        room = sys.getrecursionlimit() - stack_depth() - left
+        try:
+            mem = at_depth(room, lambda: sm.create_memory(store=store, clock=lambda: 1000))
+        except RecursionError:
+            failed.append(left)
+        else:
+            assert mem.get("blob") == nest(sm.MAX_DEPTH)
+    assert failed == []

@@ -151,3 +151,20 @@ def test_the_store_protocols_answer_isinstance():
 
     assert isinstance(MemoryStore(), Store) and isinstance(Both(), Store) and not isinstance(LoadOnly(), Store)
     assert isinstance(Async(), AsyncStore) and not isinstance(object(), AsyncStore)
+
+
+def test_per_17_memorystore_loads_and_preserves_from_a_call_stack_near_the_recursion_limit():
+    """PER-17, PER-10: MemoryStore's load and preserve parse its text on a fresh stack when the caller's is too shallow."""
+    import sys
+
+    from sentinel_memory import MAX_DEPTH
+    from support import at_depth, nest, stack_depth
+
+    store = MemoryStore()
+    create_memory(store=store, autosave=True, clock=lambda: 1000).remember("blob", nest(MAX_DEPTH))
+    room = sys.getrecursionlimit() - stack_depth() - 40
+    loaded = at_depth(room, store.load)
+    assert loaded["entries"][0]["data"] == nest(MAX_DEPTH)
+    at_depth(room, store.preserve)
+    assert store.preserved == [loaded]
+    assert store.load() == loaded  # the step after: a load from a shallow stack reads the same
