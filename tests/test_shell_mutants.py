@@ -553,3 +553,87 @@ def test_per_17_a_document_at_the_nesting_limit_loads_from_every_call_depth_that
         else:
             assert mem.get("blob") == nest(sm.MAX_DEPTH)
     assert failed == []
+
+
+def _raw(key: str, importance: float = 0.5) -> dict[str, Any]:
+    return {"key": key, "data": key, "importance": importance, "createdAt": 1000, "updatedAt": 1000, "expiresAt": None}
+
+
+class _Named(sm.MemoryStore):
+    """A MemoryStore with a fixed repr, so its messages can be pinned whole."""
+
+    def __repr__(self) -> str:
+        return "Named()"
+
+
+class _NoPreserve:
+    """A store of the app's own without preserve(), holding one document."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+
+    def load(self) -> dict[str, Any]:
+        return self.document
+
+    def save(self, document: dict[str, Any]) -> None:
+        self.document = document
+
+    def __repr__(self) -> str:
+        return "NoPreserve()"
+
+
+def _said(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    """The library's log records so far, as (level, message), then forgotten."""
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "sentinel_memory"]
+    caplog.clear()
+    return said
+
+
+def test_per_14_log_3_a_lossy_load_and_its_preserve_say_exactly_what_happened(caplog):
+    """PER-14, PER-20, LOG-3: the LoadWarning and its INFO record say what was dropped and that the original is kept; the save's preserve is logged."""
+    caplog.set_level("INFO", logger="sentinel_memory")
+    store = _Named()
+    store.save({"version": 1, "entries": [_raw("good"), _raw("bad", importance=2)], "working": {"data": 5}})
+    said = (
+        "loading from Named() dropped 1 invalid entries and compacted 0 to fit limit=1000; the damaged working "
+        "memory loaded as {}; the original is kept before the next save overwrites it"
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mem = sm.create_memory(store=store, autosave=True, clock=lambda: 1000)
+    assert [(type(w.message), str(w.message)) for w in caught] == [(sm.LoadWarning, said)]
+    assert _said(caplog) == [("INFO", said)]
+    mem.remember("next", 1)  # the step after: the save keeps the original first, and says so
+    assert _said(caplog) == [("INFO", "Named(): preserved what the last load dropped, before overwriting it")]
+    assert len(store.preserved) == 1
+
+
+def test_per_14_bm_11_per_21_a_store_without_preserve_another_ranking_and_unsaved_changes_are_said_exactly(caplog):
+    """PER-14, BM-11, PER-21, LOG-3: the original that cannot be kept, the ranking the store held, the changes a close leaves unsaved: each warning whole, and logged."""
+    caplog.set_level("INFO", logger="sentinel_memory")
+    store = _NoPreserve({"version": 1, "ranking": "bm25", "entries": [_raw("good"), _raw("bad", importance=2)]})
+    lost = (
+        "loading from NoPreserve() dropped 1 invalid entries and compacted 0 to fit limit=1000; the original "
+        "cannot be kept (the store has no preserve()) before the next save overwrites it"
+    )
+    ranked = (
+        "NoPreserve() was saved with ranking 'bm25'; this memory ranks by 'words', and its next save stores "
+        "'words'. Pass create_memory(ranking=...) to choose the ranking"
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mem = sm.create_memory(store=store, ranking="words", clock=lambda: 1000)
+    assert [(type(w.message), str(w.message)) for w in caught] == [(sm.LoadWarning, lost), (sm.RankingWarning, ranked)]
+    assert _said(caplog) == [("INFO", lost), ("WARNING", ranked)]
+    for changes, label in ((1, "1 change"), (2, "2 changes")):
+        mem = sm.create_memory(store=_NoPreserve({"version": 1, "entries": []}), clock=lambda: 1000)
+        for n in range(changes):
+            mem.remember(f"k{n}", n)
+        closing = (
+            f"closing a memory on NoPreserve() with {label} not saved (autosave is off): call save() before "
+            "closing, or create the memory with autosave=True; the memory still holds them"
+        )
+        with pytest.warns(sm.UnsavedChangesWarning) as unsaved:
+            mem.close()
+        assert [str(w.message) for w in unsaved] == [closing]
+        assert _said(caplog) == [("WARNING", closing)]
