@@ -83,6 +83,7 @@ SELECTION: dict[str, tuple[str, ...]] = {
         "tests/test_langgraph_agent.py",
     ),
     "conformance/runner.py": (
+        "tests/test_runner_report.py",
         "tests/test_runner_edges.py",
         "tests/test_runner_verdicts.py",
         "tests/test_runner_defects.py",

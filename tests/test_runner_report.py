@@ -1,0 +1,184 @@
+"""What the conformance runner writes and shows, pinned whole: the JSON report, the summary, a failure as read, its parts (PROTOCOL section 10)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sentinel_memory.conformance import PROTOCOL, runner
+
+FAILED = runner.Outcome(
+    id="c-2",
+    status="failed",
+    description="two steps",
+    step=2,
+    op="get",
+    args={"key": "k"},
+    now=0,
+    expected=[],
+    got=0,
+    where="$",
+    before=({"op": "remember", "args": {"key": "k", "data": 1}, "now": 5},),
+)
+
+
+def outcomes() -> tuple[runner.Outcome, ...]:
+    """One outcome of each status, a required skip among them."""
+    return (
+        runner.Outcome(id="c-1", status="passed", description="first"),
+        FAILED,
+        runner.Outcome(id="c-3", status="skipped", reason="needs stores"),
+        runner.Outcome(id="c-4", status="skipped", reason="step 1 (get) is not supported", required=True),
+        runner.Outcome(id="c-5", status="errored", reason="no answer within 1 s"),
+        runner.Outcome(id="c-6", status="expected failure", step=1, op="get", expected=1, got=2, where="$"),
+    )
+
+
+def test_an_outcome_as_json_leaves_out_only_what_is_unset():
+    """An outcome's JSON drops None, "", () and False, and keeps what is set, 0 and an empty list among it."""
+    assert FAILED.to_json() == {
+        "id": "c-2",
+        "status": "failed",
+        "description": "two steps",
+        "step": 2,
+        "op": "get",
+        "args": {"key": "k"},
+        "now": 0,
+        "expected": [],
+        "got": 0,
+        "where": "$",
+        "before": ({"op": "remember", "args": {"key": "k", "data": 1}, "now": 5},),
+    }
+    assert runner.Outcome(id="c", status="skipped", reason="r", required=True).to_json() == {
+        "id": "c",
+        "status": "skipped",
+        "reason": "r",
+        "required": True,
+    }
+
+
+def test_the_report_as_json_is_the_protocol_the_implementation_the_counts_and_every_case():
+    """The JSON report: protocol, implementation, tolerance, a count of each of the five statuses, the list's problems, every case."""
+    report = runner.Report(
+        implementation={"name": "port", "version": "1"},
+        outcomes=outcomes(),
+        list_problems=("expected failure 'gone' is not a case",),
+        tolerance=1e-9,
+    )
+    assert report.to_json() == {
+        "protocol": PROTOCOL,
+        "implementation": {"name": "port", "version": "1"},
+        "tolerance": 1e-9,
+        "summary": {"passed": 1, "failed": 1, "skipped": 2, "errored": 1, "expected failure": 1},
+        "expected_failure_problems": ["expected failure 'gone' is not a case"],
+        "cases": [outcome.to_json() for outcome in outcomes()],
+    }
+    assert report.summary() == "1 passed, 1 failed, 2 skipped, 1 errored"
+    assert report.required_skips == 1 and not report.ok
+
+
+@pytest.mark.parametrize(
+    ("statuses", "required", "problems", "ok"),
+    [
+        (("passed", "expected failure"), False, (), True),
+        (("passed", "skipped"), False, (), True),
+        (("passed", "skipped"), True, (), False),
+        (("passed", "failed"), False, (), False),
+        (("passed", "errored"), False, (), False),
+        (("passed",), False, ("expected failure 'x' is not a case",), False),
+    ],
+)
+def test_a_report_is_ok_without_a_failure_an_error_a_required_skip_or_a_problem_with_the_list(
+    statuses, required, problems, ok
+):
+    """ok: no failed or errored case, no skip of a required group's case, no problem with the expected-failures list."""
+    report = runner.Report(
+        implementation={},
+        outcomes=tuple(runner.Outcome(id=f"c{i}", status=s, required=required) for i, s in enumerate(statuses)),
+        list_problems=problems,
+    )
+    assert report.ok is ok
+    assert report.required_skips == (1 if required and "skipped" in statuses else 0)
+
+
+def test_a_failure_reads_with_its_steps_the_difference_and_its_reason():
+    """describe: the status, id and description, each step before, the differing step, expected, got, the place; a reason second."""
+    assert runner.describe(FAILED) == "\n".join(
+        [
+            "FAILED c-2: two steps",
+            '  step 1: remember {"key": "k", "data": 1} at now=5',
+            '  step 2: get {"key": "k"} at now=0  <- differs',
+            "  expected: []",
+            "  got:      0",
+            "  first difference at $",
+        ]
+    )
+    listed = runner.Outcome(
+        id="c", status="failed", reason="listed as an expected failure, but it passed", step=1, op="x"
+    )
+    assert runner.describe(listed).splitlines()[:2] == [
+        "FAILED c: ",
+        "  listed as an expected failure, but it passed",
+    ]
+
+
+def test_an_error_reads_with_its_reason_and_what_was_expected_when_there_is_one():
+    """describe without a step: the reason, then expected and got only when something was expected."""
+    assert runner.describe(
+        runner.Outcome(id="c", status="errored", description="d", reason="no answer within 1 s")
+    ) == ("ERRORED c: d\n  no answer within 1 s")
+    config = runner.Outcome(id="c", status="failed", reason="creating the memory", expected="E_RANGE", got="a memory")
+    assert runner.describe(config) == (
+        'FAILED c: \n  creating the memory\n  expected: "E_RANGE"\n  got:      "a memory"'
+    )
+
+
+def test_a_backend_gets_ten_seconds_a_case_and_its_handshake_thirty_or_a_cases_if_longer():
+    """Subprocess: 10 s a case, 30 s for the handshake (which waits for the start too), never less than a case's."""
+    plain = runner.Subprocess("backend --serve")
+    assert (plain.command, plain.timeout, plain.handshake_timeout, plain.env) == (
+        ["backend", "--serve"],
+        10.0,
+        30.0,
+        None,
+    )
+    slow = runner.Subprocess(["backend"], timeout=45, env={"A": "1"})
+    assert (slow.command, slow.timeout, slow.handshake_timeout, slow.env) == (["backend"], 45, 45, {"A": "1"})
+    assert plain.process is None and plain.hello == {} and plain.lines.empty()
+    with pytest.raises(runner.BackendError, match=r"^the backend is not running$"):
+        plain.ask({"op": "start"})
+
+
+def test_the_expected_failures_file_is_ids_with_comments_and_blank_lines(tmp_path: Path):
+    """One id a line; "#" starts a comment; blank and comment-only lines are no ids."""
+    listed = tmp_path / "expected.txt"
+    listed.write_text("# why each fails\n\n  a-1  # rounding\nb-2\n   \n#c-3\n", encoding="utf-8")
+    assert runner.read_expected_failures(listed) == ["a-1", "b-2"]
+
+
+def test_cases_are_selected_by_only_globs_then_skip_globs():
+    """select: every case without --only, those matching some --only glob with; then none matching a --skip glob."""
+    cases = [{"id": i} for i in ("entries-1", "entries-2", "recall-1", "messages-1")]
+    ids = lambda **kw: [c["id"] for c in runner.select(cases, **kw)]
+    assert ids() == ["entries-1", "entries-2", "recall-1", "messages-1"]
+    assert ids(only=["entries-*", "recall-?"]) == ["entries-1", "entries-2", "recall-1"]
+    assert ids(skip=["*-2", "messages-*"]) == ["entries-1", "recall-1"]
+    assert ids(only=["entries-*"], skip=["entries-1"]) == ["entries-2"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b'{"id": "\xff"}', 'the answer is not UTF-8 (byte 8): b\'{"id": "\\xff"}\''),
+        (b'{"x": NaN}', "the answer is not JSON (NaN is not JSON (section 4 writes it as $number)): b'{\"x\": NaN}'"),
+        (b"[1]", "the answer is not a JSON object: b'[1]'"),
+        (b"[" * 100_000, "the answer is nested too deep to read: b'" + "[" * 200 + "'"),
+    ],
+    ids=["not-utf8", "nan", "not-object", "too-deep"],
+)
+def test_an_answer_that_is_not_one_says_why_and_shows_its_start(raw, message):
+    """parse_answer: each way a line is not an answer, said whole, with the line's first 200 bytes."""
+    with pytest.raises(runner.BackendError) as error:
+        runner.parse_answer(raw)
+    assert str(error.value) == message
