@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,57 @@ def test_an_answer_that_is_not_one_says_why_and_shows_its_start(raw, message):
     with pytest.raises(runner.BackendError) as error:
         runner.parse_answer(raw)
     assert str(error.value) == message
+
+
+def _backend(tmp_path: Path, after_handshake: str, *, timeout: float = 5.0) -> runner.Subprocess:
+    """A backend that shakes hands, then runs ``after_handshake`` (Python) when the first case line comes."""
+    script = tmp_path / "backend.py"
+    script.write_text(
+        "import json, os, sys, time\n"
+        "from sentinel_memory.conformance.backend import handshake\n"
+        "sys.stdin.readline()\n"
+        "print(json.dumps(handshake()), flush=True)\n"
+        "sys.stdin.readline()\n" + after_handshake + "\n",
+        encoding="utf-8",
+    )
+    return runner.Subprocess([sys.executable, str(script)], timeout=timeout)
+
+
+def test_a_backend_that_exits_is_said_with_its_status_and_the_next_write_fails_by_name(tmp_path: Path):
+    """ask: a backend whose output ends as it exits is 'exited (status N)'; a case written after that cannot be written."""
+    process = _backend(tmp_path, "sys.exit(3)")
+    process.start()
+    with pytest.raises(runner.BackendError) as exited:
+        process.ask({"id": "c-1"})
+    assert str(exited.value) == "the backend exited (status 3)"
+    with pytest.raises(runner.BackendError) as unwritten:
+        process.ask({"id": "c-2"})
+    assert str(unwritten.value) == "could not write to the backend: [Errno 32] Broken pipe"
+    process.stop()
+
+
+def test_a_backend_that_ends_its_output_but_lives_on_is_said_to_be_still_running(tmp_path: Path):
+    """ask: output that ends while the process lives on is 'exited (status still running)' after the case's wait."""
+    process = _backend(tmp_path, "os.close(1)\ntime.sleep(60)", timeout=1.0)
+    process.start()
+    living = process.process
+    with pytest.raises(runner.BackendError) as ended:
+        process.ask({"id": "c-1"})
+    assert str(ended.value) == "the backend exited (status still running)"
+    process.stop(kill=True)
+    assert living is not None and living.returncode == -9
+
+
+def test_stop_lets_a_backend_end_on_its_own_and_a_restart_kills_the_old_one(tmp_path: Path):
+    """stop: input closed, the backend exits by itself (status 0); start on a running backend kills it first."""
+    process = _backend(tmp_path, "sys.stdin.read()")
+    process.start()
+    first = process.process
+    process.stop()
+    assert first is not None and first.returncode == 0 and process.process is None
+    process.start()
+    second = process.process
+    process.start()  # a restart: the old process is killed at once, not waited for
+    assert second is not None and second.returncode == -9
+    process.stop()
+    process.stop()  # the step after: stopping a stopped backend does nothing
