@@ -237,3 +237,93 @@ def test_stop_lets_a_backend_end_on_its_own_and_a_restart_kills_the_old_one(tmp_
     assert second is not None and second.returncode == -9
     process.stop()
     process.stop()  # the step after: stopping a stopped backend does nothing
+
+
+def _case(*expects: object, config: dict[str, object] | None = None, **extra: object) -> dict[str, object]:
+    """A case of ``get`` steps (the required entries group) expecting ``expects``, or an error with ``error=``."""
+    steps = [{"op": "get", "args": {"key": "k"}, "now": 0, "expect": expect} for expect in expects]
+    return {"id": "c", "config": config or {}, "steps": steps, **extra}
+
+
+def test_judge_compares_numbers_exactly_by_default():
+    """judge: without a tolerance, 1.5 and a number a relative 1e-9 from it differ."""
+    outcome = runner.judge(_case({"ok": 1.5}), {"id": "c", "results": [{"ok": 1.5 * (1 + 1e-9)}]})
+    assert (outcome.status, outcome.where) == ("failed", "$.ok")
+    assert runner.judge(_case({"ok": 1.5}), {"id": "c", "results": [{"ok": 1.5}]}, 0.0).status == "passed"
+
+
+@pytest.mark.parametrize("description", [None, "what it pins"])
+def test_every_verdict_carries_the_cases_description_or_none(description):
+    """judge: each outcome has the case's description, "" when the case has none (left out of the JSON)."""
+    extra = {} if description is None else {"description": description}
+    answers = [
+        {"id": "c", "results": [{"ok": 1}]},
+        {"id": "c", "results": [{"ok": 2}]},
+        {"id": "other", "results": [{"ok": 1}]},
+        {"id": "c", "error": "E_UNSUPPORTED"},
+    ]
+    for answer in answers:
+        outcome = runner.judge(_case({"ok": 1}, **extra), answer)
+        assert outcome.description == (description or "")
+        assert ("description" in outcome.to_json()) is (description is not None)
+
+
+@pytest.mark.parametrize(
+    ("case", "answer", "status", "reason"),
+    [
+        (_case({"ok": 1}), {"id": "other", "results": [{"ok": 1}]}, "errored", "answered id 'other'"),
+        (_case({"ok": 1}), {"results": [{"ok": 1}]}, "errored", "answered id None"),
+        (
+            _case({"ok": 1}),
+            {"id": "c", "error": "E_UNSUPPORTED"},
+            "skipped",
+            "the backend does not support this config",
+        ),
+        (_case(error="E_RANGE"), {"id": "c", "error": "E_RANGE", "results": []}, "failed", "creating the memory"),
+        (_case(error="E_RANGE"), {"id": "c", "results": []}, "failed", "creating the memory"),
+        (_case({"ok": 1}), {"id": "c", "error": "E_TYPE"}, "failed", "creating the memory"),
+        (
+            _case({"ok": 1}, {"ok": 2}),
+            {"id": "c", "results": [{"ok": 1}]},
+            "errored",
+            "expected 2 results, got [{'ok': 1}]",
+        ),
+        (_case({"ok": 1}), {"id": "c", "results": "x" * 300}, "errored", "expected 1 results, got '" + "x" * 199),
+        (
+            _case({"ok": 1}, {"ok": 2}),
+            {"id": "c", "results": [{"ok": 1}, {"error": "E_UNSUPPORTED"}]},
+            "skipped",
+            "step 2 (get) is not supported",
+        ),
+    ],
+    ids=[
+        "another-id",
+        "no-id",
+        "config-declined",
+        "error-and-results",
+        "results-for-an-error",
+        "error-for-a-memory",
+        "too-few-results",
+        "results-not-a-list",
+        "step-declined",
+    ],
+)
+def test_each_verdict_says_why(case, answer, status, reason):
+    """judge: each way an answer is not the case's, its status and reason whole; an error answer that also has results is no pass."""
+    outcome = runner.judge(case, answer)
+    assert (outcome.status, outcome.reason) == (status, reason)
+    if status == "skipped":
+        assert outcome.required  # a get is the required entries group's: declining it fails the run
+    if reason == "creating the memory":
+        assert (outcome.expected, outcome.got) == (
+            case.get("error"),
+            answer.get("error", "a memory"),
+        )
+
+
+def test_a_declined_case_of_an_optional_group_is_a_skip_that_fails_nothing():
+    """judge: E_UNSUPPORTED for a case that needs an optional group (persistence, for autosave) is a skip not marked required."""
+    outcome = runner.judge(_case({"ok": 1}, config={"autosave": True}), {"id": "c", "error": "E_UNSUPPORTED"})
+    assert (outcome.status, outcome.required) == ("skipped", False)
+    report = runner.Report(implementation={}, outcomes=(outcome,))
+    assert report.ok and report.required_skips == 0
