@@ -99,7 +99,11 @@ SELECTION: dict[str, tuple[str, ...]] = {
         "not mypy",
     ),
     "core/request.py": ("tests/test_request_mutants.py", "tests/test_kept_reads.py", *_MESSAGES, "-k", "not mypy"),
-    "integrations/langchain/__init__.py": ("tests/test_langchain.py", "tests/spec/test_langchain_properties.py"),
+    "integrations/langchain/__init__.py": (
+        "tests/test_langchain_turns_edges.py",
+        "tests/test_langchain.py",
+        "tests/spec/test_langchain_properties.py",
+    ),
     # With the sessions' cache options, copies, runs on a server, telemetry and tools (OAI-3 .. OAI-13, INT-2):
     # the names keep the Agents SDK's tests of each file.
     "integrations/openai_agents.py": (

@@ -327,3 +327,20 @@ def test_a_declined_case_of_an_optional_group_is_a_skip_that_fails_nothing():
     assert (outcome.status, outcome.required) == ("skipped", False)
     report = runner.Report(implementation={}, outcomes=(outcome,))
     assert report.ok and report.required_skips == 0
+
+
+def test_a_failure_names_its_step_its_op_args_and_now_and_the_steps_before_as_sent():
+    """judge: the failing step's number, op, args ({} when it has none), now (None when none), and each step before as sent (op, args, now, memory)."""
+    steps = [
+        {"op": "remember", "args": {"key": "k", "data": 1}, "now": 5, "memory": "a", "expect": {"ok": None}},
+        {"op": "stats", "memory": "b", "expect": {"ok": 1}, "note": "not sent"},
+        {"op": "clear", "expect": {"ok": None}},
+    ]
+    case = {"id": "c", "config": {}, "steps": steps}
+    outcome = runner.judge(case, {"id": "c", "results": [{"ok": None}, {"ok": 1}, {"ok": 0}]})
+    assert (outcome.status, outcome.step, outcome.op, outcome.args, outcome.now) == ("failed", 3, "clear", {}, None)
+    assert (outcome.expected, outcome.got, outcome.where) == ({"ok": None}, {"ok": 0}, "$.ok")
+    assert outcome.before == (
+        {"op": "remember", "args": {"key": "k", "data": 1}, "now": 5, "memory": "a"},
+        {"op": "stats", "memory": "b"},
+    )
