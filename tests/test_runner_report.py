@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from sentinel_memory.conformance import PROTOCOL, runner
+from sentinel_memory.conformance import PROTOCOL, REQUIRED_GROUPS, backend, runner
 
 FAILED = runner.Outcome(
     id="c-2",
@@ -344,3 +346,86 @@ def test_a_failure_names_its_step_its_op_args_and_now_and_the_steps_before_as_se
         {"op": "remember", "args": {"key": "k", "data": 1}, "now": 5, "memory": "a"},
         {"op": "stats", "memory": "b"},
     )
+
+
+class _Scripted:
+    """An in-process backend: a handshake, then each case's answer from ``answer(request)`` (which may raise)."""
+
+    def __init__(self, answer: Any, hello: dict[str, Any] | None = None) -> None:
+        self.answer = answer
+        self.hello = hello if hello is not None else {**backend.handshake(), "groups": list(REQUIRED_GROUPS)}
+        self.starts = self.stops = 0
+
+    def start(self) -> dict[str, Any]:
+        self.starts += 1
+        return self.hello
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        return self.answer(request)
+
+    def stop(self, *, kill: bool = False) -> None:
+        self.stops += 1
+
+
+def _cases(n: int) -> list[dict[str, Any]]:
+    return [{**_case({"ok": None}), "id": f"c-{i}"} for i in range(n)]
+
+
+def _passing(request: dict[str, Any]) -> dict[str, Any]:
+    return {"id": request["id"], "results": [{"ok": None}]}
+
+
+@pytest.mark.parametrize(
+    ("hello", "said"),
+    [
+        (
+            {"protocol": PROTOCOL - 1, "groups": list(REQUIRED_GROUPS)},
+            f"the backend does not speak protocol {PROTOCOL} with the required groups (missing []): "
+            f"{{'protocol': {PROTOCOL - 1}, 'groups': {list(REQUIRED_GROUPS)!r}}}",
+        ),
+        (
+            {"protocol": PROTOCOL, "groups": [g for g in REQUIRED_GROUPS if g != "text"]},
+            f"the backend does not speak protocol {PROTOCOL} with the required groups (missing ['text']): "
+            f"{{'protocol': {PROTOCOL}, 'groups': {[g for g in REQUIRED_GROUPS if g != 'text']!r}}}",
+        ),
+    ],
+    ids=["old-protocol", "a-required-group-missing"],
+)
+def test_a_handshake_of_another_protocol_or_without_a_required_group_ends_the_run_saying_which(hello, said):
+    """run: a backend of another protocol, or lacking a required group, is stopped and the run refused, naming what is missing."""
+    scripted = _Scripted(_passing, hello)
+    with pytest.raises(runner.BackendError) as refused:
+        runner.run(scripted, _cases(1))
+    assert str(refused.value) == said and scripted.stops == 1
+
+
+def test_five_cases_in_a_row_without_an_answer_in_time_end_the_run_by_default():
+    """run: by default the fifth timeout in a row stops the run; the cases left are errored, not run; each timeout restarts the backend."""
+
+    def hangs(request: dict[str, Any]) -> dict[str, Any]:
+        raise runner.BackendError("no answer within 1 s")
+
+    scripted = _Scripted(hangs)
+    report = runner.run(scripted, _cases(7))
+    assert [o.reason for o in report.outcomes] == ["no answer within 1 s"] * 5 + [
+        "not run: 5 cases in a row got no answer in time"
+    ] * 2
+    assert {o.status for o in report.outcomes} == {"errored"} and scripted.starts == 5
+
+
+def test_the_runs_deadline_leaves_the_cases_after_it_not_run():
+    """run: once the deadline has passed, each case left is errored as not run, and the backend is asked nothing more."""
+    asked: list[str] = []
+
+    def slow(request: dict[str, Any]) -> dict[str, Any]:
+        asked.append(request["id"])
+        time.sleep(0.05)
+        return _passing(request)
+
+    report = runner.run(_Scripted(slow), _cases(3), deadline=0.01)
+    assert [(o.status, o.reason) for o in report.outcomes] == [
+        ("passed", ""),
+        ("errored", "not run: the run's deadline of 0.01 s passed"),
+        ("errored", "not run: the run's deadline of 0.01 s passed"),
+    ]
+    assert asked == ["c-0"]
