@@ -429,3 +429,77 @@ def test_the_runs_deadline_leaves_the_cases_after_it_not_run():
         ("errored", "not run: the run's deadline of 0.01 s passed"),
     ]
     assert asked == ["c-0"]
+
+
+def test_cases_not_run_skipped_for_a_group_or_errored_keep_their_description_and_say_why():
+    """run: a case of a group the backend lacks is skipped naming the groups; an errored one, and one past the deadline, keep the description."""
+
+    def fails(request: dict[str, Any]) -> dict[str, Any]:
+        raise runner.BackendError("the backend exited (status 1)")
+
+    stored = {**_case({"ok": None}, config={"autosave": True, "shared": True}), "id": "s", "description": "shared"}
+    plain = {**_case({"ok": None}), "id": "p", "description": "plain"}
+    report = runner.run(_Scripted(fails), [stored, plain])
+    assert [(o.id, o.status, o.description, o.reason) for o in report.outcomes] == [
+        ("s", "skipped", "shared", "needs persistence, sessions"),
+        ("p", "errored", "plain", "the backend exited (status 1)"),
+    ]
+    late = runner.run(_Scripted(_passing), [plain, {**plain, "id": "q"}], deadline=-1)
+    assert [(o.id, o.status, o.description) for o in late.outcomes] == [
+        ("p", "errored", "plain"),
+        ("q", "errored", "plain"),
+    ]
+
+
+def test_a_listed_case_that_passes_fails_saying_so_and_a_listed_failure_is_expected():
+    """run: a case on the expected-failures list that passes fails the run, saying why; one that fails is an expected failure."""
+
+    def half(request: dict[str, Any]) -> dict[str, Any]:
+        return {"id": request["id"], "results": [{"ok": None if request["id"] == "c-0" else 1}]}
+
+    report = runner.run(_Scripted(half), _cases(2), expected_failures=["c-0", "c-1"])
+    assert [(o.status, o.reason) for o in report.outcomes] == [
+        ("failed", "listed as an expected failure, but it passed"),
+        ("expected failure", ""),
+    ]
+
+
+def test_a_report_names_the_implementation_the_handshake_gave_or_none():
+    """run: the report's implementation is the handshake's, {} when it gave none."""
+    hello = {"protocol": PROTOCOL, "groups": list(REQUIRED_GROUPS)}
+    assert runner.run(_Scripted(_passing, hello), _cases(1)).implementation == {}
+    named = {**hello, "implementation": {"name": "port", "language": "js"}}
+    assert runner.run(_Scripted(_passing, named), _cases(1)).implementation == {"name": "port", "language": "js"}
+
+
+def test_a_failure_reads_its_earlier_steps_without_args_or_now_as_empty_and_null():
+    """describe: a step before the failing one with no args shows {}, with no now null; the reason comes second."""
+    outcome = runner.Outcome(
+        id="c",
+        status="failed",
+        reason="r",
+        step=2,
+        op="get",
+        args={},
+        now=None,
+        expected=1,
+        got=2,
+        where="$",
+        before=({"op": "stats"},),
+    )
+    assert runner.describe(outcome).splitlines() == [
+        "FAILED c: ",
+        "  r",
+        "  step 1: stats {} at now=null",
+        "  step 2: get {} at now=null  <- differs",
+        "  expected: 1",
+        "  got:      2",
+        "  first difference at $",
+    ]
+
+
+def test_a_backend_runs_in_this_environment_with_pythons_output_unbuffered(monkeypatch):
+    """default_env: this process's environment, with PYTHONUNBUFFERED=1 so a Python backend answers at once."""
+    monkeypatch.setenv("SENTINEL_RUNNER_PROBE", "x")
+    env = runner.default_env()
+    assert env["PYTHONUNBUFFERED"] == "1" and env["SENTINEL_RUNNER_PROBE"] == "x"
