@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -503,3 +504,51 @@ def test_a_backend_runs_in_this_environment_with_pythons_output_unbuffered(monke
     monkeypatch.setenv("SENTINEL_RUNNER_PROBE", "x")
     env = runner.default_env()
     assert env["PYTHONUNBUFFERED"] == "1" and env["SENTINEL_RUNNER_PROBE"] == "x"
+
+
+def test_a_failing_steps_args_and_now_are_the_steps_own():
+    """judge: the failing step's args and now are reported as the case gave them."""
+    steps = [{"op": "get", "args": {"key": "k", "default": 3}, "now": 7, "expect": {"ok": 3}}]
+    outcome = runner.judge({"id": "c", "config": {}, "steps": steps}, {"id": "c", "results": [{"ok": 4}]})
+    assert (outcome.args, outcome.now) == ({"key": "k", "default": 3}, 7)
+
+
+def test_a_report_made_with_outcomes_alone_has_no_problems_and_no_tolerance():
+    """Report: without a list's problems or a tolerance, its JSON says [] and 0.0, and it is ok when every case passed."""
+    report = runner.Report(implementation={}, outcomes=(runner.Outcome(id="c", status="passed"),))
+    assert report.ok and report.to_json()["expected_failure_problems"] == [] and report.to_json()["tolerance"] == 0.0
+
+
+def test_a_backend_that_never_shakes_hands_is_killed_at_once_not_waited_for(tmp_path: Path):
+    """start: when the handshake does not come in time, the backend is killed then, not given seconds more to end."""
+    script = tmp_path / "silent.py"
+    script.write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
+    process = runner.Subprocess([sys.executable, str(script)], timeout=1, handshake_timeout=1)
+    started = time.monotonic()
+    with pytest.raises(runner.BackendError, match=r"^no answer within 1 s$"):
+        process.start()
+    assert time.monotonic() - started < 2.5  # a stop that waited would take the handshake's 1 s and 2 s more
+
+
+def test_a_run_ends_though_a_backends_child_keeps_its_output_open(tmp_path: Path):
+    """The reader of a backend's output never keeps the runner's process from ending (a daemon thread)."""
+    script = tmp_path / "backend.py"
+    script.write_text(
+        "import json, subprocess, sys\n"
+        "from sentinel_memory.conformance.backend import handshake\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(20)'])  # inherits stdout\n"
+        "for line in sys.stdin:\n"
+        "    request = json.loads(line)\n"
+        "    print(json.dumps(handshake() if request.get('op') == 'start' else {'id': request['id'], 'results': [{'ok': None}]}), flush=True)\n",
+        encoding="utf-8",
+    )
+    code = (
+        "import sys; from sentinel_memory.conformance import runner\n"
+        f"case = {{'id': 'c', 'config': {{}}, 'steps': [{{'op': 'get', 'args': {{'key': 'k'}}, 'now': 0, 'expect': {{'ok': None}}}}]}}\n"
+        f"report = runner.run(runner.Subprocess([sys.executable, {str(script)!r}]), [case])\n"
+        "print(report.summary())\n"
+    )
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.strip() == "1 passed, 0 failed, 0 skipped, 0 errored"
+    assert time.monotonic() - started < 15  # the child sleeps 20 s with the backend's output open
