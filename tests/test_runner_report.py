@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from sentinel_memory.conformance import PROTOCOL, REQUIRED_GROUPS, backend, runner
@@ -475,18 +476,8 @@ def test_a_report_names_the_implementation_the_handshake_gave_or_none():
 
 def test_a_failure_reads_its_earlier_steps_without_args_or_now_as_empty_and_null():
     """describe: a step before the failing one with no args shows {}, with no now null; the reason comes second."""
-    outcome = runner.Outcome(
-        id="c",
-        status="failed",
-        reason="r",
-        step=2,
-        op="get",
-        args={},
-        now=None,
-        expected=1,
-        got=2,
-        where="$",
-        before=({"op": "stats"},),
+    outcome = attrs.evolve(
+        FAILED, id="c", description="", reason="r", args={}, now=None, expected=1, got=2, before=({"op": "stats"},)
     )
     assert runner.describe(outcome).splitlines() == [
         "FAILED c: ",

@@ -566,17 +566,8 @@ class _Named(sm.MemoryStore):
         return "Named()"
 
 
-class _NoPreserve:
-    """A store of the app's own without preserve(), holding one document."""
-
-    def __init__(self, document: dict[str, Any]) -> None:
-        self.document = document
-
-    def load(self) -> dict[str, Any]:
-        return self.document
-
-    def save(self, document: dict[str, Any]) -> None:
-        self.document = document
+class _NoPreserve(_Holding):
+    """A store of the app's own without preserve(), holding one document, with a fixed repr."""
 
     def __repr__(self) -> str:
         return "NoPreserve()"
