@@ -451,6 +451,10 @@ def test_cases_not_run_skipped_for_a_group_or_errored_keep_their_description_and
         ("p", "errored", "plain"),
         ("q", "errored", "plain"),
     ]
+    # Without a description, each of these outcomes has none.
+    bare = [{k: v for k, v in case.items() if k != "description"} for case in (stored, plain)]
+    assert [o.description for o in runner.run(_Scripted(fails), bare).outcomes] == ["", ""]
+    assert [o.description for o in runner.run(_Scripted(_passing), bare[1:], deadline=-1).outcomes] == [""]
 
 
 def test_a_listed_case_that_passes_fails_saying_so_and_a_listed_failure_is_expected():
@@ -493,6 +497,7 @@ def test_a_failure_reads_its_earlier_steps_without_args_or_now_as_empty_and_null
 def test_a_backend_runs_in_this_environment_with_pythons_output_unbuffered(monkeypatch):
     """default_env: this process's environment, with PYTHONUNBUFFERED=1 so a Python backend answers at once."""
     monkeypatch.setenv("SENTINEL_RUNNER_PROBE", "x")
+    monkeypatch.setenv("PYTHONUNBUFFERED", "")  # set here or not, the backend's is "1"
     env = runner.default_env()
     assert env["PYTHONUNBUFFERED"] == "1" and env["SENTINEL_RUNNER_PROBE"] == "x"
 
