@@ -3651,17 +3651,17 @@ MUTANTS = [
         tests=("tests/test_store_contract.py",),
     ),
     Mutant(
-        "MemoryStore parses its text where the caller is, however deep (PER-17)",
-        "stores/contract.py",
+        "A store parses its own text where the caller is, however deep (PER-17)",
+        "stores/jsontext.py",
         "        return with_stack_room(sys.getrecursionlimit(), json.loads, text)",
         "        return json.loads(text)",
-        tests=("tests/test_store_contract.py",),
+        tests=("tests/test_store_contract.py", "tests/test_redis.py"),
     ),
     Mutant(
         "MemoryStore.preserve keeps only the last document",
         "stores/contract.py",
-        "                self.preserved.append(_parsed(self._text))",
-        "                self.preserved[:] = [_parsed(self._text)]",
+        "                self.preserved.append(own_text(self._text))",
+        "                self.preserved[:] = [own_text(self._text)]",
         tests=("tests/test_store_contract.py",),
     ),
     # -- group commit and durability (MW-10, PER-23, PER-24, SRV-5) ---------------------------------

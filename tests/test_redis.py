@@ -346,3 +346,17 @@ def test_rds_6_a_listener_that_is_not_redis_is_a_store_error(tmp_path):
         stop.set()
         thread.join()
         listener.close()
+
+
+def test_per_17_a_redis_store_loads_from_a_call_stack_near_the_recursion_limit(redis_client):
+    """PER-17, ENT-13: data at the nesting limit saved to Redis loads again with a few dozen frames left (the async store reads it the same way)."""
+    import sys
+
+    from support import at_depth, nest, stack_depth
+
+    sm.create_memory(store=sm.RedisStore(redis_client, key="deep"), autosave=True).remember("blob", nest(sm.MAX_DEPTH))
+    room = sys.getrecursionlimit() - stack_depth() - 40
+    again = at_depth(room, lambda: sm.create_memory(store=sm.RedisStore(redis_client, key="deep")))
+    assert again.get("blob") == nest(sm.MAX_DEPTH)
+    document = at_depth(room, sm.RedisStore(redis_client, key="deep").load)
+    assert document["entries"][0]["data"] == nest(sm.MAX_DEPTH)

@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import json
 import os
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..core.cut import check_choice
 from ..core.document import declared_generation, generation_of
 from .generations import check_generation
-from .jsontext import json_text, with_stack_room
+from .jsontext import json_text, own_text
 from .locking import DEFAULT_LOCK_WAIT, acquire, check_wait
 
 __all__ = [
@@ -116,18 +114,6 @@ def check_store(store: object) -> None:
         raise TypeError(f"store must have load() and save(document) methods, got {type(store).__name__}")
 
 
-def _parsed(text: str) -> Any:
-    """``json.loads(text)`` from any call depth (PER-17): on a fresh thread's stack when the caller's is too shallow.
-
-    The text is this store's own, so parsing it can only fail for want of stack: the decoder recurses once per
-    nesting level. Trying where the caller is first costs nothing on the usual path.
-    """
-    try:
-        return json.loads(text)
-    except RecursionError:
-        return with_stack_room(sys.getrecursionlimit(), json.loads, text)
-
-
 class MemoryStore:
     """Keeps a deep copy of the last saved document in this process (PER-10).
 
@@ -199,7 +185,7 @@ class MemoryStore:
             True
         """
         with self._held():
-            return None if self._text is None else _parsed(self._text)
+            return None if self._text is None else own_text(self._text)
 
     def save(self, document: dict[str, Any]) -> None:
         """Keep a deep copy of ``document`` (PER-10, MW-3).
@@ -268,7 +254,7 @@ class MemoryStore:
         """
         with self._held():
             if self._text is not None:
-                self.preserved.append(_parsed(self._text))
+                self.preserved.append(own_text(self._text))
 
 
 @runtime_checkable

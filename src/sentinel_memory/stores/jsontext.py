@@ -34,7 +34,16 @@ from ..core.document import problem
 from ..core.errors import DamagedStoreError
 from ..core.jsondata import MAX_DEPTH
 
-__all__ = ["MAX_TEXT_DEPTH", "dumps", "json_text", "loads", "read_document", "with_stack_room", "write_document"]
+__all__ = [
+    "MAX_TEXT_DEPTH",
+    "dumps",
+    "json_text",
+    "loads",
+    "own_text",
+    "read_document",
+    "with_stack_room",
+    "write_document",
+]
 
 #: The deepest nesting a saved file may have. A document is three levels
 #: (document, entries, entry) around data of at most MAX_DEPTH; deeper data
@@ -76,6 +85,20 @@ def json_text(value: Any, **options: Any) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
     except RecursionError:
         raise ValueError("the document is nested too deep to be written as JSON") from None
+
+
+def own_text(text: str) -> Any:
+    """``json.loads(text)`` of JSON a store wrote itself, from any call depth (PER-17).
+
+    The decoder recurses once per nesting level, so a caller with little
+    stack left would get ``RecursionError``: the text is then parsed on a
+    fresh thread's stack. Trying where the caller is first costs nothing on
+    the usual path. Text the store did not write is read with ``loads``.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return with_stack_room(sys.getrecursionlimit(), json.loads, text)
 
 
 def loads(raw: bytes, location: object) -> dict[str, Any]:

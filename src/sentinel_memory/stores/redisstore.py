@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import json
 import threading
 import uuid
 from collections.abc import Iterator
@@ -489,15 +488,15 @@ def document_of(meta_raw: dict[Any, Any], entries_raw: list[Any], store: object)
     try:
         if meta.get("version") != "1":
             raise ValueError(f"holds version {meta.get('version')!r}, not 1")
-        ordered = sorted((json.loads(_text(value)) for value in entries_raw), key=lambda pair: pair[0])
+        ordered = sorted((jsontext.own_text(_text(value)) for value in entries_raw), key=lambda pair: pair[0])
         document: dict[str, Any] = {"version": 1}
         if "generation" in meta:  # every save writes both; a document put there by other means may lack them
             document["generation"] = int(meta["generation"])
         if "ranking" in meta:  # a whole save names it when the document does (BM-10)
-            document["ranking"] = json.loads(meta["ranking"])
+            document["ranking"] = jsontext.own_text(meta["ranking"])
         document["entries"] = [record for _, record in ordered]
         if "working" in meta:
-            document["working"] = json.loads(meta["working"])
+            document["working"] = jsontext.own_text(meta["working"])
     except (ValueError, TypeError, KeyError) as error:
         raise DamagedStoreError(f"is not a memory this store wrote: {error}", repr(store)) from None
     found = problem(document)
