@@ -42,14 +42,17 @@ stay survivors: the figures can only be low).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from vectors_alone import error_text_only
@@ -282,10 +285,46 @@ def run_selection(args: list[str]) -> int:
 
     mutmut 2 reads exit code 1 alone as a kill, so a mutant that breaks an import (pytest's collection error,
     code 2) would count as a survivor; any failure to pass is a kill.
+
+    pytest runs in a process of its own, in a session of its own (``--pytest-here``), and only the code it
+    reports when ``pytest.main`` returns counts. A mutant of a fork (``if pid == 0`` turned around) makes the
+    test run's process do a child's work and exit, while the forked copy goes on with the tests without the
+    watchdog (a thread does not survive a fork) and holds mutmut's terminal open: mutmut would wait for it
+    forever and read the first exit as a pass. So a run that ends without its report is a kill, and every
+    process left in its session is killed when it ends.
     """
+    fd, report = tempfile.mkstemp(prefix="selection-", suffix=".code")
+    os.close(fd)
+    try:
+        run = subprocess.Popen(
+            [sys.executable, __file__, "--pytest-here", *args],
+            env=dict(os.environ, SELECTION_REPORT=report, SELECTION_TEST_LIMIT=str(TEST_LIMIT)),
+            start_new_session=True,
+        )
+        try:
+            run.wait(timeout=SELECTION_LIMIT)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+        return 0 if Path(report).read_text(encoding="ascii") == "0" else 1
+    finally:
+        os.unlink(report)
+
+
+def run_selection_here(args: list[str]) -> int:
+    """The test run of ``run_selection``: pytest in this process, its code written where ``SELECTION_REPORT`` says."""
     import pytest
 
-    return 0 if pytest.main(args, plugins=[_Watchdog()]) == 0 else 1
+    code = int(pytest.main(args, plugins=[_Watchdog(float(os.environ["SELECTION_TEST_LIMIT"]))]))
+    Path(os.environ["SELECTION_REPORT"]).write_text(str(code), encoding="ascii")
+    return code
+
+
+#: The longest a whole selection may take: a run past it has hung outside any one test (the watchdog's).
+SELECTION_LIMIT = 600.0
 
 
 #: The longest a test of a selection may take before the run ends as a failure: the slowest takes under 10 s
@@ -302,14 +341,15 @@ class _Watchdog:
     mutant; this ends it within half a minute, with every thread's traceback.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
         # The tracebacks go to the stderr the run began with: pytest redirects descriptor 2 while a test runs.
         self.stderr = os.fdopen(os.dup(2), "w")
 
     def pytest_runtest_setup(self, item: object) -> None:
         import faulthandler
 
-        faulthandler.dump_traceback_later(TEST_LIMIT, exit=True, file=self.stderr)
+        faulthandler.dump_traceback_later(self.limit, exit=True, file=self.stderr)
 
     def pytest_runtest_logfinish(self, nodeid: str, location: object) -> None:
         import faulthandler
@@ -476,4 +516,6 @@ def main(argv: list[str]) -> int:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--pytest"]:
         sys.exit(run_selection(sys.argv[2:]))
+    if sys.argv[1:2] == ["--pytest-here"]:
+        sys.exit(run_selection_here(sys.argv[2:]))
     sys.exit(main(sys.argv[1:]))

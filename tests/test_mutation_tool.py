@@ -73,6 +73,38 @@ def test_a_test_that_hangs_ends_the_selection_as_a_kill(tmp_path):
     assert selection("test_quick.py").returncode == 0
 
 
+def test_a_fork_turned_around_is_a_kill_and_leaves_nothing_running(tmp_path):
+    """A mutant that makes the test run's process do a forked child's work and exit 0 is a kill, at once, and the forked copy that goes on with the tests (hung here, without the watchdog) is killed with its session."""
+    (tmp_path / "test_fork.py").write_text(
+        "import os, threading\n\n\n"
+        "def test_x():\n"
+        "    pid = os.fork()\n"
+        "    if pid != 0:  # turned around: the test run exits as a child would\n"
+        f"        open({str(tmp_path / 'copy.pid')!r}, 'w').write(str(pid))\n"
+        "        os._exit(0)\n"
+        "    (lock := threading.Lock()).acquire()\n"
+        "    lock.acquire()  # the forked copy waits for good\n"
+    )
+    started = time.monotonic()
+    options = ["-q", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", str(tmp_path)]
+    assert mutation.run_selection([str(tmp_path / "test_fork.py"), *options]) == 1
+    assert time.monotonic() - started < 20
+    copy = int((tmp_path / "copy.pid").read_text())
+    deadline = time.monotonic() + 10
+    while _running(copy) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(copy)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` is still there and not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def test_a_run_that_makes_no_mutant_fails(monkeypatch, tmp_path, capsys):
     """A selection that fails on the unmutated code leaves mutmut no mutant to run: the run exits 1, saying so."""
     monkeypatch.setattr(mutation, "work_dir", lambda module, by_vectors=False: tmp_path)
