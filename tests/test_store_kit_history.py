@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from sentinel_memory import LockTimeoutError, MemoryStore
-from sentinel_memory.testing import StoreSuite, history_problems
+from sentinel_memory.testing import RecordingStore, StoreSuite, history_problems
 
 
 def save(worker: str, generation: int, start: int, end: int, **more: Any) -> dict[str, Any]:
@@ -184,3 +184,36 @@ def test_mw_2_the_lock_check_fails_a_lock_that_excludes_for_only_a_moment(tmp_pa
     suite.store_class = MomentaryLockStore
     with pytest.raises(AssertionError, match="another store object took lock"):
         suite.test_mw_2_lock_excludes_another_store_object(tmp_path)
+
+
+class _Holding:
+    """A store that hands back the one document it was given, whatever it holds."""
+
+    def __init__(self, document: Any) -> None:
+        self.document = document
+
+    def load(self) -> Any:
+        return self.document
+
+    def save(self, document: Any) -> None:
+        self.document = document
+
+
+@pytest.mark.parametrize(
+    ("document", "generation"),
+    [
+        ({"version": 1, "entries": []}, 0),  # no generation: a store's first document (MW-1)
+        ({"version": 1, "generation": 3, "entries": []}, 3),
+        ({"version": 1, "generation": 3.0, "entries": []}, 3),
+        ({"version": 1, "generation": True, "entries": []}, None),
+        ({"version": 1, "generation": "2", "entries": []}, None),
+        ([], None),
+    ],
+)
+def test_mw_1_the_recorder_names_each_documents_generation(document: Any, generation: int | None) -> None:
+    """MW-1: a recorded load and save carry the document's generation: 0 when it names none, None when it is no number."""
+    events: list[dict[str, Any]] = []
+    recorder = RecordingStore(_Holding(document), "w", events)
+    assert recorder.load() is document
+    recorder.save(document)
+    assert [(event["op"], event["generation"]) for event in events] == [("load", generation), ("save", generation)]
