@@ -194,7 +194,13 @@ SELECTION: dict[str, tuple[str, ...]] = {
         "-k",
         "not example_bot and not mypy and not never_stalls and not writer_killed and not srv_5",
     ),
-    "testing.py": ("tests/test_store_kit_history.py", "tests/test_store_kit_checks.py"),
+    # The kit's concurrency checks fail the broken stores of tests/test_store_kit_catches.py alone (its first-round
+    # stores first, then the async table stores).
+    "testing.py": (
+        "tests/test_store_kit_history.py",
+        "tests/test_store_kit_checks.py",
+        "tests/test_store_kit_catches.py",
+    ),
 }
 
 #: What the copy holds: the package, the tests and the data they read (the benchmarks' chat-text workload, and
