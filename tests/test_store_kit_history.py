@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import threading
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -217,3 +218,182 @@ def test_mw_1_the_recorder_names_each_documents_generation(document: Any, genera
     assert recorder.load() is document
     recorder.save(document)
     assert [(event["op"], event["generation"]) for event in events] == [("load", generation), ("save", generation)]
+    assert all(0 < event["start"] <= event["end"] for event in events)
+
+
+def test_mw_3_the_lost_update_names_both_writers_and_why_whole():
+    """MW-3: a lost update between two savers is said whole, with the generation and the rule."""
+    events, _ = sound()
+    events[3] = save("w2", 1, 30, 40)
+    events[5] = load("r", 1, 1, 45, 46)
+    assert history_problems(events, document("w1:0", "w2:0") | {"generation": 1}) == [
+        "lost update: w1 and w2 both saved generation 1 and both were acknowledged (the generation check and the "
+        "write must be one step against other savers, MW-3)"
+    ]
+
+
+def test_mw_3_incremental_saves_count_as_saves_and_a_refused_save_does_not():
+    """MW-3, MW-4: two acknowledged save_changes of one generation are a lost update; a save that raised (a conflict) is no save."""
+    events, _ = sound()
+    events[3] = {**save("w2", 1, 30, 40), "op": "save_changes"}
+    events[0] = {**events[0], "op": "save_changes"}
+    events[5] = load("r", 1, 1, 45, 46)
+    final = document("w1:0", "w2:0") | {"generation": 1}
+    (problem,) = history_problems(events, final)
+    assert problem.startswith("lost update: w1 and w2 both saved generation 1")
+    events[3] = save("w2", 1, 30, 40, error="ConflictError: generation 1 was saved by another writer")
+    events.pop(4)  # w2's remember, which that conflict refused
+    assert history_problems(events, document("w1:0")) == []
+
+
+@pytest.mark.parametrize("op", ["load", "generation"])
+def test_per_3_a_read_that_raised_beside_writers_is_reported_whole(op: str):
+    """PER-3: a load() or generation() that raised beside saving writers is a problem, said whole; one that waited out the lock (LockTimeoutError) is not."""
+    events, final = sound()
+    events.append({"worker": "r", "op": op, "start": 31, "end": 32, "error": "DamagedStoreError: not JSON"})
+    assert history_problems(events, final) == [
+        f"read failed: {op}() by r raised DamagedStoreError: not JSON beside saving writers"
+    ]
+    events[-1]["error"] = "LockTimeoutError: the lock was held for 1 s"
+    assert history_problems(events, final) == []
+
+
+def test_mw_6_a_stale_generation_is_reported_whole():
+    """MW-6: a generation() started after generation 2 was acknowledged that answers 1 is a stale read, said whole."""
+    events, final = sound()
+    events.append({"worker": "r", "op": "generation", "start": 41, "end": 42, "generation": 1})
+    assert history_problems(events, final) == [
+        "stale read: generation() by r answered generation 1 after generation 2 was acknowledged (a cached load or "
+        "generation that misses other writers)"
+    ]
+
+
+def test_mw_2_a_lock_that_was_refused_or_let_go_first_is_not_held_twice():
+    """MW-2: a lock() that raised (it was never held) overlapping another's is no problem, nor is one taken exactly as the other is let go."""
+    events, final = sound()
+    events.append({"worker": "w2", "op": "lock", "start": 19, "end": 22, "error": "LockTimeoutError: held"})
+    assert history_problems(events, final) == []
+    events[-1] = {"worker": "w2", "op": "lock", "start": 20, "end": 22}  # w1 let go at 20
+    assert history_problems(events, final) == []
+
+
+def test_mw_6_each_kind_of_problem_is_said_three_times_at_most():
+    """MW-6: the problems come grouped by kind, in the order each kind was first found, the first three of each."""
+    events, final = sound()
+    for reader in range(5):
+        events.append(load(f"r{reader}", 1, 1, 41 + reader, 42 + reader))
+    events.append({"worker": "w2", "op": "lock", "start": 19, "end": 22})
+    problems = history_problems(events, final)
+    assert [problem.split(" by ")[0] if problem.startswith("stale") else problem for problem in problems] == [
+        "stale read: load()",
+        "stale read: load()",
+        "stale read: load()",
+        "lock held twice: w1 and w2 held lock() at once (MW-2)",
+    ]
+    assert [problem.split(" by ")[1].split()[0] for problem in problems[:3]] == ["r0", "r1", "r2"]
+
+
+def test_mw_3_a_late_save_of_an_old_generation_is_a_lost_update_and_no_read():
+    """MW-3: a save of generation 1 acknowledged after generation 2 is one lost update; a save is no read, so not also a stale one."""
+    events, _ = sound()
+    events.append(save("w3", 1, 50, 60))
+    assert [problem.split(":")[0] for problem in history_problems(events, document("w1:0", "w2:0"))] == ["lost update"]
+
+
+_OPTIONAL = ("save_changes", "generation", "lock", "preserve", "close")
+
+
+class _Everything(_Holding):
+    """A store with every optional method of the contract, each answering at once."""
+
+    def save_changes(self, changes: Any) -> None:
+        pass
+
+    def generation(self) -> int:
+        return 7
+
+    @contextlib.contextmanager
+    def lock(self) -> Any:
+        yield
+
+    def preserve(self) -> str:
+        return "the copy"
+
+    def close(self) -> None:
+        pass
+
+
+def test_mw_6_the_recorder_has_the_stores_optional_methods_and_records_each_call():
+    """MW-6: a recorder has exactly the optional methods its store has, and each call of one is recorded with what it answered."""
+    events: list[dict[str, Any]] = []
+    assert [hasattr(RecordingStore(_Holding(None), "w", events), name) for name in _OPTIONAL] == [False] * 5
+    recorder = RecordingStore(_Everything(None), "w", events)
+    assert [hasattr(recorder, name) for name in _OPTIONAL] == [True] * 5
+    recorder.save_changes(SimpleNamespace(generation=3))
+    assert recorder.generation() == 7 and recorder.preserve() == "the copy"
+    recorder.close()
+    assert [(event["op"], event.get("generation")) for event in events] == [
+        ("save_changes", 3),
+        ("generation", 7),
+        ("preserve", None),
+        ("close", None),
+    ]
+    assert all(set(event) == {"worker", "op", "start", "end"} for event in events[2:])
+    assert all(event["worker"] == "w" and 0 < event["start"] <= event["end"] for event in events)
+    assert repr(recorder) == f"<{recorder.store!r} as seen by w>"
+
+
+class _Failing(_Everything):
+    """Every call raises."""
+
+    def load(self) -> Any:
+        raise OSError("disk gone")
+
+    def save(self, document: Any) -> None:
+        raise OSError("disk full")
+
+    def generation(self) -> int:
+        raise TimeoutError("no answer")
+
+
+def test_per_3_the_recorder_records_a_call_that_raised_with_its_error_and_raises_it():
+    """PER-3: a load, save or generation that raised is recorded with the error's type and text, and raised on."""
+    events: list[dict[str, Any]] = []
+    recorder = RecordingStore(_Failing(None), "r", events)
+    for call in (recorder.load, lambda: recorder.save({"generation": 2}), recorder.generation):
+        with pytest.raises((OSError, TimeoutError)):
+            call()
+    assert [(event["op"], event["error"], event.get("generation")) for event in events] == [
+        ("load", "OSError: disk gone", None),
+        ("save", "OSError: disk full", 2),
+        ("generation", "TimeoutError: no answer", None),
+    ]
+    assert "generation" not in events[0] and "generation" not in events[2]
+    assert all(0 < event["start"] <= event["end"] for event in events)
+
+
+def test_per_3_a_recorded_load_says_what_it_found():
+    """PER-3: a recorded load says whether it found nothing, the generation, and how many entries the document holds."""
+    events: list[dict[str, Any]] = []
+    RecordingStore(_Holding(None), "r", events).load()
+    RecordingStore(_Holding({"version": 1, "generation": 2, "entries": [{}, {}]}), "r", events).load()
+    RecordingStore(_Holding({"version": 1, "generation": 2, "entries": {}}), "r", events).load()
+    assert [(event["op"], event["missing"], event["generation"], event["entries"]) for event in events] == [
+        ("load", True, None, None),
+        ("load", False, 2, 2),
+        ("load", False, 2, None),
+    ]
+
+
+def test_mw_2_the_recorder_records_the_outermost_hold_of_the_lock_once_and_widens_it():
+    """MW-2: a lock taken again by its holder is one hold, recorded when the outermost lets go and held at least the recorder's pause; the next hold is another."""
+    events: list[dict[str, Any]] = []
+    recorder = RecordingStore(_Everything(None), "w", events)
+    with recorder.lock():
+        with recorder.lock():
+            pass
+        assert events == []
+    with recorder.lock():
+        pass
+    assert [event["op"] for event in events] == ["lock", "lock"]
+    assert all(event["end"] - event["start"] >= RecordingStore.pause * 1e9 for event in events)
