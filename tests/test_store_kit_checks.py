@@ -315,6 +315,24 @@ class CopiesOnTheNextWriteStore(GoodStore):
             super()._write(document)
 
 
+class BusyWhileReadStore(GoodStore):
+    """save() refuses while a reader is loading (a file another process has open): the writer fails, the reader never does."""
+
+    def load(self):
+        readers = self.backend.setdefault(self.key + ":readers", [0])
+        readers[0] += 1
+        try:
+            time.sleep(0.001)
+            return super().load()
+        finally:
+            readers[0] -= 1
+
+    def _write(self, document):
+        if self.backend.get(self.key + ":readers", [0])[0]:
+            raise OSError("the store is being read")
+        super()._write(document)
+
+
 class ClosedForGoodStore(GoodStore):
     """After close(), every call fails: it does not open again (WRP-5)."""
 
@@ -378,6 +396,7 @@ BROKEN = {
     "test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing": ["ImpatientLockStore"],
     "test_per_14_a_lossy_load_keeps_the_original": ["FailingPreserveStore", "CopiesOnTheNextWriteStore"],
     "test_wrp_5_a_closed_store_opens_again": ["ClosedForGoodStore"],
+    "test_per_3_a_reader_beside_a_saving_writer_sees_whole_documents[threads]": ["BusyWhileReadStore"],
 }
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from sentinel_memory import LockTimeoutError, MemoryStore
-from sentinel_memory.testing import RecordingStore, StoreSuite, history_problems
+from sentinel_memory.testing import RecordingStore, StoreSuite, _remembering, history_problems
 
 
 def save(worker: str, generation: int, start: int, end: int, **more: Any) -> dict[str, Any]:
@@ -102,11 +102,11 @@ def test_mw_6_an_acknowledged_remember_missing_from_the_final_document_is_report
 
 
 def test_mw_6_a_shared_writer_that_raised_is_reported():
-    """MW-6: a shared writer whose remember raised (whatever the error) is a problem: a shared writer never fails."""
+    """MW-6: a writer whose remember raised (whatever the error) is a problem: a shared writer, or one alone, never fails."""
     events, final = sound()
     events.append(remember("w2", "w2:1", 50, 51, error="OSError: disk full"))
     (problem,) = history_problems(events, final)
-    assert problem == "writer failed: w2 raised OSError: disk full (a shared writer never conflicts, MW-6)"
+    assert problem == "writer failed: w2 raised OSError: disk full (a writer alone or shared never conflicts, MW-6)"
 
 
 def test_per_3_a_read_that_finds_nothing_after_the_first_save_is_reported():
@@ -397,3 +397,31 @@ def test_mw_2_the_recorder_records_the_outermost_hold_of_the_lock_once_and_widen
         pass
     assert [event["op"] for event in events] == ["lock", "lock"]
     assert all(event["end"] - event["start"] >= RecordingStore.pause * 1e9 for event in events)
+
+
+class _SecondSaveFails(_Holding):
+    """Its second save raises."""
+
+    saves = 0
+
+    def save(self, document: Any) -> None:
+        self.saves += 1
+        if self.saves == 2:
+            raise OSError("disk full")
+        super().save(document)
+
+
+def test_mw_6_a_writer_records_each_remember_and_the_failure_that_ends_it():
+    """MW-6: the kit's writer records each acknowledged remember, then the one that raised, whole, and stops; one that cannot open its memory is recorded as failed."""
+    events: list[dict[str, Any]] = []
+    _remembering(_SecondSaveFails(None), "w1", 3, events, shared=False)
+    assert [(event["worker"], event["op"], event["key"], event.get("error")) for event in events] == [
+        ("w1", "remember", "w1:0", None),
+        ("w1", "remember", "w1:1", "OSError: disk full"),
+    ]
+    assert all(0 < event["start"] <= event["end"] for event in events)
+    events.clear()
+    _remembering(_Failing(None), "w2", 3, events)
+    assert events == [
+        {"worker": "w2", "op": "remember", "key": "", "start": 0, "end": 0, "error": "OSError('disk gone')"}
+    ]

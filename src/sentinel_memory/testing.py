@@ -219,7 +219,7 @@ def history_problems(events: list[dict[str, Any]], final: Any) -> list[str]:
     """What in a history of concurrent calls no one-at-a-time run could have given (MW-2, MW-3, MW-6).
 
     The history is of writers that each remember keys of their own with
-    ``shared=True`` into a store that started empty, so the save of
+    ``shared=True`` (or of one writer alone) into a store that started empty, so the save of
     generation *g* holds exactly *g* entries, and of readers that load
     meanwhile. Checked: no two saves of one generation both acknowledged
     (a lost update); no read, started after a save was acknowledged, that
@@ -284,7 +284,7 @@ def history_problems(events: list[dict[str, Any]], final: Any) -> list[str]:
         elif event["op"] == "remember":
             if "error" in event:
                 problems.append(
-                    f"writer failed: {event['worker']} raised {event['error']} (a shared writer never conflicts, MW-6)"
+                    f"writer failed: {event['worker']} raised {event['error']} (a writer alone or shared never conflicts, MW-6)"
                 )
     kinds: dict[str, list[str]] = {}
     for problem in problems:
@@ -293,13 +293,22 @@ def history_problems(events: list[dict[str, Any]], final: Any) -> list[str]:
 
 
 def _remembering(
-    store: Any, worker: str, count: int, events: list[dict[str, Any]], together: threading.Barrier | None = None
+    store: Any,
+    worker: str,
+    count: int,
+    events: list[dict[str, Any]],
+    together: threading.Barrier | None = None,
+    *,
+    shared: bool = True,
 ) -> None:
-    """A writer of the history check: ``count`` autosaved, shared remembers of keys of its own."""
+    """A writer of the history checks: ``count`` autosaved remembers of keys of its own, each recorded, and a failure too.
+
+    ``shared=False`` is the reader check's one writer (the store needs no lock for it).
+    """
     if together is not None:
         together.wait(60)  # every writer begins at once, so their changes interleave
     try:
-        mem = create_memory(store=store, autosave=True, shared=True, limit=100_000, clock=lambda: T0)
+        mem = create_memory(store=store, autosave=True, shared=shared, limit=100_000, clock=lambda: T0)
     except Exception as error:
         events.append({"worker": worker, "op": "remember", "key": "", "start": 0, "end": 0, "error": repr(error)})
         return
@@ -321,18 +330,7 @@ def _remembering(
             )
             return
         events.append({"worker": worker, "op": "remember", "key": key, "start": start, "end": time.monotonic_ns()})
-        time.sleep(0.001)  # let the others in between
-
-
-def _remembering_alone(store: Any, worker: str, count: int, events: list[dict[str, Any]]) -> None:
-    """The one writer of the reader check: ``count`` autosaved remembers, not shared (the store needs no lock)."""
-    mem = create_memory(store=store, autosave=True, limit=100_000, clock=lambda: T0)
-    for i in range(count):
-        key = f"{worker}:{i}"
-        start = time.monotonic_ns()
-        mem.remember(key, i)
-        events.append({"worker": worker, "op": "remember", "key": key, "start": start, "end": time.monotonic_ns()})
-        time.sleep(0.001)  # a reader's turn
+        time.sleep(0.001)  # let the others (writers, the reader) in between
 
 
 def _reading(store: Any, stop: threading.Event, events: list[dict[str, Any]]) -> None:
@@ -819,10 +817,7 @@ class StoreSuite:
 
         def write(worker: int, target: list[dict[str, Any]]) -> None:
             name = f"writer {worker}"
-            if shared:
-                _remembering(RecordingStore(own(), name, target), name, each, target, together)
-            else:
-                _remembering_alone(RecordingStore(own(), name, target), name, each, target)
+            _remembering(RecordingStore(own(), name, target), name, each, target, together, shared=shared)
 
         reader = threading.Thread(target=lambda: _reading(RecordingStore(own(), "reader", events), stop, events))
         if mode == "processes":
