@@ -197,6 +197,7 @@ SELECTION: dict[str, tuple[str, ...]] = {
     # The kit's concurrency checks fail the broken stores of tests/test_store_kit_catches.py alone (its first-round
     # stores first, then the async table stores).
     "testing.py": (
+        "tests/test_store_kit_suite.py",
         "tests/test_store_kit_history.py",
         "tests/test_store_kit_checks.py",
         "tests/test_store_kit_catches.py",

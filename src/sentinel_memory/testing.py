@@ -107,6 +107,13 @@ def in_processes(count: int, work: Callable[[int], object]) -> list[int]:
 # -- what many writers did, and whether one at a time could have done it -----------------------------
 
 
+def _needs(store: Any, *methods: str) -> None:
+    """Skip the check when the store lacks one of the optional ``methods`` it is about, naming each it lacks."""
+    missing = [name for name in methods if not callable(getattr(store, name, None))]
+    if missing:
+        pytest.skip(f"the store has no {', '.join(f'{name}()' for name in missing)}")
+
+
 def _generation_of(document: Any) -> int | None:
     if not isinstance(document, dict):
         return None
@@ -557,11 +564,6 @@ class StoreSuite:
 
         return build
 
-    def _needs(self, store: Any, *methods: str) -> None:
-        missing = [name for name in methods if not callable(getattr(store, name, None))]
-        if missing:
-            pytest.skip(f"the store has no {', '.join(f'{name}()' for name in missing)}")
-
     # -- one memory --------------------------------------------------------------------------
 
     def test_per_2_an_empty_store_loads_none(self, tmp_path: Any) -> None:
@@ -650,7 +652,7 @@ class StoreSuite:
         """PER-19, PER-14, ENT-17: after a load that dropped entries before the last, every write works and is saved."""
         store = self.make_store(tmp_path)
         if shared:
-            self._needs(store, "lock", "generation")
+            _needs(store, "lock", "generation")
 
         def record(key: str, at: int) -> dict[str, Any]:
             return {"key": key, "data": at, "importance": 0.5, "createdAt": at, "updatedAt": at}
@@ -711,7 +713,7 @@ class StoreSuite:
     ) -> None:
         """MW-4: after autosaved remembers, overwrites, forgets, evictions, expiry and working changes, the store loads as the memory."""
         store = self.make_store(tmp_path)
-        self._needs(store, "save_changes")
+        _needs(store, "save_changes")
         mem = make(store=store, autosave=True, limit=4)
         for i in range(7):
             mem.remember(f"k{i % 5}", {"n": i}, importance=(i % 3) / 3, ttl=5 if i == 2 else None)
@@ -726,7 +728,7 @@ class StoreSuite:
     def test_mw_6_writers_in_shared_mode_lose_nothing(self, tmp_path: Any) -> None:
         """MW-6, MW-5, MW-2: four writers x 25 autosaved remembers into one store in shared mode end with all 100 entries."""
         store = self.make_store(tmp_path)
-        self._needs(store, "lock", "generation")
+        _needs(store, "lock", "generation")
         workers, each = 4, 25
 
         def write(worker: int, target: Any) -> None:
@@ -749,7 +751,7 @@ class StoreSuite:
     def test_mw_2_a_transaction_reads_and_writes_as_one(self, tmp_path: Any, make: Any) -> None:
         """MW-2: counters incremented in transactions by two memories on one store lose no increment."""
         store = self.make_store(tmp_path)
-        self._needs(store, "lock", "generation")
+        _needs(store, "lock", "generation")
         first, second = make(store=store, autosave=True), make(store=self.reopen(store), autosave=True)
         for _ in range(10):
             for mem in (first, second):
@@ -760,7 +762,7 @@ class StoreSuite:
     def test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing(self, tmp_path: Any, make: Any) -> None:
         """MW-8, WRP-1: while another writer holds the store's lock, a shared write raises LockTimeoutError after lock_wait; the retry works."""
         store = self.make_store(tmp_path)
-        self._needs(store, "lock", "generation")
+        _needs(store, "lock", "generation")
         if not hasattr(store, "lock_wait"):
             pytest.skip("the store has no lock_wait")
         mem = make(store=store, autosave=True, shared=True)
@@ -867,7 +869,7 @@ class StoreSuite:
     def test_mw_6_many_writers_leave_a_history_one_at_a_time_could(self, tmp_path: Any, mode: str) -> None:
         """MW-6, MW-2, MW-3: shared writers (threads with stores of their own, threads on one store object, processes) and a reader: no lost update, stale read, torn document or lock held twice."""
         store = self.make_store(tmp_path)
-        self._needs(store, "lock", "generation")
+        _needs(store, "lock", "generation")
         if mode == "processes" and not self.processes:
             pytest.skip("the store lives in one process (processes = False)")
         problems = history_problems(*self._history(tmp_path, store, mode))
@@ -883,7 +885,7 @@ class StoreSuite:
     def test_mw_2_lock_lets_its_holder_take_it_again(self, tmp_path: Any) -> None:
         """MW-2, MW-6: the thread holding lock() can take it again (a shared change holds it while its save may take it)."""
         store = self.make_store(tmp_path)
-        self._needs(store, "lock")
+        _needs(store, "lock")
         if hasattr(store, "lock_wait"):
             store.lock_wait = 1
         outcome: list[Any] = []
@@ -905,7 +907,7 @@ class StoreSuite:
     def test_mw_2_lock_excludes_another_store_object(self, tmp_path: Any) -> None:
         """MW-2: while one store object holds lock(), another on the same data (``reopen``) cannot take it until it is let go."""
         store = self.make_store(tmp_path)
-        self._needs(store, "lock")
+        _needs(store, "lock")
         other = self.reopen(store)
         if other is store:
             pytest.skip("reopen gives the same object: no other object to exclude")
@@ -944,7 +946,7 @@ class StoreSuite:
     def test_mw_4_incremental_saves_keep_the_order(self, tmp_path: Any, make: Any, clock: FakeClock) -> None:
         """MW-4, PER-1: save_changes keeps the entries in the order a whole save writes them, through overwrites, forgets and evictions; a load gives that order back."""
         store = self.make_store(tmp_path)
-        self._needs(store, "save_changes")
+        _needs(store, "save_changes")
         mem = make(store=store, autosave=True, limit=6)
         for key in ("zeta", "alpha", "mid", "beta", "omega", "b10", "b9"):
             mem.remember(key, key, importance=0.9 if key != "omega" else 0.1)
@@ -964,7 +966,7 @@ class StoreSuite:
     def test_per_14_a_lossy_load_keeps_the_original(self, tmp_path: Any, make: Any) -> None:
         """PER-14: before the first save after a load that dropped entries, the store keeps a copy of what it held."""
         store = self.make_store(tmp_path)
-        self._needs(store, "preserve")
+        _needs(store, "preserve")
         entries = [{"key": key, "data": 1, "importance": 0.5, "createdAt": 0, "updatedAt": 0} for key in ("", "a")]
         store.save({"version": 1, "entries": entries})
         with pytest.warns(LoadWarning):
@@ -983,7 +985,7 @@ class StoreSuite:
     def test_wrp_5_a_closed_store_opens_again(self, tmp_path: Any, make: Any) -> None:
         """WRP-5: a memory used in ``with`` closes its store on the way out, and a later call opens it again."""
         store = self.make_store(tmp_path)
-        self._needs(store, "close")
+        _needs(store, "close")
         with make(store=store, autosave=True) as mem:
             mem.remember("a", 1)
         mem.remember("b", 2)
@@ -1080,11 +1082,6 @@ class AsyncStoreSuite:
                 "and the tasks it starts, take it again (AIO-2), as a shared change saves while it holds the lock"
             )
 
-    def _needs(self, store: Any, *methods: str) -> None:
-        missing = [name for name in methods if not callable(getattr(store, name, None))]
-        if missing:
-            pytest.skip(f"the store has no {', '.join(f'{name}()' for name in missing)}")
-
     def test_aio_3_an_empty_store_loads_none_and_a_save_loads_back(self, tmp_path: Any) -> None:
         """AIO-3, PER-2, PER-3: an empty async store loads None; entries, a turn and the working memory load back as saved."""
         from .aio import create_async_memory
@@ -1128,7 +1125,7 @@ class AsyncStoreSuite:
     def test_aio_2_lock_lets_its_holder_and_its_tasks_take_it_again(self, tmp_path: Any) -> None:
         """AIO-2, MW-2: the task holding lock() takes it again, and so does a task it starts meanwhile (an AsyncMemory runs each change in a task of its own)."""
         store = self.make_store(tmp_path)
-        self._needs(store, "lock")
+        _needs(store, "lock")
 
         async def check() -> None:
             async def inner() -> str:
@@ -1146,7 +1143,7 @@ class AsyncStoreSuite:
         from .aio import create_async_memory
 
         store = self.make_store(tmp_path)
-        self._needs(store, "lock", "generation")
+        _needs(store, "lock", "generation")
         writers, each = 3, 10
 
         async def check() -> None:
@@ -1235,7 +1232,7 @@ class AsyncStoreSuite:
     def test_mw_6_many_writers_leave_a_history_one_at_a_time_could(self, tmp_path: Any, mode: str) -> None:
         """MW-6, MW-2, MW-3, AIO-2: shared async writers (tasks on objects of their own, tasks on one object, processes) and a reader: no lost update, stale read, torn document or lock held twice."""
         store = self.make_store(tmp_path)
-        self._needs(store, "lock", "generation")
+        _needs(store, "lock", "generation")
         if mode == "processes" and not self.processes:
             pytest.skip("the store lives in one process (processes = False)")
         problems = history_problems(*self._async_history(tmp_path, store, mode))
@@ -1284,7 +1281,7 @@ class AsyncStoreSuite:
         from .aio import create_async_memory
 
         store = self.make_store(tmp_path)
-        self._needs(store, "save_changes")
+        _needs(store, "save_changes")
 
         async def check() -> None:
             clock = FakeClock()
@@ -1311,7 +1308,7 @@ class AsyncStoreSuite:
     def test_mw_2_lock_excludes_another_store_object(self, tmp_path: Any) -> None:
         """MW-2, AIO-2: while one store object holds lock(), another on the same data cannot take it until it is let go."""
         store = self.make_store(tmp_path)
-        self._needs(store, "lock")
+        _needs(store, "lock")
         other = self.reopen(store)
         if other is store:
             pytest.skip("reopen gives the same object: no other object to exclude")
@@ -1343,7 +1340,7 @@ class AsyncStoreSuite:
     def test_aio_2_lock_excludes_another_task_of_the_same_object(self, tmp_path: Any) -> None:
         """AIO-2, MW-2: lock() lets in its holder and the tasks the holder starts, not any other task of the same store object."""
         store = self.make_store(tmp_path)
-        self._needs(store, "lock")
+        _needs(store, "lock")
         if hasattr(store, "lock_wait"):
             store.lock_wait = 0.3
 
@@ -1382,7 +1379,7 @@ class AsyncStoreSuite:
         from .aio import create_async_memory
 
         store = self.make_store(tmp_path)
-        self._needs(store, "lock", "generation")
+        _needs(store, "lock", "generation")
         if not hasattr(store, "lock_wait"):
             pytest.skip("the store has no lock_wait")
 
@@ -1419,7 +1416,7 @@ class AsyncStoreSuite:
     def test_aio_4_a_cancel_inside_lock_lets_it_go(self, tmp_path: Any) -> None:
         """AIO-4, MW-2: a task cancelled while it holds lock(), or while it waits for it, leaves the lock free for another store object."""
         store = self.make_store(tmp_path)
-        self._needs(store, "lock")
+        _needs(store, "lock")
         other = self.reopen(store)
         for one in (store, other):
             if hasattr(one, "lock_wait"):
@@ -1494,7 +1491,7 @@ class AsyncStoreSuite:
         from .aio import create_async_memory
 
         store = self.make_store(tmp_path)
-        self._needs(store, "close", "lock", "generation")
+        _needs(store, "close", "lock", "generation")
 
         async def check() -> None:
             mem = await create_async_memory(store=store, autosave=True, shared=True, clock=FakeClock())
