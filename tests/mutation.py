@@ -194,9 +194,9 @@ SELECTION: dict[str, tuple[str, ...]] = {
         "-k",
         "not example_bot and not mypy and not never_stalls and not writer_killed and not srv_5",
     ),
-    # A real store through the whole kit, forked writers included (the broken stores live in one process), and one
-    # through the async kit; then the kit's concurrency checks, which fail the broken stores of tests/test_store_kit_catches.py alone (its first-round
-    # stores first, then the async table stores).
+    # A real store through each kit, forked writers included (the broken stores live in one process); then the
+    # kit's concurrency checks, which fail the broken stores of tests/test_store_kit_catches.py alone (its
+    # first-round stores first, then the async table stores).
     "testing.py": (
         "tests/test_store_kit_suite.py",
         "tests/test_store_kit_history.py",
