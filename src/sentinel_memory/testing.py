@@ -299,6 +299,19 @@ def history_problems(events: list[dict[str, Any]], final: Any) -> list[str]:
     return [line for found in kinds.values() for line in found[:3]]
 
 
+def _unopened(worker: str, error: Exception) -> dict[str, Any]:
+    """The record of a writer whose memory did not open: a failed remember of no key."""
+    return {"worker": worker, "op": "remember", "key": "", "start": 0, "end": 0, "error": repr(error)}
+
+
+def _remembered(worker: str, key: str, start: int, error: Exception | None = None) -> dict[str, Any]:
+    """The record of a writer's remember of ``key``, begun at ``start`` and ended now, and its error if it raised."""
+    event = {"worker": worker, "op": "remember", "key": key, "start": start, "end": time.monotonic_ns()}
+    if error is not None:
+        event["error"] = f"{type(error).__name__}: {error}"
+    return event
+
+
 def _remembering(
     store: Any,
     worker: str,
@@ -317,7 +330,7 @@ def _remembering(
     try:
         mem = create_memory(store=store, autosave=True, shared=shared, limit=100_000, clock=lambda: T0)
     except Exception as error:
-        events.append({"worker": worker, "op": "remember", "key": "", "start": 0, "end": 0, "error": repr(error)})
+        events.append(_unopened(worker, error))
         return
     for i in range(count):
         key = f"{worker}:{i}"
@@ -325,18 +338,9 @@ def _remembering(
         try:
             mem.remember(key, i)
         except Exception as error:
-            events.append(
-                {
-                    "worker": worker,
-                    "op": "remember",
-                    "key": key,
-                    "start": start,
-                    "end": time.monotonic_ns(),
-                    "error": f"{type(error).__name__}: {error}",
-                }
-            )
+            events.append(_remembered(worker, key, start, error))
             return
-        events.append({"worker": worker, "op": "remember", "key": key, "start": start, "end": time.monotonic_ns()})
+        events.append(_remembered(worker, key, start))
         time.sleep(0.001)  # let the others (writers, the reader) in between
 
 
@@ -453,7 +457,7 @@ async def _remembering_async(
     try:
         mem = await create_async_memory(store=store, autosave=True, shared=shared, limit=100_000, clock=lambda: T0)
     except Exception as error:
-        events.append({"worker": worker, "op": "remember", "key": "", "start": 0, "end": 0, "error": repr(error)})
+        events.append(_unopened(worker, error))
         return
     for i in range(count):
         key = f"{worker}:{i}"
@@ -461,18 +465,9 @@ async def _remembering_async(
         try:
             await mem.remember(key, i)
         except Exception as error:
-            events.append(
-                {
-                    "worker": worker,
-                    "op": "remember",
-                    "key": key,
-                    "start": start,
-                    "end": time.monotonic_ns(),
-                    "error": f"{type(error).__name__}: {error}",
-                }
-            )
+            events.append(_remembered(worker, key, start, error))
             return
-        events.append({"worker": worker, "op": "remember", "key": key, "start": start, "end": time.monotonic_ns()})
+        events.append(_remembered(worker, key, start))
         await asyncio.sleep(0.001)  # let the others in between
 
 
