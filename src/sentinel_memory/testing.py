@@ -785,6 +785,8 @@ class StoreSuite:
             done.set()
             holder.join()
         assert make(store=store).get("during") is None
+        mem.remember("during", 2)  # the retry, once the lock is let go (WRP-1)
+        assert make(store=store).get("during") == 2
         mem.remember("during", 2)  # the retry, once the holder has let go
         assert make(store=store).get("during") == 2
 
