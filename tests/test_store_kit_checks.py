@@ -461,7 +461,8 @@ def kit_folder(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def verdicts(kit_folder):
-    """Run the good store through every check, and each broken store through its own: {(suite, check): outcome}."""
+    """Run the good store through every check, and each broken store through its own: {(suite, check): outcome}, the
+    output's end, and {(suite, check): the first line of what a failed check said}."""
     folder = kit_folder
     module = folder / "test_kit_stores.py"
     targets = [f"{module.name}::TestGoodStore"]
@@ -474,33 +475,19 @@ def verdicts(kit_folder):
         capture_output=True,
         text=True,
         timeout=600,
+        env={**os.environ, "COLUMNS": "1000"},  # each failure's line whole in the summary
     )
-    outcomes = {
-        (suite, check): outcome
-        for outcome, suite, check in re.findall(
-            r"^(PASSED|FAILED|SKIPPED|ERROR) \S+::(\w+)::(\w+(?:\[[^\]]*\])?)", result.stdout, re.M
-        )
-    }
-    return outcomes, result.stdout[-4000:]
-
-
-def failure_of(folder: Path, target: str) -> str:
-    """pytest's output when the kit's check ``target`` (``file::class::test``) runs, each failure's line whole."""
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", target, "-p", "no:cacheprovider", "-o", "addopts=", "-rf", "-q"],
-        cwd=folder,
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "COLUMNS": "1000"},
+    found = re.findall(
+        r"^(PASSED|FAILED|SKIPPED|ERROR) \S+::(\w+)::(\w+(?:\[[^\]]*\])?)(?: - (.*))?$", result.stdout, re.M
     )
-    return result.stdout
+    outcomes = {(suite, check): outcome for outcome, suite, check, _ in found}
+    said = {(suite, check): message for outcome, suite, check, message in found if outcome == "FAILED"}
+    return outcomes, result.stdout[-4000:], said
 
 
 def test_per_2_a_store_with_everything_right_passes_every_check(verdicts):
     """PER-2: the baseline store passes every check of the kit, none skipped, so each broken store differs from a passing one by one thing."""
-    outcomes, output = verdicts
+    outcomes, output, _ = verdicts
     good = {check: outcome for (suite, check), outcome in outcomes.items() if suite == "TestGoodStore"}
     # The baseline store lives in one process's dict, so the kit's forked writers are skipped for it.
     forked = "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[processes]"
@@ -511,21 +498,47 @@ def test_per_2_a_store_with_everything_right_passes_every_check(verdicts):
 @pytest.mark.parametrize(("check", "store"), [(c, s) for c, stores in BROKEN.items() for s in stores])
 def test_per_2_each_check_fails_its_broken_store(verdicts, check, store):
     """PER-2, MW-3, MW-7, PER-10: each check of the kit fails the store broken in what the check is about."""
-    outcomes, output = verdicts
+    outcomes, output, _ = verdicts
     assert outcomes.get((f"Test{store}", check)) == "FAILED", output
 
 
 @pytest.mark.parametrize(
-    ("store", "said"),
+    ("store", "check", "message"),
     [
-        ("IgnoresDamageStore", "a memory loading the damaged store did not raise DamagedStoreError"),
-        ("SavesOverDamageStore", "store.save() over the damage (MW-7) did not raise DamagedStoreError"),
+        (
+            "IgnoresDamageStore",
+            "test_per_13_damage_is_reported_and_left_alone",
+            "Failed: a memory loading the damaged store did not raise DamagedStoreError",
+        ),
+        (
+            "SavesOverDamageStore",
+            "test_per_13_damage_is_reported_and_left_alone",
+            "Failed: store.save() over the damage (MW-7) did not raise DamagedStoreError",
+        ),
+        (
+            "ImpatientLockStore",
+            "test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing",
+            "AssertionError: lock_wait was 0.2 s, but the lock gave up after 0.00 s",
+        ),
+        (
+            "BusyWhileReadStore",
+            "test_per_3_a_reader_beside_a_saving_writer_sees_whole_documents[threads]",
+            "AssertionError: a reader beside a writer (threads):",
+        ),
     ],
 )
-def test_per_13_the_kit_says_which_call_did_not_refuse_the_damage(kit_folder, store, said):
-    """PER-13, MW-7: a store that takes damaged data fails the kit with a message naming the call that did not raise."""
-    output = failure_of(kit_folder, f"test_kit_stores.py::Test{store}::test_per_13_damage_is_reported_and_left_alone")
-    assert f"Failed: {said}\n" in output, output
+def test_per_13_the_kit_says_what_failed_and_where(verdicts, store, check, message):
+    """PER-13, MW-7, MW-8, PER-3: a broken store fails the kit with a message naming what went wrong: the call that did not refuse the damage, the wait the lock gave up after, the writers' mode."""
+    _, output, said = verdicts
+    assert said.get((f"Test{store}", check)) == message, output
+
+
+def test_mw_2_the_kit_says_a_lock_its_holder_cannot_take_again_must_be_re_entrant(verdicts):
+    """MW-2: a lock its holder cannot take again fails the kit with what the second take did and what lock() must be."""
+    _, output, said = verdicts
+    message = said.get(("TestNotReentrantLockStore", "test_mw_2_lock_lets_its_holder_take_it_again"), "")
+    assert message.startswith("Failed: lock() taken again by the thread holding it: LockTimeoutError("), output
+    assert message.endswith("); lock() must be re-entrant for its holder"), output
 
 
 # -- in_processes -------------------------------------------------------------------------------------
