@@ -3658,6 +3658,13 @@ MUTANTS = [
         tests=("tests/test_store_contract.py", "tests/test_redis.py"),
     ),
     Mutant(
+        "A Redis value nested past any depth raises RecursionError, not DamagedStoreError (PER-13)",
+        "stores/redisstore.py",
+        "    except RecursionError:  # nested deeper than the recursion limit even on a fresh stack: no memory's value is",
+        "    except ZeroDivisionError:",
+        tests=("tests/test_redis.py",),
+    ),
+    Mutant(
         "MemoryStore.preserve keeps only the last document",
         "stores/contract.py",
         "                self.preserved.append(own_text(self._text))",

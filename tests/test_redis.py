@@ -242,6 +242,26 @@ def test_rds_2_damage_is_refused_and_left_alone(redis_client):
     assert redis_client.hgetall(store.meta_key) == {b"version": b"2"}
 
 
+@pytest.mark.parametrize("where", ["entry", "working"])
+def test_per_13_a_value_nested_past_any_depth_is_damage_left_alone(redis_client, where):
+    """PER-13, RDS-2: an entry or the working memory overwritten by another program with 100,000 brackets is damage (DamagedStoreError, not RecursionError), for the store and a memory opening it, and the hash stays as it was."""
+    store = sm.RedisStore(redis_client, key="bomb")
+    mem = sm.create_memory(store=store, autosave=True)
+    mem.remember("user:name", "Jakub")
+    mem.working.set({"step": 1})
+    bomb = "[" * 100_000
+    if where == "entry":
+        redis_client.hset(store.entries_key, "user:name", bomb)
+    else:
+        redis_client.hset(store.meta_key, "working", bomb)
+    before = (redis_client.hgetall(store.meta_key), redis_client.hgetall(store.entries_key))
+    with pytest.raises(sm.DamagedStoreError, match="nested deeper than any memory's"):
+        store.load()
+    with pytest.raises(sm.DamagedStoreError, match="nested deeper than any memory's"):
+        sm.create_memory(store=sm.RedisStore(redis_client, key="bomb"))
+    assert (redis_client.hgetall(store.meta_key), redis_client.hgetall(store.entries_key)) == before
+
+
 def test_redis_is_an_optional_dependency():
     """DEP-1: redis-py is in the [redis] extra, not a runtime dependency; importing the package does not import it."""
     import subprocess

@@ -499,6 +499,10 @@ def document_of(meta_raw: dict[Any, Any], entries_raw: list[Any], store: object)
             document["working"] = jsontext.own_text(meta["working"])
     except (ValueError, TypeError, KeyError) as error:
         raise DamagedStoreError(f"is not a memory this store wrote: {error}", repr(store)) from None
+    except RecursionError:  # nested deeper than the recursion limit even on a fresh stack: no memory's value is
+        raise DamagedStoreError(
+            "is not a memory this store wrote: a value is nested deeper than any memory's", repr(store)
+        ) from None
     found = problem(document)
     if found is not None:
         raise DamagedStoreError(found, repr(store))
