@@ -101,7 +101,17 @@ SELECTION: dict[str, tuple[str, ...]] = {
         "-k",
         "not mypy",
     ),
-    "core/request.py": ("tests/test_request_mutants.py", "tests/test_kept_reads.py", *_MESSAGES, "-k", "not mypy"),
+    # Then the tool results cleared (MSG-15) and the stable cut with its memo (MSG-14), which get_messages runs too.
+    "core/request.py": (
+        "tests/test_request_mutants.py",
+        "tests/test_kept_reads.py",
+        *_MESSAGES,
+        "tests/test_cache_clear.py",
+        "tests/test_stable_memo.py",
+        "tests/test_cache_cut.py",
+        "-k",
+        "not mypy",
+    ),
     "integrations/langchain/__init__.py": (
         "tests/test_langchain_turns_edges.py",
         "tests/test_langchain.py",
