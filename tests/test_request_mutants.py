@@ -116,3 +116,42 @@ def test_msg_2_facts_whose_room_is_below_the_empty_texts_cost_are_left_out_witho
     mem.add_turn("user", "hello there")
     result = mem.get_messages(token_budget=budget, tokenizer=one_more)
     assert len(result.messages) == (2 if with_fact else 1) and result.messages[-1]["content"] == "hello there"
+
+
+def test_msg_15_units_that_are_always_in_and_fit_exactly_are_not_cleared():
+    """MSG-15: when the newest user message and what follows it (a call and its result) fit the budget exactly, with a system prompt, keep_results clears nothing; one token less clears the result."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    call = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Oslo"}'}}
+    mem.add_messages(
+        [
+            {"role": "user", "content": "What is the weather in Oslo?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "rain all week, 4 degrees, wind from the north"},
+        ]
+    )
+    plain = mem.get_messages(token_budget=10_000, system="Be brief.")
+    exact = mem.get_messages(token_budget=plain.tokens, system="Be brief.", keep_results=0)
+    assert exact.messages == plain.messages
+    short = mem.get_messages(token_budget=plain.tokens - 1, system="Be brief.", keep_results=0)
+    assert short.messages[-1] == {"role": "tool", "content": "[cleared]", "tool_call_id": "c1"}
+
+
+def fact_and_turns(words: int) -> sm.Memory:
+    """A fact of ``words`` words (importance 0.6) and ten turns about the menu, on a fixed clock."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    mem.remember("user:allergy", " ".join(["peanuts"] * words), importance=0.6)
+    for i in range(10):
+        mem.add_turn("user" if i % 2 == 0 else "assistant", f"turn {i} about the menu tonight")
+    return mem
+
+
+def test_msg_2_the_first_walk_counts_the_system_prompt_whole_and_leaves_the_facts_their_share():
+    """MSG-2: the turns taken before the facts leave the facts' share after the system prompt counted with its message's tokens, so a fact that fits the share is in."""
+    got = fact_and_turns(3).get_messages(token_budget=49, system="Be brief and kind.", facts_share=0.3)
+    assert [e.key for e in got.entries] == ["user:allergy", "chat:9", "chat:10"] and got.tokens == 40
+
+
+def test_msg_2_without_a_system_prompt_the_first_walk_counts_nothing_for_it():
+    """MSG-2: with no system prompt, the turns taken before the facts count no prompt at all: older turns that fit are taken, and the fact that no longer fits is not."""
+    got = fact_and_turns(8).get_messages(token_budget=46, facts_share=0.3)
+    assert [e.key for e in got.entries] == ["chat:7", "chat:8", "chat:9", "chat:10"] and got.tokens == 44

@@ -244,15 +244,14 @@ def shared_messages(
     if isinstance(units, _NewestUnits):
         memo = None if how != "stable" else _memo(state, now, counting, message_cost, body_cost, excluded, newest)
         whole = None if memo is None else _memo_whole(memo, newest)
-        if whole is not None and whole > token_budget:
-            full = False  # MSG-17: the units alone count more than the budget, so the fill cannot take them all
-        else:
+        # MSG-17: when the units alone count more than the budget, the fill cannot take them all: clear at once.
+        if whole is None or whole <= token_budget:
             try:
                 result, full = attempt(units, required)
+                if full:
+                    return result
             except TokenBudgetError:
-                full = False  # the must-keep facts do not fit beside the whole results: clear them, then judge
-            if full:
-                return result
+                pass  # the must-keep facts do not fit beside the whole results: clear them, then judge
         units = _Cleared(newest, recent, excluded, message_cost)
         required = units.total(must)
     return units.with_prefix(attempt(units, required)[0])
