@@ -155,3 +155,52 @@ def test_msg_2_without_a_system_prompt_the_first_walk_counts_nothing_for_it():
     """MSG-2: with no system prompt, the turns taken before the facts count no prompt at all: older turns that fit are taken, and the fact that no longer fits is not."""
     got = fact_and_turns(8).get_messages(token_budget=46, facts_share=0.3)
     assert [e.key for e in got.entries] == ["chat:7", "chat:8", "chat:9", "chat:10"] and got.tokens == 44
+
+
+def two_must_keep_facts() -> sm.Memory:
+    """Two facts of importance 0.9 and one question, on a fixed clock."""
+    mem = sm.create_memory(clock=lambda: 1000)
+    mem.remember("user:allergy", "allergic to peanuts and tree nuts and sesame seeds", importance=0.9)
+    mem.remember("user:diet", "vegetarian, no fish either", importance=0.9)
+    mem.add_turn("user", "What is in the risotto tonight?")
+    return mem
+
+
+@pytest.mark.parametrize(
+    ("options", "needed", "what"),
+    [
+        ({}, 40, "the must-keep facts"),
+        ({"cut": "stable"}, 40, "the must-keep facts"),
+        ({"system": "Be brief."}, 44, "the system prompt, the must-keep facts"),
+        ({"system": "Be brief.", "cut": "stable"}, 44, "the system prompt, the must-keep facts"),
+        ({"system": "Be brief.", "facts_at": "end"}, 46, "the system prompt, the must-keep facts"),
+    ],
+)
+def test_msg_9_must_keep_facts_that_do_not_fit_say_what_they_need_and_get_it_there(options, needed, what):
+    """MSG-2, MSG-9: must-keep facts that do not fit raise TokenBudgetError counting the facts' lines joined, the prompt and what joins the facts to it (the separator, or a message of their own at the end); at that budget they are in."""
+    with pytest.raises(sm.TokenBudgetError) as raised:
+        two_must_keep_facts().get_messages(token_budget=30, must_keep=0.9, **options)
+    assert (raised.value.needed, raised.value.budget) == (needed, 30)
+    assert str(raised.value) == (
+        f"{what} and the turns from the newest user message on need {needed} tokens, "
+        f"{needed - 30} more than the budget of 30"
+    )
+    got = two_must_keep_facts().get_messages(token_budget=needed, must_keep=0.9, **options)
+    assert {e.key for e in got.entries} == {"user:allergy", "user:diet", "chat:1"} and got.tokens <= needed
+
+
+@pytest.mark.parametrize(
+    ("options", "keys"), [({"cut": "stable"}, ["chat:9", "chat:10"]), ({"facts_at": "end"}, ["chat:9", "chat:10"])]
+)
+def test_msg_14_the_planned_fill_gives_the_facts_their_share_of_the_budget_and_no_more(options, keys):
+    """MSG-14, MSG-12: the stable cut and facts placed apart reserve the facts floor(budget * facts_share) before the older turns: a fact that needs more is left out."""
+    got = fact_and_turns(3).get_messages(token_budget=35, facts_share=0.3, **options)
+    assert [e.key for e in got.entries] == keys and got.tokens == 22
+
+
+def test_msg_14_facts_in_the_system_message_leave_no_stable_prefix():
+    """MSG-14: with facts in the first (system) message nothing of the request is a stable prefix; without facts the whole request is."""
+    with_facts = waiter().get_messages(token_budget=41, must_keep=0.8, facts_share=0.1)
+    assert with_facts.entries[0].key == "user:allergy" and (with_facts.prefix, with_facts.prefix_tokens) == (0, 0)
+    plain = asking().get_messages(token_budget=100)
+    assert len(plain.messages) == 1 and (plain.prefix, plain.prefix_tokens) == (1, plain.tokens)

@@ -257,6 +257,32 @@ def shared_messages(
     return units.with_prefix(attempt(units, required)[0])
 
 
+def _must_keep_refused(
+    kept: list[Entry],
+    counting: Any,
+    per_message: Any,
+    system: str | None,
+    joined: int | float,
+    required: int | float,
+    token_budget: int | float,
+) -> TokenBudgetError:
+    """MSG-2, MSG-9: the error of must-keep facts that do not fit beside the turns that are always in.
+
+    Counted as the fill gives the facts room: the facts' text in a message, and with a system prompt the prompt and
+    what joins the facts to it (``joined``: the separator, or a message of their own at the end), apart.
+    """
+    text = "\n".join(map(render_default, sorted_by_age(kept)))
+    facts_cost = count_tokens(counting, text) + MESSAGE_TOKENS
+    if system is not None:
+        facts_cost += count_tokens(per_message, system) + joined
+    what = "the system prompt, the must-keep facts" if system is not None else "the must-keep facts"
+    return TokenBudgetError(
+        max(facts_cost + required, math.floor(token_budget) + 1),
+        token_budget,
+        what + " and the turns from the newest user message on",
+    )
+
+
 def _newest(
     state: MemoryState,
     now: int | float,
@@ -318,17 +344,8 @@ def _newest(
         taken, spent, content, head, chosen = build(token_budget)  # the must-keep facts first, then older turns
         got = set() if chosen is None else {e.seq for e in chosen.entries}
         if any(e.seq not in got for e in kept):
-            # Counted as step 2 gives the facts room: the prompt, the separator and the facts' text apart.
-            text = "\n".join(map(render_default, sorted_by_age(kept)))
-            facts_cost = count_tokens(counting, text) + MESSAGE_TOKENS
-            if system is not None:
-                facts_cost += count_tokens(per_message, system) + count_tokens(per_message, SYSTEM_SEPARATOR)
-            what = "the system prompt, the must-keep facts" if system is not None else "the must-keep facts"
-            raise TokenBudgetError(
-                max(facts_cost + required, math.floor(token_budget) + 1),
-                token_budget,
-                what + " and the turns from the newest user message on",
-            )
+            separator = count_tokens(per_message, SYSTEM_SEPARATOR)
+            raise _must_keep_refused(kept, counting, per_message, system, separator, required, token_budget)
     taken_units = newest.units[:taken][::-1]  # oldest first
     chosen_units = _from_a_user(taken_units)
     for _, cost in taken_units[: len(taken_units) - len(chosen_units)]:
@@ -404,18 +421,8 @@ def _planned(
         memo_cut=memo_cut,
     )
     if not got.complete:
-        text = "\n".join(map(render_default, sorted_by_age(kept)))
-        facts_cost = count_tokens(counting, text) + MESSAGE_TOKENS
-        if system is not None:
-            facts_cost += count_tokens(per_message, system)
-            facts_cost += MESSAGE_TOKENS if where == "end" else count_tokens(per_message, SYSTEM_SEPARATOR)
-        what = "the system prompt, the must-keep facts" if system is not None else "the must-keep facts"
-        needed = max(facts_cost + required, math.floor(token_budget) + 1)
-        raise TokenBudgetError(
-            needed,
-            token_budget,
-            what + " and the turns from the newest user message on",
-        )
+        joined = MESSAGE_TOKENS if where == "end" else count_tokens(per_message, SYSTEM_SEPARATOR)
+        raise _must_keep_refused(kept, counting, per_message, system, joined, required, token_budget)
     taken_units = newest.units[: got.taken][::-1]  # oldest first
     units = _from_a_user(taken_units)
     spent = got.spent - sum(cost for _, cost in taken_units[: len(taken_units) - len(units)])  # MSG-9's drop
