@@ -421,7 +421,7 @@ def test_mw_6_a_writer_records_each_remember_and_the_failure_that_ends_it():
     ]
     assert all(0 < event["start"] <= event["end"] for event in events)
     events.clear()
-    _remembering(_Failing(None), "w2", 3, events)
+    _remembering(_Failing(None), "w2", 3, events, shared=True)
     assert events == [
         {"worker": "w2", "op": "remember", "key": "", "start": 0, "end": 0, "error": "OSError('disk gone')"}
     ]

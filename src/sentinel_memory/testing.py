@@ -319,7 +319,7 @@ def _remembering(
     events: list[dict[str, Any]],
     together: threading.Barrier | None = None,
     *,
-    shared: bool = True,
+    shared: bool,
 ) -> None:
     """A writer of the history checks: ``count`` autosaved remembers of keys of its own, each recorded, and a failure too.
 
