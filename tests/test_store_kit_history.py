@@ -8,6 +8,7 @@ check must name it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import threading
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from sentinel_memory import LockTimeoutError, MemoryStore
-from sentinel_memory.testing import RecordingStore, StoreSuite, _remembering, history_problems
+from sentinel_memory.testing import AsyncRecordingStore, RecordingStore, StoreSuite, _remembering, history_problems
 
 
 def save(worker: str, generation: int, start: int, end: int, **more: Any) -> dict[str, Any]:
@@ -425,3 +426,85 @@ def test_mw_6_a_writer_records_each_remember_and_the_failure_that_ends_it():
     assert events == [
         {"worker": "w2", "op": "remember", "key": "", "start": 0, "end": 0, "error": "OSError('disk gone')"}
     ]
+
+
+class _AsyncHolding:
+    """An async store that hands back the one document it was given."""
+
+    def __init__(self, document: Any) -> None:
+        self.document = document
+
+    async def load(self) -> Any:
+        return self.document
+
+    async def save(self, document: Any) -> None:
+        self.document = document
+
+
+class _AsyncEverything(_AsyncHolding):
+    """An async store with every optional method; its close() is a plain function, as the contract allows."""
+
+    async def save_changes(self, changes: Any) -> None:
+        pass
+
+    async def generation(self) -> int:
+        return 7
+
+    @contextlib.asynccontextmanager
+    async def lock(self) -> Any:
+        yield
+
+    async def preserve(self) -> str:
+        return "the copy"
+
+    def close(self) -> None:
+        pass
+
+
+class _AsyncFailing(_AsyncEverything):
+    """Its load and generation() raise."""
+
+    async def load(self) -> Any:
+        raise OSError("disk gone")
+
+    async def generation(self) -> int:
+        raise TimeoutError("no answer")
+
+
+def test_aio_7_the_async_recorder_has_the_stores_optional_methods_and_records_each_call():
+    """AIO-7, MW-6: the async recorder has exactly the optional methods its store has, records each call with what it answered or raised, and records the outermost hold of the lock once, held at least its pause."""
+    events: list[dict[str, Any]] = []
+    assert [hasattr(AsyncRecordingStore(_AsyncHolding(None), "w", events), name) for name in _OPTIONAL] == [False] * 5
+    recorder = AsyncRecordingStore(_AsyncEverything({"version": 1, "generation": 2, "entries": [{}]}), "w", events)
+    assert [hasattr(recorder, name) for name in _OPTIONAL] == [True] * 5
+    assert repr(recorder) == f"<{recorder.store!r} as seen by w>"
+    failing = AsyncRecordingStore(_AsyncFailing(None), "r", events)
+
+    async def calls() -> None:
+        assert (await recorder.load())["generation"] == 2
+        await recorder.save({"version": 1, "generation": 3, "entries": []})
+        await recorder.save_changes(SimpleNamespace(generation=4))
+        assert await recorder.generation() == 7 and await recorder.preserve() == "the copy"
+        await recorder.close()
+        async with recorder.lock():
+            async with recorder.lock():
+                pass
+        for call in (failing.load, failing.generation):
+            with pytest.raises((OSError, TimeoutError)):
+                await call()
+
+    asyncio.run(calls())
+    assert [(event["op"], event.get("generation"), event.get("error")) for event in events] == [
+        ("load", 2, None),
+        ("save", 3, None),
+        ("save_changes", 4, None),
+        ("generation", 7, None),
+        ("preserve", None, None),
+        ("close", None, None),
+        ("lock", None, None),
+        ("load", None, "OSError: disk gone"),
+        ("generation", None, "TimeoutError: no answer"),
+    ]
+    assert (events[0]["missing"], events[0]["entries"]) == (False, 1)
+    assert events[6]["end"] - events[6]["start"] >= AsyncRecordingStore.pause * 1e9
+    assert all(event["worker"] in ("w", "r") and 0 < event["start"] <= event["end"] for event in events)

@@ -126,19 +126,8 @@ def _every_entry_scores_one(query: str, entries: Any) -> list[float]:
     return [1.0] * len(entries)
 
 
-class RecordingStore:
-    """A store seen through the kit: every call recorded with its start, its end and its outcome.
-
-    The kit hands one to each writer and reader of a concurrency check, and
-    checks the history they leave against the one-at-a-time model
-    (``history_problems``). It has exactly the optional methods the store
-    has, so a memory uses the store as it would without it.
-
-    Args:
-        store: The store under test.
-        worker: Who uses this one (a name the history shows).
-        events: Where each call's record is appended (dicts of JSON values).
-    """
+class _Recorder:
+    """What both recorders share: who they record for, their records, and the optional methods they pass on."""
 
     _OPTIONAL = ("save_changes", "generation", "lock", "preserve", "close")
     #: Seconds the recorder holds a lock it took before going on, so that races show in a short run.
@@ -157,6 +146,40 @@ class RecordingStore:
             event["error"] = f"{type(error).__name__}: {error}"
         self.events.append(event)
 
+
+def _loaded(document: Any) -> dict[str, Any]:
+    """A load's record of what it found: nothing or not, the generation, and how many entries."""
+    entries = document.get("entries") if isinstance(document, dict) else None
+    return {
+        "missing": document is None,
+        "generation": _generation_of(document),
+        "entries": len(entries) if isinstance(entries, list) else None,
+    }
+
+
+def _answered(name: str, args: tuple[Any, ...], result: Any) -> dict[str, Any]:
+    """An optional method's record of what it answered: the generation a ``generation()`` gave or a ``save_changes`` wrote."""
+    if name == "generation":
+        return {"generation": result}
+    if name == "save_changes":
+        return {"generation": args[0].generation}
+    return {}
+
+
+class RecordingStore(_Recorder):
+    """A store seen through the kit: every call recorded with its start, its end and its outcome.
+
+    The kit hands one to each writer and reader of a concurrency check, and
+    checks the history they leave against the one-at-a-time model
+    (``history_problems``). It has exactly the optional methods the store
+    has, so a memory uses the store as it would without it.
+
+    Args:
+        store: The store under test.
+        worker: Who uses this one (a name the history shows).
+        events: Where each call's record is appended (dicts of JSON values).
+    """
+
     def load(self) -> Any:
         start = time.monotonic_ns()
         try:
@@ -164,14 +187,7 @@ class RecordingStore:
         except Exception as error:
             self._record("load", start, error)
             raise
-        entries = document.get("entries") if isinstance(document, dict) else None
-        self._record(
-            "load",
-            start,
-            missing=document is None,
-            generation=_generation_of(document),
-            entries=len(entries) if isinstance(entries, list) else None,
-        )
+        self._record("load", start, **_loaded(document))
         return document
 
     def save(self, document: dict[str, Any]) -> None:
@@ -197,12 +213,7 @@ class RecordingStore:
             except Exception as error:
                 self._record(name, start, error)
                 raise
-            fields: dict[str, Any] = {}
-            if name == "generation":
-                fields["generation"] = result
-            elif name == "save_changes":
-                fields["generation"] = args[0].generation
-            self._record(name, start, **fields)
+            self._record(name, start, **_answered(name, args, result))
             return result
 
         return recorded
@@ -353,7 +364,7 @@ def _reading(store: Any, stop: threading.Event, events: list[dict[str, Any]]) ->
             pass
 
 
-class AsyncRecordingStore:
+class AsyncRecordingStore(_Recorder):
     """``RecordingStore`` for an async store: every coroutine call recorded with its start, end and outcome.
 
     It has exactly the optional methods the store has; ``lock()`` is recorded by its outermost hold, which
@@ -365,22 +376,6 @@ class AsyncRecordingStore:
         events: Where each call's record is appended.
     """
 
-    _OPTIONAL = ("save_changes", "generation", "lock", "preserve", "close")
-    pause = 0.002
-
-    def __init__(self, store: Any, worker: str, events: list[dict[str, Any]]) -> None:
-        self.store, self.worker, self.events = store, worker, events
-        self._depth = 0
-
-    def __repr__(self) -> str:
-        return f"<{self.store!r} as seen by {self.worker}>"
-
-    def _record(self, op: str, start: int, error: BaseException | None = None, **fields: Any) -> None:
-        event = {"worker": self.worker, "op": op, "start": start, "end": time.monotonic_ns(), **fields}
-        if error is not None:
-            event["error"] = f"{type(error).__name__}: {error}"
-        self.events.append(event)
-
     async def load(self) -> Any:
         start = time.monotonic_ns()
         try:
@@ -388,14 +383,7 @@ class AsyncRecordingStore:
         except Exception as error:
             self._record("load", start, error)
             raise
-        entries = document.get("entries") if isinstance(document, dict) else None
-        self._record(
-            "load",
-            start,
-            missing=document is None,
-            generation=_generation_of(document),
-            entries=len(entries) if isinstance(entries, list) else None,
-        )
+        self._record("load", start, **_loaded(document))
         return document
 
     async def save(self, document: dict[str, Any]) -> None:
@@ -423,12 +411,7 @@ class AsyncRecordingStore:
             except Exception as error:
                 self._record(name, start, error)
                 raise
-            fields: dict[str, Any] = {}
-            if name == "generation":
-                fields["generation"] = result
-            elif name == "save_changes":
-                fields["generation"] = args[0].generation
-            self._record(name, start, **fields)
+            self._record(name, start, **_answered(name, args, result))
             return result
 
         return recorded
