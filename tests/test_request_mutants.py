@@ -196,6 +196,7 @@ def test_msg_14_the_planned_fill_gives_the_facts_their_share_of_the_budget_and_n
     """MSG-14, MSG-12: the stable cut and facts placed apart reserve the facts floor(budget * facts_share) before the older turns: a fact that needs more is left out."""
     got = fact_and_turns(3).get_messages(token_budget=35, facts_share=0.3, **options)
     assert [e.key for e in got.entries] == keys and got.tokens == 22
+    assert got.omitted == 11 - 2  # the fact and the eight older turns
 
 
 def test_msg_14_facts_in_the_system_message_leave_no_stable_prefix():
