@@ -31,6 +31,12 @@ def asking() -> sm.Memory:
         ),
         ({"cut": "old"}, ValueError, "cut must be one of ('newest', 'stable'), got 'old'"),
         ({"facts_at": "middle"}, ValueError, "facts_at must be one of ('system', 'end', 'start'), got 'middle'"),
+        (
+            {"keep_results": 1, "exclude_tools": "search"},
+            TypeError,
+            "exclude_tools must be a list or tuple of tool names, got str",
+        ),
+        ({"keep_results": 1, "exclude_tools": ["search", 5]}, TypeError, "exclude_tools[1] must be a str, got int"),
     ],
 )
 def test_msg_2_each_refused_request_says_exactly_what_failed(options, error, says):
