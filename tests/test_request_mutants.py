@@ -40,7 +40,7 @@ def asking() -> sm.Memory:
     ],
 )
 def test_msg_2_each_refused_request_says_exactly_what_failed(options, error, says):
-    """MSG-2, MSG-9, MSG-11, MSG-12: a bad system prompt, a budget the question does not fit and an unknown cut or place name what failed, exactly."""
+    """MSG-2, MSG-9, MSG-11, MSG-12, MSG-15: a bad system prompt, a budget the question does not fit, an unknown cut or place and exclude_tools that is no list of names say what failed, exactly."""
     mem = asking()
     with pytest.raises(error) as raised:
         mem.get_messages(**{"token_budget": 100, **options})
