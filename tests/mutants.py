@@ -509,8 +509,8 @@ MUTANTS = [
     Mutant(
         "memo: a history counting exactly the budget is judged not to fit",
         "core/request.py",
-        "        if whole is not None and whole > token_budget:",
-        "        if whole is not None and whole >= token_budget:",
+        "        if whole is None or whole <= token_budget:",
+        "        if whole is None or whole < token_budget:",
         tests=STABLE_MEMO,
     ),
     Mutant(
@@ -573,15 +573,15 @@ MUTANTS = [
     Mutant(
         "clearing: a history that fits whole is cleared anyway",
         "core/request.py",
-        "            if full:\n                return result",
-        "            if False:\n                return result",
+        "                if full:\n                    return result",
+        "                if False:\n                    return result",
         tests=CACHE_CLEAR,
     ),
     Mutant(
         "clearing: never when the fill leaves a unit out",
         "core/request.py",
-        "            if full:\n                return result",
-        "            if True:\n                return result",
+        "                if full:\n                    return result",
+        "                if True:\n                    return result",
         tests=CACHE_CLEAR,
     ),
     Mutant(
@@ -594,8 +594,8 @@ MUTANTS = [
     Mutant(
         "clearing: must-keep facts that do not fit beside whole results raise",
         "core/request.py",
-        "            full = False  # the must-keep facts do not fit beside the whole results: clear them, then judge",
-        "            raise",
+        "                pass  # the must-keep facts do not fit beside the whole results: clear them, then judge",
+        "                raise",
         tests=CACHE_CLEAR,
     ),
     Mutant(
@@ -1349,7 +1349,7 @@ MUTANTS = [
         "core/request.py",
         "    own = 0 if system is None else count_tokens(per_message, system) + MESSAGE_TOKENS",
         "    own = 0",
-        tests=("tests/spec/test_messages_properties.py",),
+        tests=("tests/test_request_mutants.py", "tests/spec/test_messages_properties.py"),
     ),
     Mutant(
         "a change forgets to put a new turn in the index's split of turns and facts",
