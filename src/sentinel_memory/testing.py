@@ -126,6 +126,11 @@ def _every_entry_scores_one(query: str, entries: Any) -> list[float]:
     return [1.0] * len(entries)
 
 
+def _said(error: BaseException) -> str:
+    """How a record names an error: its type and its text."""
+    return f"{type(error).__name__}: {error}"
+
+
 class _Recorder:
     """What both recorders share: who they record for, their records, and the optional methods they pass on."""
 
@@ -143,7 +148,7 @@ class _Recorder:
     def _record(self, op: str, start: int, error: BaseException | None = None, **fields: Any) -> None:
         event = {"worker": self.worker, "op": op, "start": start, "end": time.monotonic_ns(), **fields}
         if error is not None:
-            event["error"] = f"{type(error).__name__}: {error}"
+            event["error"] = _said(error)
         self.events.append(event)
 
 
@@ -319,7 +324,7 @@ def _remembered(worker: str, key: str, start: int, error: Exception | None = Non
     """The record of a writer's remember of ``key``, begun at ``start`` and ended now, and its error if it raised."""
     event = {"worker": worker, "op": "remember", "key": key, "start": start, "end": time.monotonic_ns()}
     if error is not None:
-        event["error"] = f"{type(error).__name__}: {error}"
+        event["error"] = _said(error)
     return event
 
 
