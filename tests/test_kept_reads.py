@@ -11,7 +11,7 @@ from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCall
 
 import sentinel_memory as sm
 from sentinel_memory.core.jsondata import copy_json
-from sentinel_memory.core.tokens import per_line
+from sentinel_memory.core.tokens import LineCounter, per_line
 from sentinel_memory.integrations.pydantic_ai import SentinelHistory, messages_from_turns, turns_from_messages
 
 NOW = 1_000_000
@@ -298,3 +298,59 @@ def test_pai_12_a_view_after_a_forgotten_turn_or_a_moved_start_groups_from_the_f
         3,
         3,
     ]  # the last view's last group and the two new turns, the start moved or not
+
+
+class WatchedCounter(LineCounter):
+    """A ``LineCounter`` that records each text it is asked to count."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        super().__init__(tokenizer)
+        self.asked: list[str] = []
+
+    def measure(self, line: str) -> int | float:
+        self.asked.append(line)
+        return super().measure(line)
+
+
+@pytest.mark.parametrize("cut", ["newest", "stable"])
+def test_msg_18_the_next_request_by_a_line_counter_counts_no_turn_again_only_the_new_one(cut):
+    """MSG-18: a turn's count is kept under its counter: the next request asks the counter for no turn, then only a new one."""
+    counter = WatchedCounter(lambda text: len(text.split()))
+    mem = talk()
+    call = {"id": "c1", "type": "function", "function": {"name": "look", "arguments": "{}"}}
+    mem.add_messages(  # a unit of two turns, counted one by one
+        [
+            {"role": "user", "content": "look it up"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "found"},
+        ]
+    )
+    first = mem.get_messages(token_budget=300, tokenizer=counter, cut=cut)
+    assert "found" in counter.asked and any(text.startswith("message 39") for text in counter.asked)
+    counter.asked.clear()
+    assert mem.get_messages(token_budget=300, tokenizer=counter, cut=cut) == first
+    assert counter.asked == []
+    mem.add_turn("user", "one more question")
+    mem.get_messages(token_budget=300, tokenizer=counter, cut=cut)
+    assert counter.asked == ["one more question"]
+    counter.clear()  # a new generation: every turn the walk reads is counted again
+    counter.asked.clear()
+    mem.get_messages(token_budget=300, tokenizer=counter, cut=cut)
+    assert {"one more question", "found"} <= set(counter.asked)
+    assert any(text.startswith("message 39") for text in counter.asked)
+
+
+def test_msg_18_the_walk_keeps_a_stored_message_itself_never_a_copy():
+    """MSG-18: the request is built reading the stored data in place: the message kept for a tool turn is its data."""
+    mem = talk()
+    call = {"id": "c1", "type": "function", "function": {"name": "look", "arguments": "{}"}}
+    mem.add_messages(
+        [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "found"},
+        ]
+    )
+    mem.get_messages(token_budget=300)
+    split = mem.state.index.split()
+    result = split.turns.last()[-1]
+    assert split.views[result.seq][0] is result.data

@@ -211,3 +211,23 @@ def test_msg_14_facts_in_the_system_message_leave_no_stable_prefix():
     assert with_facts.entries[0].key == "user:allergy" and (with_facts.prefix, with_facts.prefix_tokens) == (0, 0)
     plain = asking().get_messages(token_budget=100)
     assert len(plain.messages) == 1 and (plain.prefix, plain.prefix_tokens) == (1, plain.tokens)
+
+
+def test_msg_13_a_unit_within_keep_results_that_the_budget_leaves_out_does_not_end_the_prefix():
+    """MSG-13, MSG-15: only a sent unit whose results a later request clears ends the prefix; one left out never does."""
+    mem = sm.create_memory()
+    mem.add_turn("user", "question zero about the order")
+    call = {"id": "c0", "type": "function", "function": {"name": "look", "arguments": "{}"}}
+    mem.add_messages(
+        [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c0", "content": "result " * 40},
+        ]
+    )
+    mem.add_turn("assistant", "answer zero " + "word " * 5)
+    mem.add_turn("user", "question one " + "word " * 5)
+    mem.add_turn("assistant", "answer one " + "word " * 5)
+    # keep_results=4 keeps the call's unit whole, but the stable cut sends the newest exchange only.
+    result = mem.get_messages(token_budget=60, system="Be brief.", keep_results=4, cut="stable")
+    assert [m["role"] for m in result.messages] == ["system", "user", "assistant"]
+    assert (result.prefix, result.prefix_tokens) == (3, result.tokens)

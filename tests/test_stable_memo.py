@@ -312,3 +312,172 @@ def test_msg_17_read_on_from_the_frontier_a_call_answered_in_two_steps_becomes_i
     )  # built from no memo
     assert after.heads[: after.size] == fresh.heads[: fresh.size]
     assert after.whole[: after.size + 1] == fresh.whole[: fresh.size + 1]
+
+
+def agent_history(mem, exchanges, start=0):
+    """An agent's exchanges: a question (every fourth in two messages), one or two tool calls with their results, an answer.
+
+    Every third exchange is a question and its answer alone.
+    """
+    for i in range(start, start + exchanges):
+        if i % 4 == 3:
+            mem.add_turn("user", f"one more thing {i}")
+        mem.add_turn("user", f"question {i} about the order " + "word " * (i % 7))
+        if i % 3 == 2:
+            mem.add_turn("assistant", f"answer {i} " + "word " * (3 + i % 5))
+            continue
+        calls = [
+            {"id": f"c{i}-{k}", "type": "function", "function": {"name": ("look", "fetch")[k], "arguments": "{}"}}
+            for k in range(1 + i % 2)
+        ]
+        mem.add_messages(
+            [
+                {"role": "assistant", "content": None, "tool_calls": calls},
+                *({"role": "tool", "tool_call_id": c["id"], "content": "result " * (5 + 7 * (i % 4))} for c in calls),
+                {"role": "assistant", "content": f"answer {i} " + "word " * (2 + i % 6)},
+            ]
+        )
+    return mem
+
+
+@pytest.mark.parametrize("keep", [None, 1, 2, 3, 5])
+@pytest.mark.parametrize("low", [0.3, 0.5])
+def test_msg_17_a_growing_agent_history_is_cut_from_the_memo_each_request_as_the_reference_cuts(keep, low):
+    """MSG-17: after each exchange of an agent (greeting first) every stable request is the memo's, equal to the reference."""
+    mem = sm.create_memory()
+    mem.add_turn("assistant", "Hello! I can look orders up. " + "word " * 20)  # older than every user turn
+    answered = 0
+    for round_ in range(14):
+        agent_history(mem, 1, start=round_)
+        for budget in (160, 300, 600):
+            options = {**STABLE, "low_mark": low, "keep_results": keep, "token_budget": budget}
+            result, by_memo = used(mem, **options)
+            assert result == reference(mem, **options), (round_, budget)
+            answered += by_memo
+    assert answered == 14 * 3  # every request: the memo never gave way to the reference
+
+
+def attempts(mem, **options):
+    """The request, and the units each attempt of the fill was given: "whole" or "cleared" (MSG-15), in order."""
+    given: list[str] = []
+    planned = request._planned
+
+    def watched(state, now, units, *rest):
+        given.append("cleared" if isinstance(units, request._Cleared) else "whole")
+        return planned(state, now, units, *rest)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(request, "_planned", watched)
+        return mem.get_messages(**options), given
+
+
+@pytest.mark.parametrize("greeting", [False, True])
+def test_msg_17_units_counting_more_than_the_budget_by_the_memo_skip_the_attempt_with_whole_results(greeting):
+    """MSG-15, MSG-17: by the memo's whole count the fill clears at once; units within the budget are tried whole only.
+
+    With a greeting older than every user turn, that turn's unit is not in the count: the history fits whole.
+    """
+    mem = sm.create_memory()
+    if greeting:
+        mem.add_turn("assistant", "Hello! " + "word " * 60)
+    agent_history(mem, 6)
+    options = {"cut": "stable", "keep_results": 1}
+    whole = mem.get_messages(token_budget=100_000, **options)
+    assert whole.messages[0]["role"] == "user"  # the greeting is never sent (MSG-9)
+    over, given = attempts(mem, token_budget=whole.tokens - 1, **options)
+    assert given == ["cleared"] and any(m.get("content") == "[cleared]" for m in over.messages)
+    fits, given = attempts(mem, token_budget=whole.tokens, **options)
+    assert given == ["whole"] and fits == whole
+
+
+def test_msg_17_a_tokenizer_counting_in_floats_tries_the_whole_results_first():
+    """MSG-15, MSG-17: no memo judges a float count, so the fill tries the units whole and clears only when they do not fit."""
+    mem = agent_history(sm.create_memory(tokenizer=lambda text: len(text) / 4), 6)
+    options = {"cut": "stable", "keep_results": 1}
+    whole = mem.get_messages(token_budget=100_000, **options)
+    over, given = attempts(mem, token_budget=whole.tokens - 1, **options)
+    assert given == ["whole", "cleared"] and any(m.get("content") == "[cleared]" for m in over.messages)
+
+
+def reads(mem, **options):
+    """The request, and how many stored turns its walks read (every walk over the turns, the memo's too)."""
+    count = [0]
+    init = request._NewestUnits.__init__
+
+    def counted(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        items = self._items
+
+        def pulled():
+            for item in items:
+                count[0] += 1
+                yield item
+
+        self._items = pulled()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(request._NewestUnits, "__init__", counted)
+        return mem.get_messages(**options), count[0]
+
+
+@pytest.mark.parametrize("keep", [None, 1])
+def test_msg_17_once_the_memo_is_kept_a_stable_request_reads_no_more_turns_than_the_newest_first_fill(keep):
+    """MSG-17: the first stable request reads every turn; after an exchange the next reads what the newest-first fill reads."""
+    mem = sm.create_memory()
+    mem.add_turn("assistant", "Hello! " + "word " * 30)
+    agent_history(mem, 30)
+    options = {"token_budget": 300, "keep_results": keep}
+    _, newest = reads(mem, cut="newest", **options)
+    _, first = reads(mem, cut="stable", **options)
+    assert first == len(mem.state.index.split().turns) + newest  # every turn for the memo, and the fill's own
+    for round_ in range(30, 36):
+        agent_history(mem, 1, start=round_)
+        _, newest = reads(mem, cut="newest", **options)
+        _, stable = reads(mem, cut="stable", **options)
+        assert 0 < stable <= newest, round_
+
+
+def test_msg_17_a_request_reads_on_from_a_call_frontier_with_its_own_walk_and_keeps_the_units_a_fresh_memo_has():
+    """MSG-17: the request's walk passes the frontier (a call answered since): the memo it keeps is the one built afresh."""
+    store = MemoryStore()
+    mem = chat(sm.create_memory(store=store), 5)
+    mem.add_turn("user", "look both up")
+    calls = [{"id": f"c{k}", "type": "function", "function": {"name": "look", "arguments": "{}"}} for k in range(2)]
+    mem.add_messages(
+        [
+            {"role": "assistant", "content": None, "tool_calls": calls},
+            {"role": "tool", "tool_call_id": "c0", "content": "first"},
+        ]
+    )
+    options = {**STABLE, "keep_results": 1, "token_budget": 400}
+    used(mem, **options)
+    mem.add_messages([{"role": "tool", "tool_call_id": "c1", "content": "second"}])
+    _, by_memo = used(mem, **options)
+    mem.save()
+    again = sm.create_memory(store=store)
+    used(again, **options)
+    (kept_memo,), (fresh,) = memos(mem).values(), memos(again).values()
+    assert by_memo and kept_memo.heads[: kept_memo.size] == fresh.heads[: fresh.size]
+    assert kept_memo.whole[: kept_memo.size + 1] == fresh.whole[: fresh.size + 1]
+
+
+def test_msg_17_a_memo_of_no_turns_is_read_on_from_the_start_when_turns_come():
+    """MSG-17: a stable request over no turns keeps a memo with no frontier; the next, after an exchange, reads every turn."""
+    mem = sm.create_memory()
+    options = {**STABLE, "keep_results": 1, "token_budget": 200}
+    assert used(mem, **options)[0].messages == [{"role": "system", "content": "Be brief."}]
+    assert next(iter(memos(mem).values())).frontier is None
+    agent_history(mem, 3)
+    result, by_memo = used(mem, **options)
+    assert by_memo and result == reference(mem, **options)
+    assert next(iter(memos(mem).values())).size == 8  # three questions, two call units, three answers
+
+
+def test_msg_7_the_walk_stops_at_the_first_turn_older_than_the_oldest_live_user_turn():
+    """MSG-7, MSG-9: turns older than the oldest user turn are never units, so a request reads only the first of them."""
+    mem = sm.create_memory()
+    for i in range(20):
+        mem.add_turn("assistant", f"notice {i}")
+    agent_history(mem, 2)
+    result, count = reads(mem, token_budget=10_000)
+    assert result.messages[0]["role"] == "user" and count == len(mem.state.index.split().turns) - 20 + 1
