@@ -462,10 +462,13 @@ class _AsyncEverything(_AsyncHolding):
 
 
 class _AsyncFailing(_AsyncEverything):
-    """Its load and generation() raise."""
+    """Its load, save and generation() raise."""
 
     async def load(self) -> Any:
         raise OSError("disk gone")
+
+    async def save(self, document: Any) -> None:
+        raise OSError("disk full")
 
     async def generation(self) -> int:
         raise TimeoutError("no answer")
@@ -508,3 +511,22 @@ def test_aio_7_the_async_recorder_has_the_stores_optional_methods_and_records_ea
     assert (events[0]["missing"], events[0]["entries"]) == (False, 1)
     assert events[6]["end"] - events[6]["start"] >= AsyncRecordingStore.pause * 1e9
     assert all(event["worker"] in ("w", "r") and 0 < event["start"] <= event["end"] for event in events)
+
+
+def test_aio_7_the_async_recorder_records_a_save_that_raised_and_widens_a_hold_taken_once():
+    """AIO-7, PER-3, MW-2: a save that raised is recorded with its generation and error; a hold not taken again is widened too."""
+    events: list[dict[str, Any]] = []
+    recorder = AsyncRecordingStore(_AsyncFailing(None), "w", events)
+
+    async def calls() -> None:
+        with pytest.raises(OSError):
+            await recorder.save({"version": 1, "generation": 5, "entries": []})
+        async with recorder.lock():
+            pass
+
+    asyncio.run(calls())
+    assert [(event["op"], event.get("generation"), event.get("error")) for event in events] == [
+        ("save", 5, "OSError: disk full"),
+        ("lock", None, None),
+    ]
+    assert events[1]["end"] - events[1]["start"] >= AsyncRecordingStore.pause * 1e9
