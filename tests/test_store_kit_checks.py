@@ -300,6 +300,21 @@ class UpsertsThenConflictsStore(GoodStore):
             self._write(document)
 
 
+class DuplicatesOverwritesStore(GoodStore):
+    """An incremental save appends each written entry, and keeps the entry's older version too."""
+
+    def save_changes(self, changes):
+        with self.lock():
+            document = self._read() or copy.deepcopy(EMPTY)
+            document["entries"] = [e for e in document["entries"] if e["key"] not in changes.deletes] + [
+                entry.to_dict() for entry in changes.upserts
+            ]
+            if changes.working is not None:
+                document["working"] = working_record(changes.working)
+            document["generation"] = changes.generation
+            self._commit(document, changes.generation)
+
+
 class KeepsDeletedStore(GoodStore):
     """save_changes writes the upserts and ignores the deletes."""
 
@@ -457,7 +472,7 @@ BROKEN = {
     "test_mw_1_generations_count_saves": ["NoGenerationStore", "GenerationOfWholeSavesStore"],
     "test_mw_3_two_writers_from_one_generation_one_wins": ["IgnoresGenerationsStore", "UpsertsThenConflictsStore"],
     "test_mw_3_an_autosave_that_conflicts_changes_nothing": ["WritesThenConflictsStore"],
-    "test_mw_4_incremental_saves_hold_what_a_whole_save_holds": ["KeepsDeletedStore"],
+    "test_mw_4_incremental_saves_hold_what_a_whole_save_holds": ["KeepsDeletedStore", "DuplicatesOverwritesStore"],
     "test_mw_6_writers_in_shared_mode_lose_nothing": ["NoLockStore"],
     "test_mw_2_a_transaction_reads_and_writes_as_one": ["StaleGenerationStore"],
     "test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing": ["ImpatientLockStore", "StuckAfterTimeoutStore"],
