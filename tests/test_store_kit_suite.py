@@ -54,3 +54,50 @@ def test_per_2_a_check_of_an_optional_method_skips_a_store_without_it_and_names_
         _needs(Store(), *missing)
     assert str(skipped.value) == f"the store has no {', '.join(f'{name}()' for name in missing)}"
     _needs(WithThem(), *missing)
+
+
+class _Unreachable:
+    """A store with lock() and generation() but no lock_wait, in one process, that no one can damage from outside."""
+
+    def load(self) -> None:
+        return None
+
+    def save(self, document: Any) -> None:
+        pass
+
+    def generation(self) -> int:
+        return 0
+
+    def lock(self) -> Any:
+        raise AssertionError("a skipped check takes no lock")
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_per_2_a_check_that_cannot_reach_its_store_skips_it_and_says_why(suite: Any, tmp_path: Any):
+    """PER-2, PER-13, MW-2, MW-6, MW-8: each check a store cannot be put through skips it, saying what the store lacks."""
+
+    class Kit(suite):
+        processes = False
+
+        def make_store(self, tmp_path: Any) -> Any:
+            return _Unreachable()
+
+    kit = Kit()
+    checks = {
+        "this store cannot be damaged from outside": lambda: kit.test_per_13_damage_is_reported_and_left_alone(
+            tmp_path, *([None] if suite is StoreSuite else [])
+        ),
+        "the store has no lock_wait": lambda: kit.test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing(
+            tmp_path, *([None] if suite is StoreSuite else [])
+        ),
+        "the store lives in one process (processes = False)": (
+            lambda: kit.test_mw_6_many_writers_leave_a_history_one_at_a_time_could(tmp_path, "processes")
+        ),
+        "reopen gives the same object: no other object to exclude": (
+            lambda: kit.test_mw_2_lock_excludes_another_store_object(tmp_path)
+        ),
+    }
+    for reason, check in checks.items():
+        with pytest.raises(pytest.skip.Exception) as skipped:
+            check()
+        assert str(skipped.value) == reason
