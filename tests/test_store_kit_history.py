@@ -18,7 +18,14 @@ from typing import Any
 import pytest
 
 from sentinel_memory import LockTimeoutError, MemoryStore
-from sentinel_memory.testing import AsyncRecordingStore, RecordingStore, StoreSuite, _remembering, history_problems
+from sentinel_memory.testing import (
+    AsyncRecordingStore,
+    RecordingStore,
+    StoreSuite,
+    _remembering,
+    _remembering_async,
+    history_problems,
+)
 
 
 def save(worker: str, generation: int, start: int, end: int, **more: Any) -> dict[str, Any]:
@@ -530,3 +537,26 @@ def test_aio_7_the_async_recorder_records_a_save_that_raised_and_widens_a_hold_t
         ("lock", None, None),
     ]
     assert events[1]["end"] - events[1]["start"] >= AsyncRecordingStore.pause * 1e9
+
+
+class _AsyncSecondSaveFails(_AsyncHolding):
+    """Its second save raises."""
+
+    saves = 0
+
+    async def save(self, document: Any) -> None:
+        self.saves += 1
+        if self.saves == 2:
+            raise OSError("disk full")
+        await super().save(document)
+
+
+def test_aio_7_the_async_writer_records_each_remember_and_the_failure_that_ends_it():
+    """AIO-7, MW-6: the async kit's writer records each acknowledged remember, with when it began and ended, then the one that raised, and stops."""
+    events: list[dict[str, Any]] = []
+    asyncio.run(_remembering_async(_AsyncSecondSaveFails(None), "w1", 3, events, shared=False))
+    assert [(event["worker"], event["op"], event["key"], event.get("error")) for event in events] == [
+        ("w1", "remember", "w1:0", None),
+        ("w1", "remember", "w1:1", "OSError: disk full"),
+    ]
+    assert all(0 < event["start"] <= event["end"] for event in events)
