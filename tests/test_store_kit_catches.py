@@ -731,6 +731,15 @@ def test_aio_7_the_async_kit_fails_each_unsafe_table_store(table_verdicts, store
     assert caught_by in failures_of(table_verdicts, store), table_verdicts[1][-4000:]
 
 
+def test_aio_2_the_async_kit_says_what_lock_must_do_against_another_task_of_the_object(table_verdicts):
+    """AIO-2: a lock that any task of the object may take fails the kit with what lock() must do, whole."""
+    said = (
+        "AssertionError: a task that is neither the holder nor one it started took lock() while it was held: lock() "
+        "must exclude other tasks of the same store object (AIO-2)"
+    )
+    assert said in table_verdicts[1], table_verdicts[1][-4000:]
+
+
 class TestAsyncRedisStoreKit(AsyncStoreSuite):
     """AIO-2, AIO-3, RDS-3: the built-in async store passes the async kit, each check on a key of its own."""
 

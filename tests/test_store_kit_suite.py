@@ -37,6 +37,8 @@ def test_mw_6_by_default_a_store_is_reopened_as_itself_and_writers_fork(suite: A
     store = object()
     assert suite().reopen(store) is store
     assert (suite.processes, suite.history_writers, suite.history_each) == (True, 3, 10)
+    if suite is AsyncStoreSuite:
+        assert suite.deadline == 30.0  # how long a check may take before the kit calls it a deadlock
 
 
 @pytest.mark.parametrize("missing", [("save_changes",), ("save_changes", "lock")])
