@@ -731,6 +731,16 @@ def test_aio_7_the_async_kit_fails_each_unsafe_table_store(table_verdicts, store
     assert caught_by in failures_of(table_verdicts, store), table_verdicts[1][-4000:]
 
 
+def test_aio_2_the_async_kit_says_a_check_that_never_ends_is_a_deadlock_and_what_lock_must_do(older_verdicts):
+    """AIO-2: a lock its holder cannot take again leaves a shared change waiting on itself: the kit stops waiting at its
+    deadline (5 s here) and says why."""
+    said = (
+        "Failed: shared writers in tasks did not end in 5 s: a deadlock? lock() must let the task holding it, and the "
+        "tasks it starts, take it again (AIO-2), as a shared change saves while it holds the lock"
+    )
+    assert said in older_verdicts[1], older_verdicts[1][-4000:]
+
+
 def test_aio_2_the_async_kit_says_what_lock_must_do_against_another_task_of_the_object(table_verdicts):
     """AIO-2: a lock that any task of the object may take fails the kit with what lock() must do, whole."""
     said = (
