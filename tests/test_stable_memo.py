@@ -279,12 +279,9 @@ def test_msg_17_a_history_counting_exactly_the_budget_is_sent_whole_not_cleared(
     assert len(cleared.messages) == len(whole.messages)
 
 
-def test_msg_17_read_on_from_the_frontier_a_call_answered_in_two_steps_becomes_its_unit():
-    """MSG-17: a memo made between a call's two results reads on from the call (its frontier), not from its newest turn."""
-    from sentinel_memory.core.tokens import estimate_tokens
-
-    store = MemoryStore()
-    mem = chat(sm.create_memory(store=store), 5)
+def half_answered(mem):
+    """Five exchanges, then a question and an assistant's two calls of which only the first is answered."""
+    chat(mem, 5)
     mem.add_turn("user", "look both up")
     calls = [{"id": f"c{k}", "type": "function", "function": {"name": "look", "arguments": "{}"}} for k in range(2)]
     mem.add_messages(
@@ -293,6 +290,15 @@ def test_msg_17_read_on_from_the_frontier_a_call_answered_in_two_steps_becomes_i
             {"role": "tool", "tool_call_id": "c0", "content": "first"},
         ]
     )
+    return mem
+
+
+def test_msg_17_read_on_from_the_frontier_a_call_answered_in_two_steps_becomes_its_unit():
+    """MSG-17: a memo made between a call's two results reads on from the call (its frontier), not from its newest turn."""
+    from sentinel_memory.core.tokens import estimate_tokens
+
+    store = MemoryStore()
+    mem = half_answered(sm.create_memory(store=store))
 
     def text_cost(body):
         return estimate_tokens(body) + request.MESSAGE_TOKENS
@@ -440,15 +446,7 @@ def test_msg_17_once_the_memo_is_kept_a_stable_request_reads_no_more_turns_than_
 def test_msg_17_a_request_reads_on_from_a_call_frontier_with_its_own_walk_and_keeps_the_units_a_fresh_memo_has():
     """MSG-17: the request's walk passes the frontier (a call answered since): the memo it keeps is the one built afresh."""
     store = MemoryStore()
-    mem = chat(sm.create_memory(store=store), 5)
-    mem.add_turn("user", "look both up")
-    calls = [{"id": f"c{k}", "type": "function", "function": {"name": "look", "arguments": "{}"}} for k in range(2)]
-    mem.add_messages(
-        [
-            {"role": "assistant", "content": None, "tool_calls": calls},
-            {"role": "tool", "tool_call_id": "c0", "content": "first"},
-        ]
-    )
+    mem = half_answered(sm.create_memory(store=store))
     options = {**STABLE, "keep_results": 1, "token_budget": 400}
     used(mem, **options)
     mem.add_messages([{"role": "tool", "tool_call_id": "c1", "content": "second"}])
