@@ -83,14 +83,18 @@ class GoodStore:
     def save_changes(self, changes):
         with self.lock():
             document = self._read() or copy.deepcopy(EMPTY)
-            written = {entry.key for entry in changes.upserts}
-            document["entries"] = [
-                e for e in document["entries"] if e["key"] not in written and e["key"] not in changes.deletes
-            ] + [entry.to_dict() for entry in changes.upserts]
+            gone = self._replaced(changes) | set(changes.deletes)
+            document["entries"] = [e for e in document["entries"] if e["key"] not in gone] + [
+                entry.to_dict() for entry in changes.upserts
+            ]
             if changes.working is not None:
                 document["working"] = working_record(changes.working)
             document["generation"] = changes.generation
             self._commit(document, changes.generation)
+
+    def _replaced(self, changes):
+        """The keys whose stored entries an incremental save replaces: every key it writes."""
+        return {entry.key for entry in changes.upserts}
 
     def preserve(self):
         text = self.backend.get(self.key)
@@ -303,16 +307,8 @@ class UpsertsThenConflictsStore(GoodStore):
 class DuplicatesOverwritesStore(GoodStore):
     """An incremental save appends each written entry, and keeps the entry's older version too."""
 
-    def save_changes(self, changes):
-        with self.lock():
-            document = self._read() or copy.deepcopy(EMPTY)
-            document["entries"] = [e for e in document["entries"] if e["key"] not in changes.deletes] + [
-                entry.to_dict() for entry in changes.upserts
-            ]
-            if changes.working is not None:
-                document["working"] = working_record(changes.working)
-            document["generation"] = changes.generation
-            self._commit(document, changes.generation)
+    def _replaced(self, changes):
+        return set()
 
 
 class KeepsDeletedStore(GoodStore):
