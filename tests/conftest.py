@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gc
-import logging
 import os
 import sys
 
@@ -11,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 import sentinel_memory as sm
+from pending_tasks import _no_task_destroyed_pending, _no_task_destroyed_pending_in_module  # noqa: F401 - autouse fixtures (AIO-4)
 from support import FakeClock, redis_server  # noqa: F401 - a fixture, shared with the benchmarks
 
 # The property tests run with the "fast" profile by default, the one `make test-all` (and CI) uses;
@@ -134,35 +133,3 @@ def redis_client(redis_server):  # noqa: F811 - the imported fixture, requested 
     client = redis.Redis.from_url(redis_server.url)
     client.flushall()
     return client
-
-
-class _PendingTasks(logging.Handler):
-    """Collects asyncio's "Task was destroyed but it is pending!" reports: a test that leaves one fails (AIO-4)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.reports: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        if "Task was destroyed but it is pending" in message:
-            self.reports.append(message)
-
-
-_PENDING_TASKS = _PendingTasks()
-logging.getLogger("asyncio").addHandler(_PENDING_TASKS)
-
-
-@pytest.fixture(autouse=True)
-def _no_task_destroyed_pending(request):
-    """Fails the test after which asyncio reports a task destroyed while pending: one left running, never awaited.
-
-    asyncio reports it when the task is garbage collected, so the tests of a module that uses asyncio
-    collect at their end, and the report is the test's own; no warning filter can turn it into an error.
-    """
-    yield
-    if getattr(request.module, "asyncio", None) is not None:
-        gc.collect()
-    if _PENDING_TASKS.reports:
-        reports, _PENDING_TASKS.reports[:] = list(_PENDING_TASKS.reports), []
-        pytest.fail("asyncio destroyed a pending task:\n" + "\n".join(reports), pytrace=False)
