@@ -741,6 +741,22 @@ def test_aio_2_the_async_kit_says_a_check_that_never_ends_is_a_deadlock_and_what
     assert said in older_verdicts[1], older_verdicts[1][-4000:]
 
 
+def test_mw_6_a_failed_history_says_the_writers_mode_then_each_problem_on_a_line(older_verdicts):
+    """MW-6, PER-3: a store that loses, tears or reads stale fails the history checks with the writers' mode, then each
+    problem the history shows on a line of its own."""
+    output = older_verdicts[1]
+    for said in ("with writers in threads:", "a reader beside a writer (threads):"):
+        assert re.search(rf"^E +AssertionError: {re.escape(said)}\nE +[a-z ]+: .+\nE +[a-z ]+: ", output, re.M), output
+
+
+def test_mw_2_the_kit_says_how_soon_another_store_object_took_the_lock(older_verdicts):
+    """MW-2: a lock that keeps no other store object out fails the kit with how long after the hold the other took it."""
+    took = re.findall(
+        r"another store object took lock\(\) (\d+\.\d\d) s after it was held elsewhere", older_verdicts[1]
+    )
+    assert took and all(float(after) < 5 for after in took), older_verdicts[1][-4000:]
+
+
 def test_aio_2_the_async_kit_says_what_lock_must_do_against_another_task_of_the_object(table_verdicts):
     """AIO-2: a lock that any task of the object may take fails the kit with what lock() must do, whole."""
     said = (

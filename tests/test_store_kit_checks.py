@@ -84,13 +84,17 @@ class GoodStore:
         with self.lock():
             document = self._read() or copy.deepcopy(EMPTY)
             gone = self._replaced(changes) | set(changes.deletes)
-            document["entries"] = [e for e in document["entries"] if e["key"] not in gone] + [
-                entry.to_dict() for entry in changes.upserts
-            ]
+            kept = [e for e in document["entries"] if e["key"] not in gone]
+            upserts = [entry.to_dict() for entry in changes.upserts]
+            document["entries"] = self._place(document["entries"], kept, upserts, set(changes.deletes))
             if changes.working is not None:
                 document["working"] = working_record(changes.working)
             document["generation"] = changes.generation
             self._commit(document, changes.generation)
+
+    def _place(self, old, kept, upserts, deletes):
+        """The stored entries after an incremental save: those it keeps, in their order, then those it writes."""
+        return kept + upserts
 
     def _replaced(self, changes):
         """The keys whose stored entries an incremental save replaces: every key it writes."""
@@ -225,6 +229,17 @@ class SavesOverDamageStore(GoodStore):
             return 0
 
 
+class ClearsDamageStore(GoodStore):
+    """Refuses to load or save over damage, but clears the damaged value as it refuses a save: nothing left to repair."""
+
+    def _stored_generation(self):
+        try:
+            return super()._stored_generation()
+        except DamagedStoreError:
+            del self.backend[self.key]
+            raise
+
+
 class WriteOnceStore(GoodStore):
     """Keeps the first document saved; every later save is acknowledged and dropped."""
 
@@ -269,6 +284,19 @@ class GenerationOfWholeSavesStore(GoodStore):
         return self.backend.get(self.key + ":generation", 0)
 
 
+class IncrementalKeepsTheGenerationStore(GoodStore):
+    """An incremental save writes its entries and leaves the stored generation as it was (a column its UPDATE forgot):
+    shared writers reload before every change and all their saves land, while the count of saves stays behind."""
+
+    def save_changes(self, changes):
+        with self.lock():
+            kept = self._stored_generation()
+            super().save_changes(changes)
+            document = self._read()
+            document["generation"] = kept
+            self._write(document)
+
+
 class IgnoresGenerationsStore(GoodStore):
     """Saves whatever generation a document declares: two writers overwrite each other."""
 
@@ -309,6 +337,29 @@ class DuplicatesOverwritesStore(GoodStore):
 
     def _replaced(self, changes):
         return set()
+
+
+class ImportanceOrderStore(GoodStore):
+    """Keeps its entries ordered by importance, most important first, as a table read through an index on it would."""
+
+    def _place(self, old, kept, upserts, deletes):
+        return sorted(kept + upserts, key=lambda e: -e["importance"])
+
+
+class RevivesInPlaceStore(GoodStore):
+    """A forgotten entry's row stays behind as a tombstone, and writing its key again revives the row where it was
+    (a soft delete): the entry comes back in its old place, not last."""
+
+    def _place(self, old, kept, upserts, deletes):
+        tombstones = self.backend.setdefault(self.key + ":tombstones", {})
+        tombstones.update({e["key"]: i for i, e in enumerate(old) if e["key"] in deletes})
+        entries = list(kept)
+        for entry in upserts:
+            if entry["key"] in tombstones:
+                entries.insert(min(tombstones.pop(entry["key"]), len(entries)), entry)
+            else:
+                entries.append(entry)
+        return entries
 
 
 class KeepsDeletedStore(GoodStore):
@@ -478,14 +529,19 @@ BROKEN = {
     "test_bm_10_the_rankings_name_loads_back": ["NoRankingStore", "KeepsOldFieldsStore"],
     "test_per_10_documents_are_copies": ["KeepsTheSavedDocumentStore", "HandsOutItsDocumentStore"],
     "test_per_12_expired_entries_are_saved_and_stay_invisible": ["TidiesByItsOwnClockStore"],
-    "test_per_13_damage_is_reported_and_left_alone": ["IgnoresDamageStore", "SavesOverDamageStore"],
+    "test_per_13_damage_is_reported_and_left_alone": [
+        "IgnoresDamageStore",
+        "SavesOverDamageStore",
+        "ClearsDamageStore",
+    ],
     "test_per_19_writes_after_a_lossy_load[False]": ["WriteOnceStore"],
     "test_per_19_writes_after_a_lossy_load[True]": ["WriteOnceStore"],
     "test_mw_1_generations_count_saves": ["NoGenerationStore", "GenerationOfWholeSavesStore"],
     "test_mw_3_two_writers_from_one_generation_one_wins": ["IgnoresGenerationsStore", "UpsertsThenConflictsStore"],
     "test_mw_3_an_autosave_that_conflicts_changes_nothing": ["WritesThenConflictsStore"],
     "test_mw_4_incremental_saves_hold_what_a_whole_save_holds": ["KeepsDeletedStore", "DuplicatesOverwritesStore"],
-    "test_mw_6_writers_in_shared_mode_lose_nothing": ["NoLockStore"],
+    "test_mw_4_incremental_saves_keep_the_order": ["ImportanceOrderStore", "RevivesInPlaceStore"],
+    "test_mw_6_writers_in_shared_mode_lose_nothing": ["NoLockStore", "IncrementalKeepsTheGenerationStore"],
     "test_mw_2_a_transaction_reads_and_writes_as_one": ["StaleGenerationStore"],
     "test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing": [
         "ImpatientLockStore",
@@ -597,6 +653,16 @@ def test_per_2_each_check_fails_its_broken_store(verdicts, check, store):
             "Failed: store.save() over the damage (MW-7) did not raise DamagedStoreError",
         ),
         (
+            "ClearsDamageStore",
+            "test_per_13_damage_is_reported_and_left_alone",
+            "AssertionError: the damaged store was changed",
+        ),
+        (
+            "RevivesInPlaceStore",
+            "test_mw_4_incremental_saves_keep_the_order",
+            "AssertionError: save_changes changed the stored order",
+        ),
+        (
             "ImpatientLockStore",
             "test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing",
             "AssertionError: lock_wait was 0.2 s, but the lock gave up after 0.00 s",
@@ -609,7 +675,7 @@ def test_per_2_each_check_fails_its_broken_store(verdicts, check, store):
     ],
 )
 def test_per_13_the_kit_says_what_failed_and_where(verdicts, store, check, message):
-    """PER-13, MW-7, MW-8, PER-3: a broken store fails the kit with a message naming what went wrong: the call that did not refuse the damage, the wait the lock gave up after, the writers' mode."""
+    """PER-13, MW-4, MW-7, MW-8, PER-3: a broken store fails the kit with a message naming what went wrong: the call that did not refuse the damage, the damage changed, the order changed, the wait the lock gave up after, the writers' mode."""
     _, output, said = verdicts
     assert said.get((f"Test{store}", check)) == message, output
 

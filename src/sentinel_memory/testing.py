@@ -934,7 +934,7 @@ class StoreSuite:
         for key in ("zeta", "alpha", "mid", "beta", "omega", "b10", "b9"):
             mem.remember(key, key, importance=0.9 if key != "omega" else 0.1)
             clock.advance(1)
-        mem.remember("alpha", "again")
+        mem.remember("alpha", "again", importance=1.0)  # first by importance: a store ordering by it is caught
         mem.forget("mid")
         mem.remember("mid", "back")
         mem.working.set({"step": 1})
