@@ -128,6 +128,32 @@ class LockOfItsOwn(DictStore):
         self._lock = threading.RLock()
 
 
+class ReentrantForItsObject(DictStore):
+    """lock() lets in again whoever uses the store object that holds it (a lease token kept on the object), not only
+    the thread holding it: threads sharing one object all get in at once."""
+
+    def __init__(self, backend, key, lock_wait=30):
+        super().__init__(backend, key, lock_wait)
+        self._held = backend.setdefault(f"{key}:holder", {"object": None, "depth": 0})
+
+    @contextlib.contextmanager
+    def lock(self):
+        held = self._held
+        if held["object"] is self:
+            held["depth"] += 1
+            try:
+                yield
+            finally:
+                held["depth"] -= 1
+            return
+        with super().lock():
+            held["object"], held["depth"] = self, 1
+            try:
+                yield
+            finally:
+                held["object"], held["depth"] = None, 0
+
+
 class Suite(StoreSuite):
     processes = False
     kind = DictStore
@@ -162,6 +188,10 @@ class TestOwnGeneration(Suite):
 
 class TestLockOfItsOwn(Suite):
     kind = LockOfItsOwn
+
+
+class TestReentrantForItsObject(Suite):
+    kind = ReentrantForItsObject
 
 
 class AsyncDictStore:
@@ -517,6 +547,30 @@ class NoGenerationCheck(AsyncTableStore):
         return None
 
 
+class UpsertsThenConflicts(AsyncTableStore):
+    """Upserts a document's entries as rows before it checks the generation: a save that conflicts has added its
+    entries to the winner's."""
+
+    async def save(self, document):
+        await asyncio.sleep(0)
+        text = self.backend.get(self.key)
+        if text is not None:
+            stored = self.read(text)
+            keys = {entry["key"] for entry in document["entries"]}
+            entries = [entry for entry in stored["entries"] if entry["key"] not in keys] + document["entries"]
+            await self.write(json.dumps(dict(stored, entries=entries), allow_nan=False))
+        self.check(document.get("generation"))
+        await self.write(json.dumps(document, allow_nan=False))
+
+
+class DoubleNumbers(AsyncTableStore):
+    """Reads every whole number as a double, as a JavaScript service would: 2**53 + 1 comes back 2**53."""
+
+    def read(self, text):
+        document = super().read(text)
+        return None if document is None else json.loads(json.dumps(document), parse_int=lambda s: int(float(s)))
+
+
 class TableSuite(AsyncStoreSuite):
     kind = AsyncTableStore
     deadline = 8.0
@@ -599,6 +653,14 @@ class TestForgetsWorking(TableSuite):
 
 class TestNoGenerationCheck(TableSuite):
     kind = NoGenerationCheck
+
+
+class TestUpsertsThenConflicts(TableSuite):
+    kind = UpsertsThenConflicts
+
+
+class TestDoubleNumbers(TableSuite):
+    kind = DoubleNumbers
 '''
 
 
@@ -610,6 +672,7 @@ CAUGHT = [
     ("TestOwnGeneration", "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[threads]"),
     ("TestLockOfItsOwn", "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[threads]"),
     ("TestLockOfItsOwn", "test_mw_2_lock_excludes_another_store_object"),
+    ("TestReentrantForItsObject", "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[one object]"),
     ("TestAsyncPlainLock", "test_aio_2_shared_tasks_lose_nothing"),
     ("TestAsyncPlainLock", "test_aio_2_lock_lets_its_holder_and_its_tasks_take_it_again"),
     # The async kit, on an async table store with one mistake each (AIO-2, AIO-3, AIO-4, MW-*, PER-*, WRP-5).
@@ -633,6 +696,8 @@ CAUGHT = [
     ("TestAnyTaskOfTheObject", "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[one object]"),
     ("TestForgetsWorking", "test_aio_3_an_empty_store_loads_none_and_a_save_loads_back"),
     ("TestNoGenerationCheck", "test_mw_3_two_async_writers_from_one_generation_one_wins"),
+    ("TestUpsertsThenConflicts", "test_mw_3_two_async_writers_from_one_generation_one_wins"),
+    ("TestDoubleNumbers", "test_aio_3_an_empty_store_loads_none_and_a_save_loads_back"),
 ]
 #: The stores of the first rounds: every kit check runs on each of them.
 OLDER = {
@@ -642,6 +707,7 @@ OLDER = {
     "TestStaleLoad",
     "TestOwnGeneration",
     "TestLockOfItsOwn",
+    "TestReentrantForItsObject",
     "TestAsyncPlainLock",
 }
 #: A -k expression for them: no table store's name.
@@ -662,6 +728,8 @@ OLDER_NAMES = [
     "not AsyncLockOfItsOwn",
     "not ForgetsWorking",
     "not NoGenerationCheck",
+    "not UpsertsThen",
+    "not DoubleNumbers",
 ]
 
 
@@ -671,7 +739,7 @@ def _run_broken(folder, selection):
     module.write_text(BROKEN, encoding="utf-8")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", str(module), "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-rf"]
-        + ["-k", selection],
+        + ["-W", "error::sentinel_memory.core.errors.IgnoredValueWarning", "-k", selection],
         cwd=folder,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))},
         check=False,
@@ -755,6 +823,16 @@ def test_mw_2_the_kit_says_how_soon_another_store_object_took_the_lock(older_ver
         r"another store object took lock\(\) (\d+\.\d\d) s after it was held elsewhere", older_verdicts[1]
     )
     assert took and all(float(after) < 5 for after in took), older_verdicts[1][-4000:]
+
+
+def test_mw_2_the_async_kit_says_what_a_store_that_reorders_or_lets_another_object_in_did(table_verdicts):
+    """MW-4, MW-2, AIO-2: a store that reorders its entries, and one whose lock lets another store object in, fail the
+    async kit saying so."""
+    for said in (
+        "AssertionError: save_changes changed the stored order",
+        "AssertionError: another store object took lock() while it was held elsewhere",
+    ):
+        assert said in table_verdicts[1], table_verdicts[1][-4000:]
 
 
 def test_aio_2_the_async_kit_says_what_lock_must_do_against_another_task_of_the_object(table_verdicts):
@@ -846,3 +924,61 @@ def test_per_13_write_document_reads_back_as_it_was():
     assert sm.read_document(sm.write_document(document)) == document
     with pytest.raises(ValueError):
         sm.write_document({"version": 1, "entries": [float("nan")]})
+
+
+HANGS_ON_RE_ENTRY = '''
+import contextlib
+import threading
+
+from sentinel_memory.testing import StoreSuite
+
+
+class HangsOnReEntry:
+    """lock() is a plain lock taken with no timeout: its holder taking it again waits for good."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+
+    def load(self):
+        return None
+
+    def save(self, document):
+        pass
+
+    @contextlib.contextmanager
+    def lock(self):
+        self._lock.acquire()
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+
+class TestHangsOnReEntry(StoreSuite):
+    processes = False
+
+    def make_store(self, tmp_path):
+        return HangsOnReEntry()
+'''
+
+
+def test_mw_2_a_lock_its_holder_waits_on_for_good_fails_the_check_and_the_run_still_ends(tmp_path):
+    """MW-2: a holder whose second lock() never returns fails the re-entry check after 10 s, saying it is still
+    waiting, and the waiting thread does not keep the run's process from ending."""
+    module = tmp_path / "test_hangs.py"
+    module.write_text(HANGS_ON_RE_ENTRY, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(module), "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-rf"]
+        + ["-k", "lock_lets_its_holder_take_it_again"],
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "1000"},
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    said = (
+        "Failed: lock() taken again by the thread holding it: still waiting after 10 s; lock() must be re-entrant for "
+        "its holder"
+    )
+    assert said in done.stdout and "1 failed" in done.stdout, done.stdout[-3000:]

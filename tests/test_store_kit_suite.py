@@ -3,6 +3,10 @@ skip a store without an optional method gets (PER-2, MW-6)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -103,3 +107,91 @@ def test_per_2_a_check_that_cannot_reach_its_store_skips_it_and_says_why(suite: 
         with pytest.raises(pytest.skip.Exception) as skipped:
             check()
         assert str(skipped.value) == reason
+
+
+class _Unanswering:
+    """An async store none of whose calls answer until ``gate`` is set (then each raises): every check waits on it."""
+
+    lock_wait = 0.1
+
+    def __init__(self, gate: threading.Event) -> None:
+        self.gate = gate
+
+    async def _wait(self) -> Any:
+        while not self.gate.is_set():
+            await asyncio.sleep(0.01)
+        raise RuntimeError("let go")
+
+    async def load(self) -> Any:
+        return await self._wait()
+
+    async def save(self, document: Any) -> Any:
+        return await self._wait()
+
+    async def save_changes(self, changes: Any) -> Any:
+        return await self._wait()
+
+    async def generation(self) -> Any:
+        return await self._wait()
+
+    async def close(self) -> Any:
+        return await self._wait()
+
+    @contextlib.asynccontextmanager
+    async def lock(self) -> Any:
+        await self._wait()
+        yield
+
+
+#: Each async check that runs on a thread of its own, and the name its deadline message gives it.
+ASYNC_CHECK_NAMES = {
+    "test_aio_3_an_empty_store_loads_none_and_a_save_loads_back": "a save and a load",
+    "test_mw_3_two_async_writers_from_one_generation_one_wins": "two writers",
+    "test_aio_2_lock_lets_its_holder_and_its_tasks_take_it_again": "taking lock() again while holding it",
+    "test_aio_2_shared_tasks_lose_nothing": "shared writers in tasks",
+    "test_mw_3_first_saves_racing_one_wins": "first saves racing",
+    "test_mw_4_incremental_saves_keep_the_order": "incremental saves",
+    "test_mw_2_lock_excludes_another_store_object": "lock() against another store object",
+    "test_aio_2_lock_excludes_another_task_of_the_same_object": "lock() against another task of the same object",
+    "test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing": "a lock held elsewhere",
+    "test_aio_4_a_cancel_inside_lock_lets_it_go": "a cancel inside lock()",
+    "test_aio_4_a_cancelled_save_is_whole_or_nothing": "cancelled saves",
+    "test_wrp_5_close_lets_go_and_the_store_opens_again": "close()",
+    "test_per_13_damage_is_reported_and_left_alone": "a damaged store",
+}
+
+
+def test_aio_2_a_check_that_never_ends_names_itself_at_its_deadline():
+    """AIO-2: each async check whose store never answers fails at the suite's deadline, naming what it was doing and what lock() must do."""
+
+    class Kit(AsyncStoreSuite):
+        deadline = 0.2
+        processes = False
+
+        def make_store(self, tmp_path: Any) -> Any:
+            return _Unanswering(gate)
+
+        def reopen(self, store: Any) -> Any:
+            return _Unanswering(gate)
+
+        def damage(self, store: Any) -> Any:
+            return "damaged"
+
+        def snapshot(self, store: Any) -> Any:
+            return "damaged"
+
+    gate = threading.Event()
+    kit, said = Kit(), {}
+    try:
+        for check in ASYNC_CHECK_NAMES:
+            with pytest.raises(pytest.fail.Exception) as failed:
+                getattr(kit, check)(Path("unused"))
+            said[check] = str(failed.value)
+    finally:
+        gate.set()  # every check's thread raises and ends
+    tail = (
+        " did not end in 0.2 s: a deadlock? lock() must let the task holding it, and the tasks it starts, take it "
+        "again (AIO-2), as a shared change saves while it holds the lock"
+    )
+    assert said == {check: name + tail for check, name in ASYNC_CHECK_NAMES.items()}
+    assert {name for name in dir(AsyncStoreSuite) if name.startswith("test_")} >= set(ASYNC_CHECK_NAMES)
