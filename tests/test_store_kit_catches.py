@@ -24,6 +24,7 @@ import contextlib
 import contextvars
 import copy
 import json
+import os
 import threading
 import time
 
@@ -571,6 +572,20 @@ class DoubleNumbers(AsyncTableStore):
         return None if document is None else json.loads(json.dumps(document), parse_int=lambda s: int(float(s)))
 
 
+class DiesInAForkedWriter(AsyncTableStore):
+    """A save in a forked process ends that process at once (a driver that cannot live through a fork): the forked
+    writer leaves no history."""
+
+    def __init__(self, backend, key, lock_wait=30.0):
+        super().__init__(backend, key, lock_wait)
+        self.pid = backend.setdefault(f"{key}:pid", os.getpid())  # the process that made the store
+
+    async def write(self, text):
+        if os.getpid() != self.pid:
+            os._exit(1)
+        await super().write(text)
+
+
 class TableSuite(AsyncStoreSuite):
     kind = AsyncTableStore
     deadline = 8.0
@@ -661,6 +676,11 @@ class TestUpsertsThenConflicts(TableSuite):
 
 class TestDoubleNumbers(TableSuite):
     kind = DoubleNumbers
+
+
+class TestDiesInAForkedWriter(TableSuite):
+    kind = DiesInAForkedWriter
+    processes = True  # its writers fork; each dies at its first save, before it can share anything
 '''
 
 
@@ -698,6 +718,7 @@ CAUGHT = [
     ("TestNoGenerationCheck", "test_mw_3_two_async_writers_from_one_generation_one_wins"),
     ("TestUpsertsThenConflicts", "test_mw_3_two_async_writers_from_one_generation_one_wins"),
     ("TestDoubleNumbers", "test_aio_3_an_empty_store_loads_none_and_a_save_loads_back"),
+    ("TestDiesInAForkedWriter", "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[processes]"),
 ]
 #: The stores of the first rounds: every kit check runs on each of them.
 OLDER = {
@@ -730,6 +751,7 @@ OLDER_NAMES = [
     "not NoGenerationCheck",
     "not UpsertsThen",
     "not DoubleNumbers",
+    "not DiesInAForked",
 ]
 
 
@@ -826,11 +848,12 @@ def test_mw_2_the_kit_says_how_soon_another_store_object_took_the_lock(older_ver
 
 
 def test_mw_2_the_async_kit_says_what_a_store_that_reorders_or_lets_another_object_in_did(table_verdicts):
-    """MW-4, MW-2, AIO-2: a store that reorders its entries, and one whose lock lets another store object in, fail the
-    async kit saying so."""
+    """MW-4, MW-2, MW-6, AIO-2: a store that reorders its entries, one whose lock lets another store object in, and one
+    whose forked writers die, fail the async kit saying so."""
     for said in (
         "AssertionError: save_changes changed the stored order",
         "AssertionError: another store object took lock() while it was held elsewhere",
+        "Failed: writer 0 (a forked process) ended without a history",
     ):
         assert said in table_verdicts[1], table_verdicts[1][-4000:]
 

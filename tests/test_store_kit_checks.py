@@ -25,6 +25,7 @@ STORES = r'''
 import contextlib
 import copy
 import json
+import os
 import threading
 import time
 
@@ -227,6 +228,20 @@ class SavesOverDamageStore(GoodStore):
             return super()._stored_generation()
         except DamagedStoreError:
             return 0
+
+
+class DiesInAForkedWriterStore(GoodStore):
+    """A save in a forked process ends that process at once (a driver that cannot live through a fork): the forked
+    writer leaves no history."""
+
+    def __init__(self, backend, key, lock_wait=30.0):
+        super().__init__(backend, key, lock_wait)
+        self.pid = backend.setdefault(key + ":pid", os.getpid())  # the process that made the store
+
+    def _write(self, document):
+        if os.getpid() != self.pid:
+            os._exit(1)
+        super()._write(document)
 
 
 class ClearsDamageStore(GoodStore):
@@ -518,6 +533,11 @@ class TestGoodStore(Suite):
 for _name, _class in list(globals().items()):
     if _name.endswith("Store") and _name != "GoodStore" and isinstance(_class, type):
         globals()["Test" + _name] = type("Test" + _name, (Suite,), {"store_class": _class})
+
+
+class TestDiesInAForkedWriterStore(Suite):
+    store_class = DiesInAForkedWriterStore
+    processes = True  # its writers fork; each dies at its first save, before it can share anything
 '''
 
 #: Each check of the kit, and the broken stores it must fail (at least one per check).
@@ -551,6 +571,7 @@ BROKEN = {
     "test_per_14_a_lossy_load_keeps_the_original": ["FailingPreserveStore", "CopiesOnTheNextWriteStore"],
     "test_wrp_5_a_closed_store_opens_again": ["ClosedForGoodStore"],
     "test_per_3_a_reader_beside_a_saving_writer_sees_whole_documents[threads]": ["BusyWhileReadStore"],
+    "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[processes]": ["DiesInAForkedWriterStore"],
 }
 
 
@@ -611,7 +632,9 @@ def verdicts(kit_folder):
         check=False,
         capture_output=True,
         text=True,
-        timeout=600,
+        # seconds when every check ends its threads; a thread left running (a reader never told to stop after a
+        # forked writer died) keeps the process alive for minutes
+        timeout=180,
         env={**os.environ, "COLUMNS": "1000"},  # each failure's line whole in the summary
     )
     found = re.findall(
@@ -661,6 +684,11 @@ def test_per_2_each_check_fails_its_broken_store(verdicts, check, store):
             "RevivesInPlaceStore",
             "test_mw_4_incremental_saves_keep_the_order",
             "AssertionError: save_changes changed the stored order",
+        ),
+        (
+            "DiesInAForkedWriterStore",
+            "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[processes]",
+            "Failed: writer 0 (a forked process) ended without a history",
         ),
         (
             "ImpatientLockStore",

@@ -805,46 +805,47 @@ class StoreSuite:
             _remembering(RecordingStore(own(), name, target), name, each, target, together, shared=shared)
 
         reader = threading.Thread(target=lambda: _reading(RecordingStore(own(), "reader", events), stop, events))
-        if mode == "processes":
-            folder = tempfile.mkdtemp(prefix="sentinel-kit-history-", dir=tmp_path)
+        try:  # however the writers end, the reader stops: it is no daemon, and would keep the process alive
+            if mode == "processes":
+                folder = tempfile.mkdtemp(prefix="sentinel-kit-history-", dir=tmp_path)
 
-            def child(worker: int) -> None:
-                mine: list[dict[str, Any]] = []
-                try:
-                    write(worker, mine)
-                finally:
-                    with open(os.path.join(folder, f"{worker}.json"), "w", encoding="utf-8") as out:
-                        json.dump(mine, out)
-
-            pids = []
-            for worker in range(count):
-                pid = os.fork()
-                if pid == 0:
+                def child(worker: int) -> None:
+                    mine: list[dict[str, Any]] = []
                     try:
-                        child(worker)
+                        write(worker, mine)
                     finally:
-                        os._exit(0)
-                pids.append(pid)
-            reader.start()  # after the forks: a child never inherits a running thread
-            for pid in pids:
-                os.waitpid(pid, 0)
-            for worker in range(count):
-                path = os.path.join(folder, f"{worker}.json")
-                if not os.path.exists(path):
-                    pytest.fail(f"writer {worker} (a forked process) ended without a history")
-                with open(path, encoding="utf-8") as kept:
-                    events.extend(json.load(kept))
-        else:
-            threads = [threading.Thread(target=write, args=(worker, events)) for worker in range(count)]
-            reader.start()
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(300)
-                if thread.is_alive():
-                    stop.set()
-                    pytest.fail(f"{thread.name} did not end in 300 s: a deadlock (is lock() re-entrant?)")
-        stop.set()
+                        with open(os.path.join(folder, f"{worker}.json"), "w", encoding="utf-8") as out:
+                            json.dump(mine, out)
+
+                pids = []
+                for worker in range(count):
+                    pid = os.fork()
+                    if pid == 0:
+                        try:
+                            child(worker)
+                        finally:
+                            os._exit(0)
+                    pids.append(pid)
+                reader.start()  # after the forks: a child never inherits a running thread
+                for pid in pids:
+                    os.waitpid(pid, 0)
+                for worker in range(count):
+                    path = os.path.join(folder, f"{worker}.json")
+                    if not os.path.exists(path):
+                        pytest.fail(f"writer {worker} (a forked process) ended without a history")
+                    with open(path, encoding="utf-8") as kept:
+                        events.extend(json.load(kept))
+            else:
+                threads = [threading.Thread(target=write, args=(worker, events)) for worker in range(count)]
+                reader.start()
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join(300)
+                    if thread.is_alive():
+                        pytest.fail(f"{thread.name} did not end in 300 s: a deadlock (is lock() re-entrant?)")
+        finally:
+            stop.set()
         reader.join(60)
         return events, self.reopen(store).load()
 
