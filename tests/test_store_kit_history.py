@@ -435,6 +435,18 @@ def test_mw_6_a_writer_records_each_remember_and_the_failure_that_ends_it():
     ]
 
 
+def test_mw_6_a_writer_that_never_began_is_recorded_as_failed():
+    """MW-6: a writer whose start barrier broke (the other writers never came) is recorded as failed, so the history check reports it instead of finding nothing wrong with a writer that wrote nothing."""
+    events: list[dict[str, Any]] = []
+    together = threading.Barrier(2)
+    together.abort()
+    _remembering(_SecondSaveFails(None), "w3", 3, events, together, shared=True)
+    assert events == [
+        {"worker": "w3", "op": "remember", "key": "", "start": 0, "end": 0, "error": "BrokenBarrierError()"}
+    ]
+    assert any("w3" in problem for problem in history_problems(events, None))
+
+
 class _AsyncHolding:
     """An async store that hands back the one document it was given."""
 

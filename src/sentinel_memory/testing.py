@@ -316,7 +316,7 @@ def history_problems(events: list[dict[str, Any]], final: Any) -> list[str]:
 
 
 def _unopened(worker: str, error: Exception) -> dict[str, Any]:
-    """The record of a writer whose memory did not open: a failed remember of no key."""
+    """The record of a writer that never began (its memory did not open, or the others never came): a failed remember of no key."""
     return {"worker": worker, "op": "remember", "key": "", "start": 0, "end": 0, "error": repr(error)}
 
 
@@ -341,11 +341,11 @@ def _remembering(
 
     ``shared=False`` is the reader check's one writer (the store needs no lock for it).
     """
-    if together is not None:
-        together.wait(60)  # every writer begins at once, so their changes interleave
     try:
+        if together is not None:
+            together.wait(60)  # every writer begins at once, so their changes interleave
         mem = create_memory(store=store, autosave=True, shared=shared, limit=100_000, clock=lambda: T0)
-    except Exception as error:
+    except Exception as error:  # a writer that never began (the others never came, or its memory did not open)
         events.append(_unopened(worker, error))
         return
     for i in range(count):
