@@ -837,6 +837,11 @@ def test_mw_6_a_failed_history_says_the_writers_mode_then_each_problem_on_a_line
     output = older_verdicts[1]
     for said in ("with writers in threads:", "a reader beside a writer (threads):"):
         assert re.search(rf"^E +AssertionError: {re.escape(said)}\nE +[a-z ]+: .+\nE +[a-z ]+: ", output, re.M), output
+    # each problem names who did what: the writers by their number, the reader as the reader
+    assert re.search(r"^E +lock held twice: writer \d and writer \d held lock\(\) at once \(MW-2\)$", output, re.M), (
+        output
+    )
+    assert re.search(r"^E +(stale read|missing): load\(\) by reader (answered|found) ", output, re.M), output
 
 
 def test_mw_2_the_kit_says_how_soon_another_store_object_took_the_lock(older_verdicts):
