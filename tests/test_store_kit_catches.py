@@ -971,7 +971,11 @@ class HangsOnReEntry:
         return None
 
     def save(self, document):
-        pass
+        with self.lock():  # the check and the write, one step: a shared change already holds the lock
+            pass
+
+    def generation(self):
+        return 0
 
     @contextlib.contextmanager
     def lock(self):
@@ -984,6 +988,7 @@ class HangsOnReEntry:
 
 class TestHangsOnReEntry(StoreSuite):
     processes = False
+    deadline = 1.0
 
     def make_store(self, tmp_path):
         return HangsOnReEntry()
@@ -991,13 +996,14 @@ class TestHangsOnReEntry(StoreSuite):
 
 
 def test_mw_2_a_lock_its_holder_waits_on_for_good_fails_the_check_and_the_run_still_ends(tmp_path):
-    """MW-2: a holder whose second lock() never returns fails the re-entry check after 10 s, saying it is still
-    waiting, and the waiting thread does not keep the run's process from ending."""
+    """MW-2, MW-6: a holder whose second lock() never returns fails the re-entry check after 10 s, saying it is still
+    waiting, and the history check at the suite's deadline, naming the writer; the threads left waiting do not keep
+    the run's process from ending."""
     module = tmp_path / "test_hangs.py"
     module.write_text(HANGS_ON_RE_ENTRY, encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(module), "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-rf"]
-        + ["-k", "lock_lets_its_holder_take_it_again"],
+        + ["-k", "lock_lets_its_holder_take_it_again or many_writers_leave_a_history and threads"],
         cwd=tmp_path,
         env={**os.environ, "COLUMNS": "1000"},
         check=False,
@@ -1009,4 +1015,5 @@ def test_mw_2_a_lock_its_holder_waits_on_for_good_fails_the_check_and_the_run_st
         "Failed: lock() taken again by the thread holding it: still waiting after 10 s; lock() must be re-entrant for "
         "its holder"
     )
-    assert said in done.stdout and "1 failed" in done.stdout, done.stdout[-3000:]
+    assert said in done.stdout and "2 failed" in done.stdout, done.stdout[-3000:]
+    assert "Failed: writer 0 did not end in 1 s: a deadlock (is lock() re-entrant?)" in done.stdout, done.stdout[-3000:]

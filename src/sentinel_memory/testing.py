@@ -482,7 +482,8 @@ class StoreSuite:
     would (the default hands back the same object, and the writers are then
     threads); ``damage(store)`` and ``snapshot(store)`` to check that damage
     is reported and left alone. Set ``processes = False`` for a store that
-    lives in one process.
+    lives in one process. A history check whose writer threads have not
+    ended after ``deadline`` seconds fails as a deadlock.
     """
 
     #: Whether the many-writers checks fork processes (each opening the store with ``reopen``).
@@ -781,6 +782,8 @@ class StoreSuite:
     #: How many writers a history check runs, and how many remembers each makes.
     history_writers = 3
     history_each = 10
+    #: The seconds a history check waits for each writer thread before it calls the run a deadlock.
+    deadline = 300.0
 
     def _history(self, tmp_path: Any, store: Any, mode: str, *, shared: bool = True) -> tuple[list[Any], Any]:
         """Run the writers (and a reader beside them) in ``mode``; their history and the store's final document.
@@ -836,14 +839,20 @@ class StoreSuite:
                     with open(path, encoding="utf-8") as kept:
                         events.extend(json.load(kept))
             else:
-                threads = [threading.Thread(target=write, args=(worker, events)) for worker in range(count)]
+                # daemons: writers stuck in a deadlock must not keep the process alive once the check has failed
+                threads = [
+                    threading.Thread(target=write, args=(worker, events), name=f"writer {worker}", daemon=True)
+                    for worker in range(count)
+                ]
                 reader.start()
                 for thread in threads:
                     thread.start()
                 for thread in threads:
-                    thread.join(300)
+                    thread.join(self.deadline)
                     if thread.is_alive():
-                        pytest.fail(f"{thread.name} did not end in 300 s: a deadlock (is lock() re-entrant?)")
+                        pytest.fail(
+                            f"{thread.name} did not end in {self.deadline:g} s: a deadlock (is lock() re-entrant?)"
+                        )
         finally:
             stop.set()
         reader.join(60)
