@@ -410,6 +410,21 @@ class RewriteInPlace(AsyncTableStore):
                 entries.append(entry)
 
 
+class RevivesInPlace(AsyncTableStore):
+    """A forgotten entry's row stays behind as a tombstone, and writing its key again revives the row where it was (a
+    soft delete): the entry comes back in its old place, not last."""
+
+    def place(self, old, entries, upserts):
+        tombstones = self.backend.setdefault(f"{self.key}:tombstones", {})
+        written = {entry["key"] for entry in entries} | {entry["key"] for entry in upserts}
+        tombstones.update({entry["key"]: i for i, entry in enumerate(old) if entry["key"] not in written})
+        for entry in upserts:
+            if entry["key"] in tombstones:
+                entries.insert(min(tombstones.pop(entry["key"]), len(entries)), entry)
+            else:
+                entries.append(entry)
+
+
 class NewestFirst(AsyncTableStore):
     """Writes a batch newest first: the rows of one change inserted in reverse."""
 
@@ -630,6 +645,10 @@ class TestNewestFirst(TableSuite):
     kind = NewestFirst
 
 
+class TestRevivesInPlace(TableSuite):
+    kind = RevivesInPlace
+
+
 class TestKeptOnCancel(TableSuite):
     kind = KeptOnCancel
 
@@ -702,6 +721,7 @@ CAUGHT = [
     ("TestFirstSaveUnchecked", "test_mw_3_first_saves_racing_one_wins"),
     ("TestRewriteInPlace", "test_mw_4_incremental_saves_keep_the_order"),
     ("TestNewestFirst", "test_mw_4_incremental_saves_keep_the_order"),
+    ("TestRevivesInPlace", "test_mw_4_incremental_saves_keep_the_order"),
     ("TestKeptOnCancel", "test_aio_4_a_cancel_inside_lock_lets_it_go"),
     ("TestAnyTaskOfTheObject", "test_aio_2_lock_excludes_another_task_of_the_same_object"),
     ("TestIgnoresLockWait", "test_mw_8_a_lock_held_elsewhere_times_out_and_changes_nothing"),
@@ -739,6 +759,7 @@ OLDER_NAMES = [
     "not FirstSave",
     "not RewriteIn",
     "not NewestFirst",
+    "not RevivesIn",
     "not KeptOn",
     "not AnyTask",
     "not IgnoresLock",

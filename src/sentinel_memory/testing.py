@@ -1284,7 +1284,7 @@ class AsyncStoreSuite:
                 clock.advance(1)
             await mem.remember("alpha", "again")
             await mem.forget("mid")
-            await mem.remember("mid", "back")
+            await mem.remember("mid", "back", importance=0.95)  # outlives the batch's evictions: its place shows
             batch = [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"}]
             await mem.add_messages(batch, importance=1.0)  # a batch written in one change, kept in its order
             await mem.working.set({"step": 1})
