@@ -601,6 +601,16 @@ class DiesInAForkedWriter(AsyncTableStore):
         await super().write(text)
 
 
+class FailsInAForkedWriter(DiesInAForkedWriter):
+    """A save in a forked process raises (a connection that cannot be used after a fork): the forked writer's
+    remember fails."""
+
+    async def write(self, text):
+        if os.getpid() != self.pid:
+            raise OSError("connection used after fork")
+        await super().write(text)
+
+
 class TableSuite(AsyncStoreSuite):
     kind = AsyncTableStore
     deadline = 8.0
@@ -700,6 +710,11 @@ class TestDoubleNumbers(TableSuite):
 class TestDiesInAForkedWriter(TableSuite):
     kind = DiesInAForkedWriter
     processes = True  # its writers fork; each dies at its first save, before it can share anything
+
+
+class TestFailsInAForkedWriter(TableSuite):
+    kind = FailsInAForkedWriter
+    processes = True  # its writers fork; each fails at its first save, before it can share anything
 '''
 
 
@@ -739,6 +754,7 @@ CAUGHT = [
     ("TestUpsertsThenConflicts", "test_mw_3_two_async_writers_from_one_generation_one_wins"),
     ("TestDoubleNumbers", "test_aio_3_an_empty_store_loads_none_and_a_save_loads_back"),
     ("TestDiesInAForkedWriter", "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[processes]"),
+    ("TestFailsInAForkedWriter", "test_mw_6_many_writers_leave_a_history_one_at_a_time_could[processes]"),
 ]
 #: The stores of the first rounds: every kit check runs on each of them.
 OLDER = {
@@ -773,6 +789,7 @@ OLDER_NAMES = [
     "not UpsertsThen",
     "not DoubleNumbers",
     "not DiesInAForked",
+    "not FailsInAForked",
 ]
 
 
@@ -874,14 +891,18 @@ def test_mw_2_the_kit_says_how_soon_another_store_object_took_the_lock(older_ver
 
 
 def test_mw_2_the_async_kit_says_what_a_store_that_reorders_or_lets_another_object_in_did(table_verdicts):
-    """MW-4, MW-2, MW-6, AIO-2: a store that reorders its entries, one whose lock lets another store object in, and one
-    whose forked writers die, fail the async kit saying so."""
+    """MW-4, MW-2, MW-6, AIO-2: a store that reorders its entries, one whose lock lets another store object in, and ones
+    whose forked writers die or fail, fail the async kit saying so."""
     for said in (
         "AssertionError: save_changes changed the stored order",
         "AssertionError: another store object took lock() while it was held elsewhere",
         "Failed: writer 0 (a forked process) ended without a history",
     ):
         assert said in table_verdicts[1], table_verdicts[1][-4000:]
+    # a forked writer's failure names the writer, as a task's does
+    assert re.search(
+        r"^E +writer failed: writer \d raised OSError: connection used after fork", table_verdicts[1], re.M
+    )
 
 
 def test_aio_2_the_async_kit_says_what_lock_must_do_against_another_task_of_the_object(table_verdicts):
