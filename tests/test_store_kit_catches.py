@@ -905,6 +905,21 @@ def test_mw_2_the_async_kit_says_what_a_store_that_reorders_or_lets_another_obje
     )
 
 
+def test_mw_6_a_failed_async_history_says_the_writers_mode_then_each_problem_naming_who(table_verdicts):
+    """MW-6, PER-3, AIO-3: an async store that loses, reads stale or lets two writers hold the lock fails the async
+    history checks with the writers' mode, then each problem on a line of its own, naming the writers by number and
+    the reader as the reader."""
+    output = table_verdicts[1]
+    for said in ("with async writers in tasks:", "a reader beside an async writer (tasks):"):
+        assert re.search(rf"^E +AssertionError: {re.escape(said)}\nE +[a-z ]+: .+\nE +[a-z ]+: ", output, re.M), output
+    for problem in (
+        r"lock held twice: writer \d and writer \d held lock\(\) at once \(MW-2\)$",
+        r"stale read: load\(\) by reader answered generation \d+ after generation \d+ was acknowledged",
+        r"writer failed: writer \d raised ConflictError: ",
+    ):
+        assert re.search(rf"^E +{problem}", output, re.M), problem
+
+
 def test_aio_2_the_async_kit_says_what_lock_must_do_against_another_task_of_the_object(table_verdicts):
     """AIO-2: a lock that any task of the object may take fails the kit with what lock() must do, whole."""
     said = (
