@@ -899,6 +899,11 @@ def test_mw_2_the_async_kit_says_what_a_store_that_reorders_or_lets_another_obje
         "Failed: writer 0 (a forked process) ended without a history",
     ):
         assert said in table_verdicts[1], table_verdicts[1][-4000:]
+    assert re.search(
+        r"AssertionError: \d of 3 first saves of generation 1 were acknowledged: a first save must conflict with "
+        r"another one as any save does \(there is no row to lock before it: insert the row first, MW-3\)",
+        table_verdicts[1],
+    ), table_verdicts[1][-4000:]
     # a forked writer's failure names the writer, as a task's does
     assert re.search(
         r"^E +writer failed: writer \d raised OSError: connection used after fork", table_verdicts[1], re.M

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -197,3 +198,43 @@ def test_aio_2_a_check_that_never_ends_names_itself_at_its_deadline(tmp_path: Pa
     )
     assert said == {check: name + tail for check, name in ASYNC_CHECK_NAMES.items()}
     assert {name for name in dir(AsyncStoreSuite) if name.startswith("test_")} >= {c.split("[")[0] for c in said}
+
+
+class _Plain:
+    """A correct store with load and save only (no lock, no generation): one JSON text."""
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+
+    def load(self) -> Any:
+        return None if self.text is None else json.loads(self.text)
+
+    def save(self, document: Any) -> None:
+        self.text = json.dumps(document)
+
+
+class _AsyncPlain(_Plain):
+    async def load(self) -> Any:  # type: ignore[override]
+        await asyncio.sleep(0)
+        return super().load()
+
+    async def save(self, document: Any) -> None:  # type: ignore[override]
+        await asyncio.sleep(0)
+        super().save(document)
+
+
+@pytest.mark.parametrize(
+    ("suite", "store", "mode"), [(StoreSuite, _Plain, "threads"), (AsyncStoreSuite, _AsyncPlain, "tasks")]
+)
+def test_per_3_the_reader_check_needs_no_lock_its_one_writer_is_not_shared(
+    suite: Any, store: Any, mode: str, tmp_path: Path
+):
+    """PER-3, MW-6: a store with load and save only (no lock) passes the reader-beside-a-writer check: its one writer writes alone, not shared."""
+
+    class Kit(suite):  # type: ignore[misc, valid-type]
+        processes = False
+
+        def make_store(self, tmp_path: Any) -> Any:
+            return store()
+
+    Kit().test_per_3_a_reader_beside_a_saving_writer_sees_whole_documents(tmp_path, mode)
