@@ -793,10 +793,11 @@ OLDER_NAMES = [
 ]
 
 
-def _run_broken(folder, selection):
-    """The kit on the broken stores that ``selection`` (a -k expression) picks: which tests failed, and the output."""
+def _run_broken(folder, selection, stores=BROKEN, timeout=900):
+    """The kit on the broken stores (a module's text, ``BROKEN`` by default) that ``selection`` (a -k expression)
+    picks, in a pytest of its own that must end within ``timeout`` seconds: which tests failed, and the output."""
     module = folder / "test_broken_stores.py"
-    module.write_text(BROKEN, encoding="utf-8")
+    module.write_text(stores, encoding="utf-8")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", str(module), "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-rf"]
         + ["-W", "error::sentinel_memory.core.errors.IgnoredValueWarning", "-k", selection],
@@ -805,7 +806,7 @@ def _run_broken(folder, selection):
         check=False,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=timeout,
     )
     failed = set(re.findall(r"^FAILED \S+::(\w+::\w+(?:\[[^\]]*\])?)", result.stdout, re.M))
     return failed, result.stdout
@@ -869,12 +870,17 @@ def test_aio_2_the_async_kit_says_a_check_that_never_ends_is_a_deadlock_and_what
     assert said in older_verdicts[1], older_verdicts[1][-4000:]
 
 
+def _says_then_lists_problems(output, said):
+    """Whether pytest's ``output`` shows an AssertionError saying ``said``, then problems each on a line of its own."""
+    return re.search(rf"^E +AssertionError: {re.escape(said)}\nE +[a-z ]+: .+\nE +[a-z ]+: ", output, re.M)
+
+
 def test_mw_6_a_failed_history_says_the_writers_mode_then_each_problem_on_a_line(older_verdicts):
     """MW-6, PER-3: a store that loses, tears or reads stale fails the history checks with the writers' mode, then each
     problem the history shows on a line of its own."""
     output = older_verdicts[1]
     for said in ("with writers in threads:", "a reader beside a writer (threads):"):
-        assert re.search(rf"^E +AssertionError: {re.escape(said)}\nE +[a-z ]+: .+\nE +[a-z ]+: ", output, re.M), output
+        assert _says_then_lists_problems(output, said), output
     # each problem names who did what: the writers by their number, the reader as the reader
     assert re.search(r"^E +lock held twice: writer \d and writer \d held lock\(\) at once \(MW-2\)$", output, re.M), (
         output
@@ -918,7 +924,7 @@ def test_mw_6_a_failed_async_history_says_the_writers_mode_then_each_problem_nam
     the reader as the reader."""
     output = table_verdicts[1]
     for said in ("with async writers in tasks:", "a reader beside an async writer (tasks):"):
-        assert re.search(rf"^E +AssertionError: {re.escape(said)}\nE +[a-z ]+: .+\nE +[a-z ]+: ", output, re.M), output
+        assert _says_then_lists_problems(output, said), output
     # in tasks: the forked writers of the stores that die or fail at a fork name themselves in a branch of their own
     tasks = r"^E +AssertionError: with async writers in tasks:\n(?:E .*\n)*?E +"
     assert re.search(tasks + r"lock held twice: writer \d and writer \d held lock\(\) at once \(MW-2\)$", output, re.M)
@@ -1065,21 +1071,15 @@ def test_mw_2_a_lock_its_holder_waits_on_for_good_fails_the_check_and_the_run_st
     """MW-2, MW-6: a holder whose second lock() never returns fails the re-entry check after 10 s, saying it is still
     waiting, and the history check at the suite's deadline, naming the writer; the threads left waiting do not keep
     the run's process from ending."""
-    module = tmp_path / "test_hangs.py"
-    module.write_text(HANGS_ON_RE_ENTRY, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", str(module), "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-rf"]
-        + ["-k", "lock_lets_its_holder_take_it_again or many_writers_leave_a_history and threads"],
-        cwd=tmp_path,
-        env={**os.environ, "COLUMNS": "1000"},
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    _, output = _run_broken(
+        tmp_path,
+        "lock_lets_its_holder_take_it_again or many_writers_leave_a_history and threads",
+        HANGS_ON_RE_ENTRY,
+        60,
     )
     said = (
         "Failed: lock() taken again by the thread holding it: still waiting after 10 s; lock() must be re-entrant for "
         "its holder"
     )
-    assert said in done.stdout and "2 failed" in done.stdout, done.stdout[-3000:]
-    assert "Failed: writer 0 did not end in 1 s: a deadlock (is lock() re-entrant?)" in done.stdout, done.stdout[-3000:]
+    assert said in output and "2 failed" in output, output[-3000:]
+    assert "Failed: writer 0 did not end in 1 s: a deadlock (is lock() re-entrant?)" in output, output[-3000:]
