@@ -8,7 +8,7 @@ import pytest
 
 from sentinel_memory import ConflictError, LockTimeoutError, MemoryStore, create_memory
 from sentinel_memory.stores import AsyncStore, Store, check_store, is_async_store
-from sentinel_memory.stores.contract import as_path
+from sentinel_memory.stores.contract import DURABILITY, as_path, check_durability
 
 
 class LoadOnly:
@@ -151,6 +151,28 @@ def test_the_store_protocols_answer_isinstance():
 
     assert isinstance(MemoryStore(), Store) and isinstance(Both(), Store) and not isinstance(LoadOnly(), Store)
     assert isinstance(Async(), AsyncStore) and not isinstance(object(), AsyncStore)
+
+
+@pytest.mark.parametrize("durability", ["full", "normal", "none"])
+def test_per_23_check_durability_gives_back_each_level(durability):
+    """PER-23: the three durability levels, safest first, each checked and given back as it is."""
+    assert DURABILITY == ("full", "normal", "none")
+    assert check_durability(durability) == durability
+
+
+@pytest.mark.parametrize(
+    ("durability", "error", "said"),
+    [
+        (None, TypeError, "durability must be a str, one of ('full', 'normal', 'none'), got None"),
+        (1, TypeError, "durability must be a str, one of ('full', 'normal', 'none'), got int"),
+        ("FULL", ValueError, "durability must be one of ('full', 'normal', 'none'), got 'FULL'"),
+    ],
+)
+def test_per_23_check_durability_refuses_anything_else_naming_it(durability, error, said):
+    """PER-23: None and other types raise TypeError, another str ValueError; each message names durability and the levels."""
+    with pytest.raises(error) as raised:
+        check_durability(durability)
+    assert str(raised.value) == said
 
 
 def test_per_17_memorystore_loads_and_preserves_from_a_call_stack_near_the_recursion_limit():
