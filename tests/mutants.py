@@ -359,6 +359,14 @@ MUTANTS = [
         tests=COPIES,
     ),
     Mutant(
+        "a kept LangChain message's copy shares the dicts and lists of its extra fields",
+        "integrations/langchain/middleware.py",
+        "    if copied.__pydantic_extra__:  # extra fields, set by an app on a message it passed: copied as the others\n"
+        "        _renew(copied.__pydantic_extra__)\n",
+        "",
+        tests=COPIES,
+    ),
+    Mutant(
         "a kept LangChain message of a class with its own copy is copied as pydantic copies",
         "integrations/langchain/middleware.py",
         '    if kind.__copy__ is not _SHALLOW or getattr(message, "__pydantic_private__", None) is not None:',

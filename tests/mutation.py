@@ -73,11 +73,20 @@ _MESSAGES = ("tests/test_messages_edges.py", "tests/test_chat_messages.py", "tes
 #: loaded machine fails whatever the code; a long end-to-end run that the faster tests before it cover).
 SELECTION: dict[str, tuple[str, ...]] = {
     "stores/contract.py": ("tests/test_store_contract.py",),
+    # The middleware's tests in files it shares with the other adapters are picked by their rule (LC-*, SRV-*,
+    # MSG-18, OTL-10) or the word langchain; the agent's overhead timing and its long tool run are left out.
     "integrations/langchain/middleware.py": (
         "tests/test_langchain_middleware_options.py",
         "tests/test_langchain_agent.py",
+        "tests/test_langchain_turns_edges.py",
+        "tests/test_adapter_copies.py",
+        "tests/test_agent_server.py",
+        "tests/test_adapter_cache_options.py",
+        "tests/test_telemetry_conversation.py",
+        "tests/spec/test_adapter_copies_properties.py",
+        "tests/spec/test_langchain_agent_properties.py",
         "-k",
-        "not overhead and not 24_tool_turns",
+        "(lc_ or langchain or middleware or srv_ or msg_18 or otl_10) and not overhead and not 24_tool_turns",
     ),
     "integrations/langgraph.py": (
         "tests/test_langgraph_edges.py",

@@ -376,6 +376,49 @@ def test_lc_14_a_kept_message_is_copied_as_model_copy_copies_it():
     assert _copied(Own("Hi")).additional_kwargs == {"copied by": "its class"}
 
 
+def test_lc_14_a_plain_message_is_copied_field_by_field_as_model_copy_would(monkeypatch):
+    """LC-14: a message of a class without a copy of its own and without private values is copied without
+    model_copy(), into what model_copy() gives: its fields, extra fields and set fields each in a new container."""
+    from langchain_core.messages import AIMessage, BaseMessage
+
+    from sentinel_memory.integrations.langchain.middleware import _copied
+
+    kept = AIMessage("Looking.", tool_calls=[], mood=["calm"])
+    expected = kept.model_copy()
+
+    def refused(self: Any, **_: Any) -> Any:
+        raise AssertionError("model_copy() called for a plain message")
+
+    monkeypatch.setattr(BaseMessage, "model_copy", refused)
+    made = _copied(kept)
+    assert made == expected and made.__pydantic_extra__ == {"mood": ["calm"]} == expected.__pydantic_extra__
+    assert made.__pydantic_private__ is None and expected.__pydantic_private__ is None
+    assert made.__pydantic_fields_set__ == expected.__pydantic_fields_set__
+    assert made.__pydantic_extra__ is not kept.__pydantic_extra__
+    assert made.__pydantic_extra__["mood"] is not kept.__pydantic_extra__["mood"]
+    made.__pydantic_extra__["mood"].append("cross")
+    made.__pydantic_extra__["other"] = 1
+    assert kept.__pydantic_extra__ == {"mood": ["calm"]}
+
+
+def test_lc_14_a_message_with_private_values_is_copied_by_model_copy():
+    """LC-14: a message holding private values is copied by model_copy(), which keeps them; its extra fields' lists are new."""
+    from langchain_core.messages import AIMessage
+    from pydantic import PrivateAttr
+
+    from sentinel_memory.integrations.langchain.middleware import _copied
+
+    class Marked(AIMessage):
+        _mark: str = PrivateAttr(default="")
+
+    kept = Marked("Hi", mood=["calm"])
+    kept._mark = "kept"
+    made = _copied(kept)
+    assert made == kept and made._mark == "kept" and made.__pydantic_private__ is not kept.__pydantic_private__
+    made.__pydantic_extra__["mood"].append("cross")  # the extra fields' lists are copies here too
+    assert kept.__pydantic_extra__ == {"mood": ["calm"]}
+
+
 def test_srv_3_the_newest_turns_handed_out_are_copies_and_the_comparison_changes_nothing():
     """SRV-3, MSG-18: newest_turns gives copies a caller may change; unseen compares the stored turns and leaves them as they were."""
     from sentinel_memory.serving import newest_turns, unseen

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import threading
 from typing import Any
@@ -27,6 +28,7 @@ from server_support import SEEN, Echo, EchoChatModel, EchoModel, SlowEchoChatMod
 import sentinel_memory as sm
 from sentinel_memory.core.chat import request_problems
 from sentinel_memory.core.turns import resent_count
+from sentinel_memory.folder import file_name_for
 from sentinel_memory.integrations.langchain import SentinelChatMessageHistory, turn_from_message
 from sentinel_memory.integrations.langchain.middleware import SentinelMemoryMiddleware
 from sentinel_memory.integrations.langgraph import SentinelStore
@@ -100,8 +102,12 @@ def test_lc_9_a_run_that_names_no_user_is_refused_and_stores_nothing(tmp_path):
     """LC-9: with a folder, a run with no user_id in its context and no thread_id raises ValueError naming what to pass; user= picks another field."""
     folder = sm.MemoryFolder(tmp_path)
     agent = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(folder, BUDGET)])
-    with pytest.raises(ValueError, match="thread_id"):
+    with pytest.raises(ValueError) as refused:
         agent.invoke({"messages": [{"role": "user", "content": "Hi"}]})
+    assert str(refused.value) == (
+        "this middleware serves a folder's users, and the run names none (got None): invoke with "
+        "context={'user_id': ...} or config={'configurable': {'thread_id': ...}}, or give user="
+    )
     assert not list(tmp_path.iterdir())
     picked = SentinelMemoryMiddleware(folder, BUDGET, user=lambda runtime: runtime.context["tenant"])
     agent = create_agent(EchoChatModel(), middleware=[picked])
@@ -111,6 +117,30 @@ def test_lc_9_a_run_that_names_no_user_is_refused_and_stores_nothing(tmp_path):
         SentinelMemoryMiddleware(sm.create_memory(), BUDGET, user=lambda runtime: "x")
     with pytest.raises(TypeError, match="memory_for"):
         _ = picked.memory
+
+
+def test_lc_9_a_context_object_names_its_user_by_its_user_id_attribute(tmp_path):
+    """LC-9: a run's context that is an object, not a dict, names its user by its user_id attribute."""
+
+    @dataclasses.dataclass
+    class Context:
+        user_id: str
+
+    folder = sm.MemoryFolder(tmp_path)
+    agent = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(folder, BUDGET)], context_schema=Context)
+    agent.invoke({"messages": [{"role": "user", "content": "Hi"}]}, context=Context("user-07"))
+    assert folder.open("user-07")["chat:1"] == {"role": "user", "content": "Hi"}
+    assert [path.name for path in tmp_path.glob("*.json")] == [file_name_for("user-07")]
+
+
+def test_lc_9_a_one_memory_middleware_and_a_folder_one_refuse_the_others_call_whole(tmp_path):
+    """LC-9: user= on a middleware of one memory, and .memory on a middleware of a folder, raise TypeError saying why."""
+    with pytest.raises(TypeError) as refused:
+        SentinelMemoryMiddleware(sm.create_memory(), BUDGET, user=lambda runtime: "x")
+    assert str(refused.value) == "user= picks each run's memory from a folder; this middleware has one memory"
+    with pytest.raises(TypeError) as refused:
+        _ = SentinelMemoryMiddleware(sm.MemoryFolder(tmp_path), BUDGET).memory
+    assert str(refused.value) == "this middleware serves a folder's users: memory_for(runtime) is a run's memory"
 
 
 def test_lc_10_srv_3_a_history_sent_again_is_stored_once_and_a_real_repeat_still_is(tmp_path):

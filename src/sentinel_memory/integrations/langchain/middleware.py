@@ -106,7 +106,8 @@ def _copied(message: BaseMessage) -> BaseMessage:
     ``__copy__``: its ``__dict__``, extra fields and set fields, each a new
     container), done here with the containers' own copy methods; a message
     with private values, or of a class with a copy of its own, is copied by
-    ``model_copy()``.
+    ``model_copy()``. The dicts and lists among the extra fields are copied
+    too, as the fields' are.
     """
     kind = type(message)
     if kind.__copy__ is not _SHALLOW or getattr(message, "__pydantic_private__", None) is not None:
@@ -120,10 +121,17 @@ def _copied(message: BaseMessage) -> BaseMessage:
         _SET(copied, "__pydantic_extra__", None if extra is None else extra.copy())
         _SET(copied, "__pydantic_fields_set__", message.__pydantic_fields_set__.copy())
         _SET(copied, "__pydantic_private__", None)
+    _renew(fields)
+    if copied.__pydantic_extra__:  # extra fields, set by an app on a message it passed: copied as the others
+        _renew(copied.__pydantic_extra__)
+    return copied
+
+
+def _renew(fields: dict[str, Any]) -> None:
+    """Each dict and list among ``fields``' values replaced by a copy of its own, to its depth."""
     for name, value in fields.items():
         if type(value) is dict or type(value) is list:
             fields[name] = clone(value) if value else value.copy()  # an empty one holds nothing to copy
-    return copied
 
 
 class SentinelMemoryMiddleware(AgentMiddleware[SentinelMemoryState, Any, Any]):
