@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import re
 import threading
 from typing import Any
@@ -18,7 +19,8 @@ from agent_support import ScriptedToolModel, request_tokens
 from agents import Agent as SdkAgent
 from agents import RunConfig, Runner
 from langchain.agents import create_agent
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.store.base import PutOp
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
@@ -141,6 +143,32 @@ def test_lc_9_a_one_memory_middleware_and_a_folder_one_refuse_the_others_call_wh
     with pytest.raises(TypeError) as refused:
         _ = SentinelMemoryMiddleware(sm.MemoryFolder(tmp_path), BUDGET).memory
     assert str(refused.value) == "this middleware serves a folder's users: memory_for(runtime) is a run's memory"
+
+
+@pytest.mark.parametrize(("named", "shown"), [(42, "42"), ("", "''")])
+def test_lc_9_a_user_that_is_no_str_or_is_empty_is_refused_and_stores_nothing(tmp_path, named, shown):
+    """LC-9: a run whose user= gives a non-str or an empty str raises ValueError showing what it got; nothing is stored."""
+    folder = sm.MemoryFolder(tmp_path)
+    agent = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(folder, BUDGET, user=lambda _: named)])
+    with pytest.raises(ValueError, match=re.escape(f"and the run names none (got {shown}): invoke with")):
+        agent.invoke({"messages": [{"role": "user", "content": "Hi"}]})
+    assert not list(tmp_path.iterdir())
+
+
+def test_lc_10_a_run_of_a_transcript_already_stored_stores_only_the_answer():
+    """LC-10, SRV-3: a run given only messages the memory holds as its newest turns stores none of them again; the new answer is stored."""
+    answers = itertools.count(1)
+
+    class Numbered(EchoChatModel):
+        def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(f"answer {next(answers)}"))])
+
+    memory = sm.create_memory()
+    agent = create_agent(Numbered(), middleware=[SentinelMemoryMiddleware(memory, BUDGET)])
+    agent.invoke({"messages": [{"role": "user", "content": "Hi"}]})
+    agent.invoke({"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "answer 1"}]})
+    stored = [message["content"] for message in memory.get_messages(token_budget=BUDGET).messages]
+    assert stored == ["Hi", "answer 1", "answer 2"]
 
 
 def test_lc_10_srv_3_a_history_sent_again_is_stored_once_and_a_real_repeat_still_is(tmp_path):
@@ -422,6 +450,54 @@ def test_lc_12_a_failed_run_stores_nothing_of_itself_and_the_next_request_is_cle
     assert [m.text for m in SEEN[-1]] == ["Hi", "ok: Hi", "Again"]
 
 
+def test_lc_12_a_failed_run_of_a_folders_user_forgets_its_turns_in_that_users_memory(tmp_path):
+    """LC-12, LC-9: with a folder, a run refused by the budget forgets what it stored from its user's memory."""
+    folder = sm.MemoryFolder(tmp_path)
+    agent = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(folder, 60)])
+    agent.invoke({"messages": [HumanMessage("Hi")]}, context={"user_id": "u"})
+    before = dict(folder.open("u").items())
+    with pytest.raises(sm.TokenBudgetError):
+        agent.invoke({"messages": [HumanMessage("long " * 100)]}, context={"user_id": "u"})
+    assert dict(folder.open("u").items()) == before
+
+
+def test_lc_12_srv_4_a_runs_question_is_last_though_another_run_stored_one_before_its_model_call():
+    """LC-12, SRV-4: when another run of the memory stores a question between this run's record and its model
+    call, the model still gets this run's question last, the other one before it."""
+    from langchain.agents.middleware import AgentMiddleware
+
+    memory = sm.create_memory()
+
+    class Interloper(AgentMiddleware[Any, Any, Any]):
+        def before_model(self, state: Any, runtime: Any) -> None:
+            memory.add_turn("user", "a question of another run")
+
+    SEEN.clear()
+    agent = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(memory, BUDGET), Interloper()])
+    agent.invoke({"messages": [HumanMessage("Hi")]})
+    assert [m.text for m in SEEN[-1]] == ["a question of another run", "Hi"]
+
+
+def test_lc_14_a_model_call_reads_only_the_turns_the_last_one_did_not(monkeypatch):
+    """LC-14, MSG-18: each stored turn is read into its LangChain message once: the next call reads only the new turns."""
+    from sentinel_memory.integrations.langchain import middleware as module
+
+    reads: list[str] = []
+    real = module.message_from_turn
+
+    def counted(role: str, content: Any, **fields: Any) -> Any:
+        reads.append(content if isinstance(content, str) else repr(content))
+        return real(role, content, **fields)
+
+    monkeypatch.setattr(module, "message_from_turn", counted)
+    memory = sm.create_memory()
+    agent = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(memory, BUDGET)])
+    agent.invoke({"messages": [HumanMessage("Hi")]})
+    assert reads == ["Hi"]
+    agent.invoke({"messages": [HumanMessage("And now?")]})
+    assert reads == ["Hi", "ok: Hi", "And now?"]
+
+
 def test_pai_10_srv_4_overlapping_runs_of_one_user_run_one_at_a_time(mem):
     """PAI-10, SRV-4: six runs of one memory at once run one at a time: each answers its own question, and the memory holds each question followed by its answer."""
     agent = Agent(FunctionModel(slow_echo), capabilities=[SentinelHistory(mem, BUDGET)])
@@ -511,6 +587,60 @@ def test_lc_13_the_tools_schemas_and_the_reserve_are_counted_in_the_budget():
     sent = request_tokens(model.seen[-1], sm.estimate_tokens)
     assert schemas > 20 and sent + schemas + 20 <= 300
     assert sent > 300 - schemas - 20 - 40  # the rest of the budget is used, not wasted
+
+
+def test_lc_7_a_stored_turns_name_reaches_the_model():
+    """LC-7, LC-2: a stored message's name is its LangChain message's name in the model's request."""
+    memory = sm.create_memory()
+    memory.add_message({"role": "user", "content": "I am Alice.", "name": "alice"})
+    memory.add_message({"role": "assistant", "content": "Hello Alice."})
+    SEEN.clear()
+    create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(memory, BUDGET)]).invoke(
+        {"messages": [HumanMessage("Hi")]}
+    )
+    assert [(m.text, m.name) for m in SEEN[-1]] == [("I am Alice.", "alice"), ("Hello Alice.", None), ("Hi", None)]
+
+
+def test_lc_13_the_tools_are_counted_as_json_with_sorted_keys_and_no_ascii_escapes():
+    """LC-13: the tools' schemas are counted, by the middleware's tokenizer, as json.dumps(..., ensure_ascii=False, sort_keys=True) of their OpenAI form."""
+    import json
+
+    from langchain_core.tools import tool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    @tool
+    def weather(city: str) -> str:
+        """Počasí ve městě: the weather in a city."""
+        return "4 °C"
+
+    counted: list[str] = []
+
+    def tokenizer(text: str) -> int:
+        counted.append(text)
+        return sm.estimate_tokens(text)
+
+    model = ScriptedToolModel(script=lambda turn: [])
+    middleware = SentinelMemoryMiddleware(sm.create_memory(), 300, tokenizer=tokenizer)
+    create_agent(model, tools=[weather], middleware=[middleware]).invoke({"messages": [HumanMessage("Hi")]})
+    assert json.dumps([convert_to_openai_tool(weather)], ensure_ascii=False, sort_keys=True) in counted
+
+
+def test_lc_13_tools_and_a_reserve_over_the_budget_leave_the_messages_a_budget_of_0():
+    """LC-13: when the reserve and the tools' schemas take the whole budget, the messages get 0 tokens (not less), and the budget error says so."""
+    from langchain_core.tools import tool
+
+    @tool
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        return "4 °C"
+
+    model = ScriptedToolModel(script=lambda turn: [])
+    agent = create_agent(
+        model, tools=[weather], middleware=[SentinelMemoryMiddleware(sm.create_memory(), 30, reserve=30)]
+    )
+    with pytest.raises(sm.TokenBudgetError) as refused:
+        agent.invoke({"messages": [HumanMessage("Hi")]})
+    assert refused.value.budget == 0 and str(refused.value).endswith("more than the budget of 0")
 
 
 @pytest.mark.parametrize(
