@@ -359,6 +359,20 @@ MUTANTS = [
         tests=COPIES,
     ),
     Mutant(
+        "a turn's kept view is read for whatever entry holds its seq, though another state gave that seq first",
+        "core/request.py",
+        "            if view is None or view[5] is not entry:\n                view = self._view(entry)",
+        "            if view is None:\n                view = self._view(entry)",
+        tests=KEPT_READS,
+    ),
+    Mutant(
+        "a tool result's kept view is read for whatever entry holds its seq",
+        "core/request.py",
+        "        if view is None or view[5] is not entry:\n            message = chat_message(entry.data, owned=True)",
+        "        if view is None:\n            message = chat_message(entry.data, owned=True)",
+        tests=KEPT_READS,
+    ),
+    Mutant(
         "a kept LangChain message's copy shares the dicts and lists of its extra fields",
         "integrations/langchain/middleware.py",
         "    if copied.__pydantic_extra__:  # extra fields, set by an app on a message it passed: copied as the others\n"

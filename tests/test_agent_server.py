@@ -462,8 +462,8 @@ def test_lc_12_a_failed_run_of_a_folders_user_forgets_its_turns_in_that_users_me
 
 
 def test_lc_12_srv_4_a_runs_question_is_last_though_another_run_stored_one_before_its_model_call():
-    """LC-12, SRV-4: when another run of the memory stores a question between this run's record and its model
-    call, the model still gets this run's question last, the other one before it."""
+    """LC-12, SRV-4, LC-8: when another run of the memory stores a question between this run's record and its model
+    call, the model still gets this run's question last, the other one before it; only the answer is stored after."""
     from langchain.agents.middleware import AgentMiddleware
 
     memory = sm.create_memory()
@@ -476,6 +476,9 @@ def test_lc_12_srv_4_a_runs_question_is_last_though_another_run_stored_one_befor
     agent = create_agent(EchoChatModel(), middleware=[SentinelMemoryMiddleware(memory, BUDGET), Interloper()])
     agent.invoke({"messages": [HumanMessage("Hi")]})
     assert [m.text for m in SEEN[-1]] == ["a question of another run", "Hi"]
+    # LC-8: the answer is recorded alone; the question the run recorded before is not stored again after the other
+    stored = [message["content"] for message in memory.get_messages(token_budget=BUDGET).messages]
+    assert stored == ["Hi", "a question of another run", "ok: Hi"]
 
 
 def test_lc_14_a_model_call_reads_only_the_turns_the_last_one_did_not(monkeypatch):

@@ -354,3 +354,58 @@ def test_msg_18_the_walk_keeps_a_stored_message_itself_never_a_copy():
     split = mem.state.index.split()
     result = split.turns.last()[-1]
     assert split.views[result.seq][0] is result.data
+
+
+def test_msg_18_two_states_made_from_one_that_give_one_seq_to_different_turns_read_each_its_own():
+    """MSG-18: the kept views are shared by states made from one another and kept by seq; a state that gave a seq to
+    another turn than a state made from the same one reads its own turn, not the other's view."""
+    from sentinel_memory import core
+
+    base = core.add_turn(sm.MemoryState(), "user", "Hi", now=NOW)[0]
+    core.messages(base, token_budget=400, now=NOW)
+    one = core.add_turn(base, "user", "a question of one state", now=NOW)[0]
+    assert [m["content"] for m in core.messages(one, token_budget=400, now=NOW).messages][
+        -1
+    ] == "a question of one state"
+    other = core.add_messages(base, [{"role": "assistant", "content": "an answer of another"}], now=NOW)[0]
+    assert [m["content"] for m in core.messages(other, token_budget=400, now=NOW).messages] == [
+        "Hi",
+        "an answer of another",
+    ]
+
+
+def test_msg_18_a_group_undone_after_a_request_leaves_no_view_for_the_next_turn():
+    """MSG-18, MW-10: a request inside a group that raises reads turns the group then undoes; the next turn, which
+    takes an undone turn's seq, is read as itself."""
+    mem = sm.create_memory(clock=lambda: NOW)
+    mem.add_turn("user", "Hi")
+    mem.get_messages(token_budget=400, cut="stable")
+    with pytest.raises(RuntimeError), mem.group():
+        mem.add_turn("user", "a question undone")
+        assert mem.get_messages(token_budget=400, cut="stable").messages[-1]["content"] == "a question undone"
+        raise RuntimeError("the model call failed")
+    mem.add_message({"role": "assistant", "content": "Hello."})
+    assert mem.get_messages(token_budget=400).messages == [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello."},
+    ]
+
+
+def test_srv_4_a_run_view_leaves_no_view_for_the_turn_stored_after_it():
+    """SRV-4, MSG-18: a run's view, built on a copy of the memory with the run's turns moved last, leaves nothing
+    that the memory's next turn, which takes the seq a moved turn had there, is read as."""
+    from sentinel_memory.serving import run_view
+
+    for shared in (True, False):
+        mem = sm.create_memory(clock=lambda: NOW)
+        mem.add_turn("user", "Hi")
+        mem.get_messages(token_budget=400, cut="stable")
+        mem.add_turn("user", "a question of another run")
+        view = run_view(mem, ["chat:1"], token_budget=400, cut="stable", shared=shared)
+        assert [m["content"] for m in view.messages] == ["a question of another run", "Hi"]
+        mem.add_message({"role": "assistant", "content": "Hello."})
+        assert [m["content"] for m in mem.get_messages(token_budget=400).messages] == [
+            "Hi",
+            "a question of another run",
+            "Hello.",
+        ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,7 +27,12 @@ _op = st.one_of(
     st.tuples(st.just("forget"), st.integers(0, 1_000)),
     st.tuples(st.just("reload")),
     st.tuples(st.just("fact"), st.integers(0, 5)),
+    st.tuples(st.just("undone"), st.integers(1, 40)),  # a group that stores a turn, asks, then raises
 )
+
+
+class _Undone(Exception):
+    """What ends a group the test undoes."""
 
 
 class _Clock:
@@ -38,9 +45,16 @@ class _Clock:
         return self.now
 
 
-def _apply(mem, op, n, clock, store, limit, opened):
+def _apply(mem, op, n, clock, store, limit, opened, options):
     """One change of the memory; returns the memory (a reload gives a new one)."""
     kind = op[0]
+    if kind == "undone":  # MSG-18: the turn's seq is given again by the next change, with the request's views kept
+        with contextlib.suppress(_Undone), mem.group():
+            mem.add_turn("user", f"undone {n} " + "w " * op[1])
+            with contextlib.suppress(sm.TokenBudgetError):
+                mem.get_messages(**options)
+            raise _Undone
+        return mem
     if kind == "pair":
         mem.add_turn("user", f"question {n} " + "w " * op[1])
         mem.add_turn("assistant", f"answer {n} " + "w " * op[2])
@@ -95,7 +109,8 @@ def _apply(mem, op, n, clock, store, limit, opened):
     where=st.sampled_from(["system", "end", "start"]),
 )
 def test_msg_17_the_memoised_cut_is_the_cut_read_from_every_turn(ops, limit, budget, low, keep, exclude, where):
-    """MSG-17: after every change (turns, tool calls, evictions, expiry, forgets, reloads) both paths give one request."""
+    """MSG-17, MSG-18: after every change (turns, tool calls, evictions, expiry, forgets, reloads, a group undone after a
+    request) the memoised request with the kept views equals the one read from every turn anew."""
     clock, store = _Clock(), MemoryStore()
     mem = sm.create_memory(limit=limit, store=store, clock=clock)
     mem.remember("user:allergy", "allergic to peanuts", importance=1.0)
@@ -121,7 +136,7 @@ def test_msg_17_the_memoised_cut_is_the_cut_read_from_every_turn(ops, limit, bud
 
     for n, op in enumerate(ops):
         try:
-            mem = _apply(mem, op, n, clock, store, limit, opened)
+            mem = _apply(mem, op, n, clock, store, limit, opened, options)
         except ValueError:
             continue  # a message MSG-6 refuses here (a result after a forgotten call): nothing changed
         with pytest.MonkeyPatch.context() as patch:
@@ -133,9 +148,13 @@ def test_msg_17_the_memoised_cut_is_the_cut_read_from_every_turn(ops, limit, bud
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(request, "_memo_taken", lambda *args: None)  # the reference: every unit read
             patch.setattr(request, "_memo_whole", lambda *args: None)
+            split = mem.state.index.split()
+            kept, split.views = split.views, {}  # and every turn read anew (MSG-18); the kept views stay for later
             try:
                 reference = mem.get_messages(**options)
             except sm.TokenBudgetError as error:
                 reference = ("refused", error.needed)
+            finally:
+                split.views = kept
         assert memoised == reference
         assert not disagreed, "the memo disagreed with the units the fill read"

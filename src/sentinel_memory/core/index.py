@@ -778,10 +778,12 @@ class Split:
     #: ``get_messages``, carried by the changes that leave them as they were.
     memos: dict[Any, UnitMemo]
     #: MSG-18: each turn's message and its text, by the entry's ``seq``, as the request's walk read them, then
-    #: the counter (and its generation) and the count last taken of it when that counter keeps counts: a memo
-    #: of what follows from the frozen entry alone, filled on first read and handed from split to split (a
-    #: removed turn's dropped), so a request reads and counts each stored turn once, not once per call.
-    views: dict[int, tuple[dict[str, Any], str, Any, int, int | float]]
+    #: the counter (and its generation) and the count last taken of it when that counter keeps counts, and the
+    #: entry it was made of: a memo of what follows from the frozen entry alone, filled on first read and
+    #: handed from split to split (a removed turn's dropped), so a request reads and counts each stored turn
+    #: once, not once per call. Splits made from one another share it, and two of them may give one ``seq`` to
+    #: different entries (a state changed, then the change left), so a view is used only for its own entry.
+    views: dict[int, tuple[dict[str, Any], str, Any, int, int | float, Entry]]
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Split:

@@ -548,6 +548,9 @@ class _Cleared:
         return attrs.evolve(result, prefix=start, prefix_tokens=result.prefix_tokens - dropped)
 
 
+#: MSG-18: a turn's view (``Split.views``): its message, its text, the counter and generation its count was
+#: taken under, the count, and the entry it was made of.
+View = tuple[dict[str, Any], str, Any, int, int | float, Entry]
 #: MSG-18: what a view holds as its counter before a counter that keeps counts counted it.
 _UNCOUNTED = object()
 #: MSG-18: the counter of a walk whose counter keeps no counts: no view holds it, so every count is taken anew.
@@ -640,14 +643,30 @@ class _NewestUnits:
                 break
         return count, total_
 
-    def _count(self, seq: int, view: tuple[dict[str, Any], str, Any, int, int | float]) -> int | float:
+    def _count(self, seq: int, view: View) -> int | float:
         """A turn's count (``text_cost`` of its text), kept in its view for the next request by this counter (MSG-18)."""
         if view[2] is self._counter and view[3] == self._generation:
             return view[4]
         cost = self.text_cost(view[1])
         if self._keeps:  # a whole new view: another thread reading this one sees the old or the new
-            self._views[seq] = (view[0], view[1], self._counter, self._generation, cost)
+            self._views[seq] = (view[0], view[1], self._counter, self._generation, cost, view[5])
         return cost
+
+    def _view(self, entry: Entry) -> View:
+        """``entry``'s view: the one kept under its ``seq`` when it was made of this very entry, else a new one.
+
+        A view is kept by ``seq``, and the views are shared by every state
+        made from one another, so two states made from one (a request built
+        on a changed copy of the memory's state, a change undone) may each
+        give the same ``seq`` to an entry of its own: the entry itself,
+        kept in the view, tells whose it is (MSG-18).
+        """
+        view = self._views.get(entry.seq)
+        if view is None or view[5] is not entry:
+            message = chat_message(entry.data, owned=True)  # read only: copied on the way out (MSG-18)
+            assert message is not None  # every turn is a message (MSG-1)
+            view = self._views[entry.seq] = (message, body_of(message), _UNCOUNTED, 0, 0, entry)
+        return view
 
     def _step(self) -> None:
         now, views, every, oldest_user = self._now, self._views, self._every, self.oldest_user
@@ -660,10 +679,8 @@ class _NewestUnits:
             if not candidate and self._met:
                 break  # older than the oldest user turn: no unit from here on, and pending is known
             view = views.get(entry.seq)
-            if view is None:
-                message = chat_message(entry.data, owned=True)  # read only: copied on the way out (MSG-18)
-                assert message is not None  # every turn is a message (MSG-1)
-                view = views[entry.seq] = (message, body_of(message), _UNCOUNTED, 0, 0)
+            if view is None or view[5] is not entry:
+                view = self._view(entry)
             message = view[0]
             role = message["role"]
             if role not in ROLES:
@@ -698,7 +715,7 @@ class _NewestUnits:
                     else:
                         self.units.append((unit, self._count(entry.seq, view)))
                 else:
-                    self.units.append((unit, sum(self._count(e.seq, views[e.seq]) for e, _ in unit)))
+                    self.units.append((unit, sum(self._count(e.seq, self._view(e)) for e, _ in unit)))
                 return
         else:
             self._done = True
