@@ -225,3 +225,26 @@ def test_msg_12_tokens_leave_out_the_units_before_the_first_user_message(make, w
     got = mem.get_messages(token_budget=31, system="Be brief.", must_keep=0.9, facts_at=where)
     assert [m["role"] for m in got.messages if m["role"] != "system"] == ["user"]
     assert got.tokens == sum(cost(m) for m in got.messages)
+
+
+def test_msg_11_the_stable_cut_is_the_oldest_mark_among_the_units_the_fill_took():
+    """MSG-11: of the units must .. taken - 1 (newest first), the cut keeps every unit from the oldest mark on, not
+    from the newest; with no mark among them only the must units; with every unit taken, all of them."""
+    every_user = [(10, True)] * 5  # oldest first, at a step of 15: marks at the units 0, 2 and 3
+    assert marks([cost for cost, _ in every_user], [user for _, user in every_user], 15) == [
+        True,
+        False,
+        True,
+        True,
+        False,
+    ]
+
+    def unit(units):
+        return lambda i: units[i] if i < len(units) else None
+
+    assert stable_taken(unit(every_user), 1, 4, 15) == 3  # marks 2 and 1 places back: the older one, 2
+    assert stable_taken(unit(every_user), 1, 2, 15) == 2
+    assert stable_taken(unit(every_user), 1, 5, 15) == 5  # every unit taken: nothing is cut
+    assert stable_taken(unit(every_user), 4, 4, 15) == 4  # nothing to choose beyond the must units
+    one_mark = [(10, True), (10, False), (10, False), (10, False), (10, True)]
+    assert stable_taken(unit(one_mark), 1, 4, 15) == 1  # no mark among the units 1 .. 3
