@@ -276,3 +276,18 @@ def test_bm_9_the_async_memory_takes_the_ranking():
         assert mem.get_context(token_budget=20, query="lives").text == "user:home: I live in Brno"
 
     asyncio.run(main())
+
+
+def test_bm_7_the_pruned_search_reads_on_until_the_held_kth_best_beats_every_unread_terms_bound():
+    """BM-7: the search stops reading a term's new entries only when the k-th best held is above all the unread terms
+    could add; stopping at half that bound would miss an entry that a later, commoner term lifts into the best two."""
+    mem = sm.create_memory(ranking="bm25", clock=lambda: 1000)
+    for key, text in [
+        ("e0", "beta gamma"),
+        ("e1", "rare beta alpha beta rare gamma common alpha gamma beta gamma rare"),
+        ("e2", "alpha"),
+        ("e3", "gamma gamma rare rare"),
+    ]:
+        mem.remember(key, text)
+    assert [match.entry.key for match in mem.recall("rare beta", limit=2)] == ["e1", "e3"]
+    assert [match.entry.key for match in mem.recall("rare beta", limit=4)] == ["e1", "e3", "e0"]

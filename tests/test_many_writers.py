@@ -209,6 +209,20 @@ def test_mw_4_sqlite_and_json_stores_hold_the_same_memory(tmp_path):
     assert documents[0] == documents[1]
 
 
+def _child_exit_code(pid: int, deadline: float = 20.0) -> int:
+    """The forked child's exit code; a child still running after ``deadline`` seconds (waiting on a lock its fork
+    kept) is killed, and the test fails saying so instead of waiting for it for good."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail(f"the forked child was still waiting after {deadline:g} s: did the fork keep a lock held?")
+
+
 def test_mw_9_a_process_forked_while_a_thread_holds_the_lock_does_not_keep_it(tmp_path):
     """MW-9, MW-8: a child forked while another thread holds the file's lock lets go of its copy: parent and child both lock again."""
     path = tmp_path / "memory.json"
@@ -233,12 +247,14 @@ def test_mw_9_a_process_forked_while_a_thread_holds_the_lock_does_not_keep_it(tm
                 code = 0
         finally:
             os._exit(code)
-    release.set()
-    holder.join()
-    with sm.JsonFileStore(path, lock_wait=5).lock():  # the parent locks while the child may still live
-        pass
-    _, status = os.waitpid(pid, 0)
-    assert os.WEXITSTATUS(status) == 0
+    try:
+        release.set()
+        holder.join()
+        with sm.JsonFileStore(path, lock_wait=5).lock():  # the parent locks while the child may still live
+            pass
+    finally:  # a child that kept the lock is ended either way, so it outlives neither the test nor its output
+        code = _child_exit_code(pid)
+    assert code == 0
 
 
 def test_mw_9_a_fork_waits_for_a_sidecar_being_opened():
@@ -259,8 +275,8 @@ def test_mw_9_a_fork_waits_for_a_sidecar_being_opened():
     if pid == 0:
         os._exit(0 if not locking._OPENING.locked() else 1)
     events.append("forked")
-    _, status = os.waitpid(pid, 0)
+    code = _child_exit_code(pid)
     opener.join()
     assert events == ["noted", "forked"]
-    assert os.waitstatus_to_exitcode(status) == 0  # the child can open sidecars: the fork let go of the lock
+    assert code == 0  # the child can open sidecars: the fork let go of the lock
     assert not locking._OPENING.locked()

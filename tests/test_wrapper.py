@@ -148,3 +148,24 @@ def test_wrp_2_state_tables_are_read_only():
         state.entries["z"] = None  # type: ignore[index]
     with pytest.raises(AttributeError):
         state.next_seq = 5  # type: ignore[misc]
+
+
+def test_exp_2_get_context_reads_the_memory_at_its_clocks_now():
+    """EXP-2, CTX-1: get_context reads the entries as they are at the clock's now: one past its ttl is left out, sync and async."""
+    import asyncio
+
+    now = [1_000_000]
+    mem = sm.create_memory(clock=lambda: now[0])
+    mem.remember("brief", "gone soon", ttl=1_000)
+    mem.remember("kept", "here to stay")
+    now[0] += 2_000
+    assert mem.get_context(token_budget=100).text == "kept: here to stay"
+
+    async def run() -> str:
+        amem = await sm.create_async_memory(clock=lambda: now[0])
+        await amem.remember("brief", "gone soon", ttl=1_000)
+        await amem.remember("kept", "here to stay")
+        now[0] += 2_000
+        return amem.get_context(token_budget=100).text  # a read of the shared state: no await (AIO-1)
+
+    assert asyncio.run(run()) == "kept: here to stay"
