@@ -26,11 +26,13 @@ def test_there_are_at_least_eight_mutants():
 
 
 def test_each_mutant_names_test_files_that_exist():
-    """A mutant's tests are files of this repository, so `make mutants` runs what the mutant says catches it."""
+    """A mutant's tests are files of this repository (or a test of one, ``file::test``), so `make mutants` runs what the mutant says catches it."""
     for mutant in mutants.MUTANTS:
         assert mutant.tests, mutant.name
         for name in mutant.tests:
-            assert (mutants.ROOT / name).is_file() and name.startswith("tests/"), (mutant.name, name)
+            path, _, test = name.partition("::")
+            assert (mutants.ROOT / path).is_file() and name.startswith("tests/"), (mutant.name, name)
+            assert not test or f"def {test}(" in (mutants.ROOT / path).read_text(encoding="utf-8"), (mutant.name, name)
 
 
 def test_the_stores_cli_folder_and_runner_have_mutants_of_their_own():
