@@ -291,3 +291,34 @@ def test_bm_7_the_pruned_search_reads_on_until_the_held_kth_best_beats_every_unr
         mem.remember(key, text)
     assert [match.entry.key for match in mem.recall("rare beta", limit=2)] == ["e1", "e3"]
     assert [match.entry.key for match in mem.recall("rare beta", limit=4)] == ["e1", "e3", "e0"]
+
+
+def test_bm_5_an_entry_holding_three_query_terms_gets_the_sum_in_code_point_order():
+    """BM-5, BM-7: summed in the order the search reads the lists, this entry's three parts come out one ulp above;
+    the pruned search gives it the pinned double of BM-5's order, as scoring every entry does."""
+    mem = sm.create_memory(ranking="bm25", clock=lambda: 1000)
+    texts = [
+        "caroline dance",
+        "river dance",
+        "lives notebook caroline dance support paint",
+        "caroline refund notebook river",
+        "dance support river notebook river",
+        "lives",
+        "refund caroline paint refund",
+    ]
+    for i, text in enumerate(texts):
+        mem.remember(f"k{i}", text)
+    query = bm25.query_terms("dance group lives paint support")
+    state = mem.state
+    idfs, mean, _ = bm25.live_stats(query, state.index.postings(), len(texts), [])
+    (entry,) = [e for e in state.index.live_by_age(1000) if e.key == "k2"]
+    counts, length = entry.bm25_terms
+    pinned = bm25.score(query, counts, length, idfs, mean)
+    read_order = sorted((t for t in query if t in counts), key=idfs.__getitem__, reverse=True)
+    as_read = 0.0  # the parts summed rarest first, as the lists are read
+    for i, term in enumerate(read_order):
+        value = bm25.part(idfs[term], counts[term], length, mean)
+        as_read = value if i == 0 else as_read + value
+    assert as_read != pinned  # the case is one where the order matters
+    (hit,) = [h for h in mem.recall("dance group lives paint support", limit=3) if h.entry.key == "k2"]
+    assert hit.score == pinned == 3.284602966453379

@@ -169,3 +169,53 @@ def test_bm_10_bm_11_a_load_takes_or_keeps_the_ranking_and_a_save_names_it(items
     again = core.to_document(loaded)
     assert again.get("ranking", "words") == core.stats(loaded, now=now)["ranking"]
     assert again["entries"] == document["entries"] and again["working"] == document["working"]
+
+
+#: A memory's life: writes (some keys repeat, so updates move entries), forgets, the clock moving, and searches.
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("remember"), st.integers(0, 9), texts, st.sampled_from([None, None, 60_000])),
+        st.tuples(st.just("forget"), st.integers(0, 9)),
+        st.tuples(st.just("wait"), st.integers(1, 3)),
+        st.tuples(st.just("search"), queries, st.integers(1, 12), st.booleans(), st.integers(0, 40)),
+    ),
+    max_size=40,
+)
+
+
+def _fresh_shapes(postings, term):
+    """A term's holders by ``(tf, length)``, worked out from its list alone: what kept shapes must equal."""
+    grouped = {}
+    for seq in postings.lists.get(term, {}):
+        counts, length = postings.lists[term][seq].bm25_terms
+        grouped.setdefault((counts[term], length), set()).add(seq)
+    return grouped
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps, st.integers(min_value=6, max_value=40))
+def test_bm_7_kept_shapes_follow_every_change_and_never_reach_another_state(plan, limit):
+    """BM-7: the shapes a search keeps are carried through writes, forgets and evictions; each state, old or new, ranks as the naive ranking."""
+    state = MemoryState(config=core.make_config(limit=limit, ranking="bm25"))
+    now = 1_000_000
+    seen = [state]
+    for step in plan:
+        if step[0] == "remember":
+            state, _ = core.remember(state, f"k{step[1]}", step[2], ttl=step[3], now=now)
+        elif step[0] == "forget":
+            state, _ = core.forget(state, f"k{step[1]}", now=now)
+        elif step[0] == "wait":
+            now += step[1] * 60_000
+        else:
+            _, query, top, in_context, back = step
+            # A state from before (its shapes must be its own) and the newest one, each against the naive ranking.
+            for searched in (seen[-1 - back % len(seen)], state):
+                pruned = matches(searched, query, now, top, in_context=in_context)
+                expected = naive(searched, query, now, top, in_context)
+                assert [(v, e.seq) for v, e in pruned] == [(v, e.seq) for v, e in expected]
+                postings = searched.index.postings()
+                for term, shapes in postings._shapes.items():
+                    assert {shape: set(seqs) for shape, seqs in shapes.items()} == _fresh_shapes(postings, term)
+                    assert all(len(set(seqs)) == len(seqs) for seqs in shapes.values())
+                    assert shapes  # a term none holds any more keeps nothing
+        seen.append(state)

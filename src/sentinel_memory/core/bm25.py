@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .lexical import word_sequence
-from .maxscore import kth_largest, term_at_a_time
+from .maxscore import term_at_a_time
 from .persistent import HashTable
 
 __all__ = [
@@ -230,19 +231,31 @@ _MASS_CHANGE = 64
 _NOBODY: HashTable[int, Any] = HashTable()
 
 
+#: A term's holders by their shape: ``(tf, length)`` -> their ``seq``s. An entry's part of the term's score
+#: depends on nothing else of it (BM-4), so one part serves each shape's holders (BM-7).
+Shapes = dict[tuple[int, int], tuple[int, ...]]
+
+
 class Postings:
     """For each term, the stored entries holding it, by ``seq``; and the sum of their lengths (BM-1, BM-7).
 
     Persistent, as the index is: ``changed`` returns new postings sharing
     every untouched table. Expired entries stay until a compaction drops
     them; the search takes them out of its counts.
+
+    A term's holders grouped by shape (``shapes``) are worked out when a
+    search first reads its list, kept, and carried by small changes, so a
+    search reads a common term's list a shape at a time, not an entry at a
+    time.
     """
 
-    __slots__ = ("lists", "total")
+    __slots__ = ("_shapes", "lists", "total")
 
     lists: HashTable[str, HashTable[int, Any]]
     #: The sum of the stored entries' lengths (BM-1).
     total: int
+    #: The terms whose shapes were asked, with them (see ``shapes``).
+    _shapes: dict[str, Shapes]
 
     @classmethod
     def of(cls, entries: Iterable[Any]) -> Postings:
@@ -262,7 +275,20 @@ class Postings:
         postings = object.__new__(cls)
         postings.lists = HashTable((term, HashTable.of_dict(holders)) for term, holders in lists.items())
         postings.total = total
+        postings._shapes = {}
         return postings
+
+    def shapes(self, term: str) -> Shapes:
+        """The holders of ``term`` grouped by shape, ``(tf, length)`` -> ``seq``s: made once, then carried by ``changed``."""
+        found = self._shapes.get(term)
+        if found is None:
+            grouped: dict[tuple[int, int], list[int]] = {}
+            for bucket in self.lists.get(term, _NOBODY).parts():
+                for seq, entry in bucket.items():
+                    counts, length = entry.bm25_terms
+                    grouped.setdefault((counts[term], length), []).append(seq)
+            found = self._shapes[term] = {shape: tuple(seqs) for shape, seqs in grouped.items()}
+        return found
 
     def changed(self, removed: Sequence[Any], added: Sequence[Any], size: int) -> Postings | None:
         """The postings after a change of the index, or None for a mass change (worked out again when next asked)."""
@@ -289,7 +315,46 @@ class Postings:
         postings = object.__new__(Postings)
         postings.lists = lists.changed([term for term, held in moved if not held], [pair for pair in moved if pair[1]])
         postings.total = total
+        postings._shapes = _carried(self._shapes, removed, added)
         return postings
+
+
+def _carried(kept: dict[str, Shapes], removed: Sequence[Any], added: Sequence[Any]) -> dict[str, Shapes]:
+    """The kept shapes after a change: each kept term the change touches gets its holders moved between shapes.
+
+    Always a new dict: the postings before the change keep theirs, and a
+    term's shapes worked out later for one must not reach the other.
+    """
+    if not kept:
+        return {}
+    touched: dict[str, Shapes] = {}
+    for entries, put in ((removed, False), (added, True)):
+        for entry in entries:
+            counts, length = entry.bm25_terms
+            for term, tf in counts.items():
+                shapes = touched.get(term)
+                if shapes is None:
+                    old = kept.get(term)
+                    if old is None:
+                        continue
+                    shapes = touched[term] = dict(old)
+                shape = (tf, length)
+                seqs = shapes.get(shape, ())
+                if put:
+                    shapes[shape] = (*seqs, entry.seq)
+                else:
+                    left = tuple(seq for seq in seqs if seq != entry.seq)
+                    if left:
+                        shapes[shape] = left
+                    else:
+                        shapes.pop(shape, None)
+    carried = dict(kept)
+    for term, shapes in touched.items():
+        if shapes:
+            carried[term] = shapes
+        else:
+            del carried[term]
+    return carried
 
 
 def live_stats(
@@ -330,14 +395,20 @@ def best(
     the ``limit``-th best score (ties at it included), with the same doubles.
     ``stored`` entries are in the postings, ``expired`` of them are not live.
 
-    Max-score pruning, term at a time (``maxscore.term_at_a_time``): the terms are read rarest first
-    (highest ``idf``), and each entry met is given its part. A term's part
-    is below ``idf * (k1 + 1)``, so an entry that holds none of the terms
-    read so far scores below the sum of the rest's bounds. Once ``limit``
-    entries are held and the ``limit``-th best of them is above that sum, no
-    entry met later can make the best: the common terms' long lists are then
-    only asked about the entries held, not read. The held entries' scores
-    are then worked out as BM-5 sums them.
+    Max-score pruning, term at a time (``maxscore.term_at_a_time``): the
+    terms are read rarest first (highest ``idf``), and each entry met is
+    given its part (BM-4's ``part``, worked out once per shape of holder,
+    ``Postings.shapes``). A term's part is below ``idf * (k1 + 1)``, so an
+    entry that holds none of the terms read so far scores below the sum of
+    the rest's bounds. Once ``limit`` entries are held and the ``limit``-th
+    best of them is above that sum, no entry met later can make the best:
+    the common terms' long lists are then only asked about the entries
+    held, not read.
+
+    An entry's parts are summed in the order its terms were read, BM-5 sums
+    them in code point order. Addition of two doubles commutes, and ``0.0 +
+    x`` is ``x``, so for an entry holding one or two of the terms the sum is
+    BM-5's double; an entry holding three or more is summed again as BM-5 says.
     """
     if limit <= 0 or not query:
         return []
@@ -352,50 +423,62 @@ def best(
     for i in range(len(order) - 1, -1, -1):
         rest[i] = rest[i + 1] + idfs[order[i]] * (K1 + 1.0)
     partial: dict[int, float] = {}
-    found: dict[int, Any] = {}
-    norm = K1 * (1.0 - B)
-    per_length = K1 * B / mean
+    twice: set[int] = set()  # the entries met in two lists so far
+    thrice: set[int] = set()  # ... in three or more: their sums are worked out again
+
+    def add(parts: dict[int, float], again: set[int]) -> None:
+        # ``parts`` of entries met before (``again``) and of new ones, all summed into ``partial`` at C speed.
+        sums = map(operator.add, map(partial.__getitem__, again), map(parts.__getitem__, again))
+        parts.update(zip(again, sums, strict=True))
+        thrice.update(twice & again)
+        twice.update(again)
+        partial.update(parts)
 
     def closed(i: int) -> bool:  # the k-th best held is above what every unread term could add
-        floor = kth_largest(partial.values(), limit) if len(partial) >= limit else None
-        return floor is not None and floor > rest[i] * (1.0 + _SLACK)
+        if len(partial) < limit:
+            return False
+        bound = rest[i] * (1.0 + _SLACK)
+        return len([value for value in partial.values() if value > bound]) >= limit
 
     def probe(i: int) -> None:
-        term = order[i]
-        weight, table = idfs[term] * (K1 + 1.0), tables[term]
-        for seq in list(partial):
-            entry = table.get(seq)
-            if entry is not None:
-                tf = entry.bm25_terms[0][term]
-                partial[seq] += weight * tf / (tf + norm + per_length * entry.bm25_terms[1])
+        term, idf_, held = order[i], idfs[order[i]], partial.keys()
+        parts: dict[int, float] = {}
+        for (tf, length), seqs in postings.shapes(term).items():
+            found = held & seqs
+            if found:
+                parts.update(dict.fromkeys(found, part(idf_, tf, length, mean)))
+        add(parts, set(parts))
 
     def read(i: int) -> None:
-        term = order[i]
-        weight, table = idfs[term] * (K1 + 1.0), tables[term]
-        for bucket in table.parts():
-            for seq, entry in bucket.items():
-                if seq in gone:
-                    continue
-                counts, length = entry.bm25_terms
-                tf = counts[term]
-                value = weight * tf / (tf + norm + per_length * length)
-                had = partial.get(seq)
-                if had is None:
-                    partial[seq] = value
-                    found[seq] = entry
-                else:
-                    partial[seq] = had + value
+        # A shape at a time: each shape's part once, its holders given it at C speed, then those met before summed.
+        term, idf_ = order[i], idfs[order[i]]
+        parts: dict[int, float] = {}
+        for (tf, length), seqs in postings.shapes(term).items():
+            parts.update(dict.fromkeys(seqs, part(idf_, tf, length, mean)))
+        for seq in gone.intersection(parts):
+            del parts[seq]
+        add(parts, parts.keys() & partial.keys())
 
     term_at_a_time(len(order), read, probe, closed)
     if not partial:
         return []
     floor = heapq.nlargest(limit, partial.values())[-1] * (1.0 - _SLACK) if len(partial) >= limit else -math.inf
+    chosen = [seq for seq, value in partial.items() if value >= floor]
     result = []
-    for seq, value in partial.items():
-        if value >= floor:
-            entry = found[seq]
-            counts, length = entry.bm25_terms
-            result.append((score(query, counts, length, idfs, mean), entry))
+    for term in order:  # each chosen entry from the first list that holds it
+        table = tables[term]
+        found = table.having(chosen)
+        for seq, entry in zip(found, table.values_of(found), strict=True):
+            if seq in thrice:
+                counts, length = entry.bm25_terms
+                result.append((score(query, counts, length, idfs, mean), entry))
+            else:
+                result.append((partial[seq], entry))
+        if len(found) < len(chosen):
+            taken = set(found)
+            chosen = [seq for seq in chosen if seq not in taken]
+        else:
+            break
     if len(result) > limit:
         cut = heapq.nlargest(limit, (value for value, _ in result))[-1]
         result = [pair for pair in result if pair[0] >= cut]
