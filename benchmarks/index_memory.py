@@ -10,7 +10,10 @@ allocates and keeps:
   the first searches are done);
 * ``bm25`` (BM-7): every entry's terms and their counts (``Entry.bm25_terms``),
   the stems learnt (``bm25``'s table of stems) and the postings
-  (``Index.postings``).
+  (``Index.postings``);
+* ``bm25+shapes``: the same, and every term's holders grouped by shape
+  (``Postings.shapes``), which a search keeps for each term it reads: the
+  most the postings can keep, as if every term had been searched for.
 
 It prints both in MiB and their ratio. A fresh process each, so that neither
 finds the other's caches (the stems, the words) already made.
@@ -44,7 +47,10 @@ def measure(ranking: str, n: int) -> int:
             index.holders("a-word-no-entry-holds")
         held = sum(len(entry.words) for entry in state.entries.values())
     else:
-        index.postings()
+        postings = index.postings()
+        if ranking == "bm25+shapes":
+            for term in postings.lists:
+                postings.shapes(term)
         held = sum(entry.bm25_terms[1] for entry in state.entries.values())
     gc.collect()
     after = tracemalloc.get_traced_memory()[0]
@@ -56,13 +62,13 @@ def measure(ranking: str, n: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000, help="how many chat entries (default 100,000)")
-    parser.add_argument("--only", choices=["words", "bm25"], help=argparse.SUPPRESS)
+    parser.add_argument("--only", choices=["words", "bm25", "bm25+shapes"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.only:
         print(json.dumps(measure(args.only, args.n)))
         return
     found = {}
-    for ranking in ("words", "bm25"):
+    for ranking in ("words", "bm25", "bm25+shapes"):
         run = subprocess.run(
             [sys.executable, __file__, "--n", str(args.n), "--only", ranking],
             check=True,
@@ -75,6 +81,8 @@ def main() -> None:
     print(f"words index (Entry.words + every word's holders): {found['words'] / mib:.1f} MiB")
     print(f"bm25 index (Entry.bm25_terms + stems + postings): {found['bm25'] / mib:.1f} MiB")
     print(f"bm25 / words: {found['bm25'] / found['words']:.2f}x")
+    print(f"bm25 index with every term's shapes kept: {found['bm25+shapes'] / mib:.1f} MiB")
+    print(f"bm25 with every term's shapes / words: {found['bm25+shapes'] / found['words']:.2f}x")
 
 
 if __name__ == "__main__":

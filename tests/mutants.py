@@ -3485,8 +3485,8 @@ MUTANTS = [
     Mutant(
         "bm25: the chosen entries are looked up in the first list only",
         "core/bm25.py",
-        "        if len(found) < len(chosen):",
-        "        if False:",
+        "        chosen = [seq for seq in chosen if seq not in taken]",
+        "        chosen = []",
         tests=BM25,
     ),
     Mutant(

@@ -155,6 +155,12 @@ SELECTION: dict[str, tuple[str, ...]] = {
     # The exact pruning both rankings share (REC-7, BM-7): its boundaries and properties.
     "core/maxscore.py": ("tests/spec/test_pruning_properties.py",),
     "core/bitsets.py": ("tests/test_bitsets.py", "tests/spec/test_bit_counts_properties.py"),
+    # The BM25 ranking (BM-*): its rules, the pruned search against scoring every entry, the shapes kept.
+    "core/bm25.py": (
+        "tests/test_bm25.py",
+        "tests/spec/test_bm25_properties.py",
+        "tests/spec/test_pruning_properties.py",
+    ),
     "core/linecounts.py": ("tests/test_line_counts.py", "tests/spec/test_first_ask_properties.py"),
     # Every telemetry test but the adapters' spans, whose branches the conversation's own tests take.
     "telemetry.py": (

@@ -465,8 +465,9 @@ def best(
     floor = heapq.nlargest(limit, partial.values())[-1] * (1.0 - _SLACK) if len(partial) >= limit else -math.inf
     chosen = [seq for seq, value in partial.items() if value >= floor]
     result = []
-    for term in order:  # each chosen entry from the first list that holds it
-        table = tables[term]
+    lists = iter(order)
+    while chosen:  # each chosen entry from the first list that holds it: every one is in some list
+        table = tables[next(lists)]
         found = table.having(chosen)
         for seq, entry in zip(found, table.values_of(found), strict=True):
             if seq in thrice:
@@ -474,11 +475,8 @@ def best(
                 result.append((score(query, counts, length, idfs, mean), entry))
             else:
                 result.append((partial[seq], entry))
-        if len(found) < len(chosen):
-            taken = set(found)
-            chosen = [seq for seq in chosen if seq not in taken]
-        else:
-            break
+        taken = set(found)
+        chosen = [seq for seq in chosen if seq not in taken]
     if len(result) > limit:
         cut = heapq.nlargest(limit, (value for value, _ in result))[-1]
         result = [pair for pair in result if pair[0] >= cut]
