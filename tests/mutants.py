@@ -3408,8 +3408,8 @@ MUTANTS = [
     Mutant(
         "bm25: the pruned search's floor is too high",
         "core/bm25.py",
-        "heapq.nlargest(limit, partial.values())[-1] * (1.0 - _SLACK)",
-        "heapq.nlargest(limit, partial.values())[-1] * 1.5",
+        "sorted(partial.values(), reverse=True)[limit - 1] * (1.0 - _SLACK)",
+        "sorted(partial.values(), reverse=True)[limit - 1] * 1.5",
         tests=BM25,
     ),
     Mutant(

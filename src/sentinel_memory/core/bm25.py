@@ -462,7 +462,8 @@ def best(
     term_at_a_time(len(order), read, probe, closed)
     if not partial:
         return []
-    floor = heapq.nlargest(limit, partial.values())[-1] * (1.0 - _SLACK) if len(partial) >= limit else -math.inf
+    # The limit-th best sum (a sort in C beats a heap walked in Python here), less the slack rounding may need.
+    floor = sorted(partial.values(), reverse=True)[limit - 1] * (1.0 - _SLACK) if len(partial) >= limit else -math.inf
     chosen = [seq for seq, value in partial.items() if value >= floor]
     result = []
     lists = iter(order)
