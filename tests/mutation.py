@@ -155,9 +155,11 @@ SELECTION: dict[str, tuple[str, ...]] = {
     # The exact pruning both rankings share (REC-7, BM-7): its boundaries and properties.
     "core/maxscore.py": ("tests/spec/test_pruning_properties.py",),
     "core/bitsets.py": ("tests/test_bitsets.py", "tests/spec/test_bit_counts_properties.py"),
-    # The BM25 ranking (BM-*): its rules, the pruned search against scoring every entry, the shapes kept.
+    # The BM25 ranking (BM-*): its rules, the vectors (their scores are pinned doubles) through the pruned search and
+    # through the reference that scores every entry, the pruned search against that reference, the shapes kept.
     "core/bm25.py": (
         "tests/test_bm25.py",
+        "tests/test_vector_mutation.py::test_the_vectors_alone_pass_on_the_reference",
         "tests/spec/test_bm25_properties.py",
         "tests/spec/test_pruning_properties.py",
     ),

@@ -67,8 +67,11 @@ def test_bm_3_without_the_stemmer_the_ranking_names_its_extra(monkeypatch, make)
     """BM-3: without snowballstemmer, ranking="bm25" raises MissingStemmerError naming the extra; "words" still works."""
     monkeypatch.setattr(bm25, "_loaded", [])
     monkeypatch.setitem(sys.modules, "snowballstemmer", None)
-    with pytest.raises(bm25.MissingStemmerError, match=r"sentinel-memory\[bm25\]"):
+    with pytest.raises(bm25.MissingStemmerError, match=r"sentinel-memory\[bm25\]") as raised:
         make(ranking="bm25")
+    assert str(raised.value) == (
+        'ranking="bm25" needs the Snowball stemmer: pip install "sentinel-memory[bm25]" (snowballstemmer)'
+    )
     with pytest.raises(ImportError, match="snowballstemmer"):
         core.make_config(ranking="bm25")
     assert make().recall("x") == ()
