@@ -3490,6 +3490,27 @@ MUTANTS = [
         tests=BM25,
     ),
     Mutant(
+        "bm25: a hit whose half ties the limit-th score lifts no neighbour",
+        "core/ranking.py",
+        "    lifting = [entry for value, entry in top if bm25.NEIGHBOUR * value >= floor]",
+        "    lifting = [entry for value, entry in top if bm25.NEIGHBOUR * value > floor]",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: with fewer hits than the limit only hits scoring 2 or more lift their neighbours",
+        "core/ranking.py",
+        "    floor = min(own.values()) if len(top) >= limit else 0.0",
+        "    floor = min(own.values()) if len(top) >= limit else 1.0",
+        tests=BM25,
+    ),
+    Mutant(
+        "bm25: the floor of the lifting hits is the best own score",
+        "core/ranking.py",
+        "    floor = min(own.values()) if len(top) >= limit else 0.0",
+        "    floor = max(own.values()) if len(top) >= limit else 0.0",
+        tests=BM25,
+    ),
+    Mutant(
         "bm25: postings forget a removed entry's length",
         "core/bm25.py",
         "            total -= length\n",

@@ -325,3 +325,22 @@ def test_bm_5_an_entry_holding_three_query_terms_gets_the_sum_in_code_point_orde
     assert as_read != pinned  # the case is one where the order matters
     (hit,) = [h for h in mem.recall("dance group lives paint support", limit=3) if h.entry.key == "k2"]
     assert hit.score == pinned == 3.284602966453379
+
+
+def test_bm_8_a_hit_whose_half_ties_the_limit_th_score_still_lifts_its_neighbour():
+    """BM-8: A scores 2p, B and C score p, the 3rd best; A's half ties p, so its neighbour D (importance 1) is carried
+    to p and wins the tie by retention: the first three are A, D, C, as scoring every entry gives."""
+    from sentinel_memory.core.ranking import matches, naive
+
+    state = MemoryState(config=core.make_config(limit=100, ranking="bm25"))
+    for now, (key, text, importance) in enumerate(
+        [("?", "alpha gamma", 0.5), ("!", "alpha beta", 0.5), ("!!", "zeta", 1.0), ("??", "beta delta", 0.5)]
+    ):
+        state, _ = core.remember(state, key, text, importance=importance, now=1000 + now)
+    now = 2000
+    found = matches(state, "alpha beta", now, 3, in_context=True)
+    live = state.index.live_by_age(now)
+    expected = naive(bm25.query_terms("alpha beta"), live, now, state.config.recency_window, neighbours=True)[:3]
+    assert [(v, e.key) for v, e in found] == [(v, e.key) for v, e in expected]
+    (a, a_key), (p, d_key), (p_again, c_key) = [(v, e.key) for v, e in found]
+    assert (a_key, d_key, c_key) == ("!", "!!", "??") and a == 2 * p == 2 * p_again

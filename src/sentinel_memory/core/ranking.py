@@ -88,10 +88,16 @@ def _best_bm25(
         return best_first(top, now, window)[:limit]
     own = {entry.seq: value for value, entry in top}
     entries = {entry.seq: entry for _, entry in top}
-    if len(top) <= _FEW:
-        near = {entry.seq: index.neighbours(entry, now) for _, entry in top}
+    # With ``limit`` hits or more, the ``limit``-th best own score is ``floor`` and at least ``limit`` entries rank at or
+    # above it whatever their neighbours carry: a hit whose half is below ``floor`` lifts no entry into the first
+    # ``limit`` (a neighbour below it stays below it; one at or above it keeps the larger own score), so its
+    # neighbours are not looked up.
+    floor = min(own.values()) if len(top) >= limit else 0.0
+    lifting = [entry for value, entry in top if bm25.NEIGHBOUR * value >= floor]
+    if len(lifting) <= _FEW:
+        near = {entry.seq: index.neighbours(entry, now) for entry in lifting}
     else:  # many hits: the run laid out once, each hit's place in it found by bisection
-        near = index.neighbours_of(map(_second, top), now)
+        near = index.neighbours_of(lifting, now)
     # A neighbour that is no hit is ranked by what it carries: when it holds a query term, its own score is
     # below every hit's (the hits are every entry at or above the ``limit``-th score), and at least ``limit``
     # hits rank above it either way, so its own score never decides the first ``limit`` nor their order.
