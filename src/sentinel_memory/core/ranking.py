@@ -19,7 +19,6 @@ from .values import Entry
 __all__ = ["best_first", "matches", "naive", "uses_words"]
 
 _first = operator.itemgetter(0)
-_second = operator.itemgetter(1)
 
 
 def uses_words(config: Any) -> bool:
