@@ -15,8 +15,8 @@ allocates and keeps:
   (``Postings.shapes``), which a search keeps for each term it reads: the
   most the postings can keep, as if every term had been searched for.
 
-It prints both in MiB and their ratio. A fresh process each, so that neither
-finds the other's caches (the stems, the words) already made.
+It prints each in MiB and its ratio to the words index. A fresh process each, so that none
+finds another's caches (the stems, the words) already made.
 """
 
 from __future__ import annotations
